@@ -1,0 +1,234 @@
+"""crawldb: the typed ORM models, the engine and schema set-up.
+
+The standard part of the schema (../docs/crawldb.md, copied into the README) is shared
+with other crawlers' analysis scripts, so its names, types, keys and index names follow
+the community's reference DDL exactly. Our additions are marked ``# govsi extension``.
+
+One set of models serves both back ends: the tables live in schema ``crawldb`` on
+PostgreSQL; on SQLite the schema is translated away (``schema_translate_map``) so that
+the same unqualified SQL works against either database.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import (
+    BigInteger,
+    DateTime,
+    Engine,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    PrimaryKeyConstraint,
+    String,
+    Text,
+    create_engine,
+    event,
+    text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+logger = logging.getLogger(__name__)
+
+SCHEMA = "crawldb"
+DEFAULT_CRAWLDB_URL = "sqlite:///crawldb.sqlite3"
+DATA_TYPES = ("PDF", "DOC", "DOCX", "PPT", "PPTX")
+PAGE_TYPES = ("HTML", "BINARY", "DUPLICATE", "FRONTIER")
+
+
+def utcnow() -> datetime:
+    """UTC wall time without tzinfo: the standard columns are ``timestamp`` without zone."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class DataType(Base):
+    __tablename__ = "data_type"
+    __table_args__ = (PrimaryKeyConstraint("code", name="pk_data_type_code"), {"schema": SCHEMA})
+
+    code: Mapped[str] = mapped_column(String(20), nullable=False)
+
+
+class PageType(Base):
+    __tablename__ = "page_type"
+    __table_args__ = (PrimaryKeyConstraint("code", name="pk_page_type_code"), {"schema": SCHEMA})
+
+    code: Mapped[str] = mapped_column(String(20), nullable=False)
+
+
+class Site(Base):
+    __tablename__ = "site"
+    __table_args__ = (
+        PrimaryKeyConstraint("id", name="pk_site_id"),
+        Index("idx_site_domain", "domain", unique=True),  # govsi extension: one row per host
+        {"schema": SCHEMA},
+    )
+
+    id: Mapped[int] = mapped_column(Integer, autoincrement=True)
+    domain: Mapped[str | None] = mapped_column(String(500))
+    robots_content: Mapped[str | None] = mapped_column(Text)
+    sitemap_content: Mapped[str | None] = mapped_column(Text)
+
+
+class Page(Base):
+    __tablename__ = "page"
+    __table_args__ = (
+        PrimaryKeyConstraint("id", name="pk_page_id"),
+        Index("unq_url_idx", "url", unique=True),
+        Index("idx_page_site_id", "site_id"),
+        Index("idx_page_page_type_code", "page_type_code"),
+        # govsi extension: the breadth-first queue is "FRONTIER rows by depth, then id".
+        Index("idx_page_frontier", "page_type_code", "depth", "id"),
+        {"schema": SCHEMA},
+    )
+
+    id: Mapped[int] = mapped_column(Integer, autoincrement=True)
+    site_id: Mapped[int | None] = mapped_column(
+        ForeignKey(f"{SCHEMA}.site.id", name="fk_page_site", ondelete="RESTRICT")
+    )
+    page_type_code: Mapped[str | None] = mapped_column(
+        String(20),
+        ForeignKey(f"{SCHEMA}.page_type.code", name="fk_page_page_type", ondelete="RESTRICT"),
+    )
+    url: Mapped[str | None] = mapped_column(String(3000))
+    html_content: Mapped[str | None] = mapped_column(Text)
+    http_status_code: Mapped[int | None] = mapped_column(Integer)
+    accessed_time: Mapped[datetime | None] = mapped_column(DateTime(timezone=False))
+    # govsi extensions
+    depth: Mapped[int | None] = mapped_column(Integer)
+    content_type: Mapped[str | None] = mapped_column(String(255))
+    # Why a fetch produced no status (DNS failure, timeout, size limit, ...).
+    fetch_error: Mapped[str | None] = mapped_column(Text)
+
+
+class PageData(Base):
+    __tablename__ = "page_data"
+    __table_args__ = (
+        PrimaryKeyConstraint("id", name="pk_page_data_id"),
+        Index("idx_page_data_page_id", "page_id"),
+        Index("idx_page_data_data_type_code", "data_type_code"),
+        {"schema": SCHEMA},
+    )
+
+    id: Mapped[int] = mapped_column(Integer, autoincrement=True)
+    page_id: Mapped[int | None] = mapped_column(
+        ForeignKey(f"{SCHEMA}.page.id", name="fk_page_data_page", ondelete="RESTRICT")
+    )
+    data_type_code: Mapped[str | None] = mapped_column(
+        String(20),
+        ForeignKey(f"{SCHEMA}.data_type.code", name="fk_page_data_data_type", ondelete="RESTRICT"),
+    )
+    data: Mapped[bytes | None] = mapped_column(LargeBinary)
+    # govsi extension: the size as served, kept even when the bytes are not.
+    size: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class Image(Base):
+    __tablename__ = "image"
+    __table_args__ = (
+        PrimaryKeyConstraint("id", name="pk_image_id"),
+        Index("idx_image_page_id", "page_id"),
+        # govsi extension: one row per (page, image URL); the URL finds earlier downloads.
+        Index("idx_image_page_url", "page_id", "url", unique=True),
+        Index("idx_image_url", "url"),
+        {"schema": SCHEMA},
+    )
+
+    id: Mapped[int] = mapped_column(Integer, autoincrement=True)
+    page_id: Mapped[int | None] = mapped_column(
+        ForeignKey(f"{SCHEMA}.page.id", name="fk_image_page_data", ondelete="RESTRICT")
+    )
+    filename: Mapped[str | None] = mapped_column(String(255))
+    content_type: Mapped[str | None] = mapped_column(String(50))
+    data: Mapped[bytes | None] = mapped_column(LargeBinary)
+    accessed_time: Mapped[datetime | None] = mapped_column(DateTime(timezone=False))
+    # govsi extensions
+    url: Mapped[str | None] = mapped_column(String(3000))
+    http_status_code: Mapped[int | None] = mapped_column(Integer)
+
+
+class Link(Base):
+    __tablename__ = "link"
+    __table_args__ = (
+        PrimaryKeyConstraint("from_page", "to_page", name="_0"),
+        Index("idx_link_from_page", "from_page"),
+        Index("idx_link_to_page", "to_page"),
+        {"schema": SCHEMA},
+    )
+
+    from_page: Mapped[int] = mapped_column(
+        ForeignKey(f"{SCHEMA}.page.id", name="fk_link_page", ondelete="RESTRICT"), nullable=False
+    )
+    to_page: Mapped[int] = mapped_column(
+        ForeignKey(f"{SCHEMA}.page.id", name="fk_link_page_1", ondelete="RESTRICT"), nullable=False
+    )
+
+
+STANDARD_TABLES = ("data_type", "page_type", "site", "page", "page_data", "image", "link")
+
+
+def resolve_crawldb_url(setting: str | None) -> str:
+    """The environment wins so that passwords never need to be in a committed setting."""
+    return os.environ.get("CRAWLDB_URL") or setting or DEFAULT_CRAWLDB_URL
+
+
+def is_sqlite(url: str) -> bool:
+    return url.startswith("sqlite")
+
+
+def make_engine(url: str) -> Engine:
+    if is_sqlite(url):
+        engine = create_engine(
+            url,
+            execution_options={"schema_translate_map": {SCHEMA: None}},
+            connect_args={"timeout": 30},
+        )
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
+            cur = dbapi_conn.cursor()
+            # FKs are off by default in SQLite; WAL lets readers query a running crawl.
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+        return engine
+    # search_path lets the same unqualified SQL run on both back ends.
+    return create_engine(
+        url,
+        pool_pre_ping=True,
+        connect_args={"options": f"-c search_path={SCHEMA},public"},
+    )
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest Alembic revision (creates it on first run)."""
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(__file__).with_name("migrations")))
+    with engine.begin() as conn:
+        if not is_sqlite(str(engine.url)):
+            conn.execute(text(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}"))
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+
+
+def empty_tables(engine: Engine) -> None:
+    """FRESH_START: drop the crawl's rows but keep the schema and the lookup rows."""
+    with engine.begin() as conn:
+        for table in ("link", "image", "page_data", "page", "site"):
+            conn.execute(text(f"DELETE FROM {table}"))
+        if not is_sqlite(str(engine.url)):
+            for table in ("site", "page", "page_data", "image"):
+                conn.execute(text(f"ALTER SEQUENCE {SCHEMA}.{table}_id_seq RESTART WITH 1"))

@@ -1,0 +1,33 @@
+"""Alembic environment: run by ``govsi.db.migrate`` (and by ``alembic`` from the CLI)."""
+
+from __future__ import annotations
+
+from alembic import context
+
+from govsi.db import SCHEMA, Base, is_sqlite, make_engine, resolve_crawldb_url
+
+config = context.config
+
+
+def _run(connection) -> None:  # type: ignore[no-untyped-def]
+    sqlite = is_sqlite(str(connection.engine.url))
+    context.configure(
+        connection=connection,
+        target_metadata=Base.metadata,
+        # SQLite has no schemas: the engine translates "crawldb" away, but Alembic
+        # inspects the version table by name, so it must not be told about the schema.
+        version_table_schema=None if sqlite else SCHEMA,
+        include_schemas=not sqlite,
+        render_as_batch=sqlite,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+connection = config.attributes.get("connection")
+if connection is not None:
+    _run(connection)
+else:
+    engine = make_engine(resolve_crawldb_url(config.get_main_option("sqlalchemy.url")))
+    with engine.begin() as conn:
+        _run(conn)
