@@ -24,6 +24,7 @@ from sqlalchemy import (
     Index,
     Integer,
     LargeBinary,
+    MetaData,
     PrimaryKeyConstraint,
     String,
     Text,
@@ -32,6 +33,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.schema import BLANK_SCHEMA
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +41,9 @@ SCHEMA = "crawldb"
 DEFAULT_CRAWLDB_URL = "sqlite:///crawldb.sqlite3"
 DATA_TYPES = ("PDF", "DOC", "DOCX", "PPT", "PPTX")
 PAGE_TYPES = ("HTML", "BINARY", "DUPLICATE", "FRONTIER")
+# govsi's added page types: fetched but neither HTML nor a document (an image, a zip, a
+# JSON file linked with <a href>), and a fetch that produced no response at all.
+EXTRA_PAGE_TYPES = ("OTHER", "ERROR")
 
 
 def utcnow() -> datetime:
@@ -175,9 +180,22 @@ class Link(Base):
 STANDARD_TABLES = ("data_type", "page_type", "site", "page", "page_data", "image", "link")
 
 
+def unqualified_metadata() -> MetaData:
+    """The models with the ``crawldb`` schema taken off, for comparing with a live database.
+
+    Connections make ``crawldb`` their default schema (PostgreSQL's search_path; SQLite has
+    no schemas), and reflection reports tables of the default schema without one, so
+    Alembic's autogenerate must compare against unqualified tables.
+    """
+    plain = MetaData()
+    for table in Base.metadata.sorted_tables:
+        table.to_metadata(plain, schema=None, referred_schema_fn=lambda *_: BLANK_SCHEMA)
+    return plain
+
+
 def resolve_crawldb_url(setting: str | None) -> str:
-    """The environment wins so that passwords never need to be in a committed setting."""
-    return os.environ.get("CRAWLDB_URL") or setting or DEFAULT_CRAWLDB_URL
+    """An explicit setting first, then the environment (where passwords belong)."""
+    return setting or os.environ.get("CRAWLDB_URL") or DEFAULT_CRAWLDB_URL
 
 
 def is_sqlite(url: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from govsi.db import SCHEMA, Base, is_sqlite, make_engine, resolve_crawldb_url
+from govsi.db import SCHEMA, is_sqlite, make_engine, resolve_crawldb_url, unqualified_metadata
 
 config = context.config
 
@@ -13,11 +13,12 @@ def _run(connection) -> None:  # type: ignore[no-untyped-def]
     sqlite = is_sqlite(str(connection.engine.url))
     context.configure(
         connection=connection,
-        target_metadata=Base.metadata,
+        # Autogenerate compares with the default schema, which is crawldb on PostgreSQL
+        # (search_path) and the only one on SQLite; the migrations name the schema.
+        target_metadata=unqualified_metadata(),
         # SQLite has no schemas: the engine translates "crawldb" away, but Alembic
         # inspects the version table by name, so it must not be told about the schema.
         version_table_schema=None if sqlite else SCHEMA,
-        include_schemas=not sqlite,
         render_as_batch=sqlite,
     )
     with context.begin_transaction():

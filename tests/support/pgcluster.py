@@ -6,6 +6,7 @@ root the cluster is created and run as the unprivileged ``postgres`` account.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
@@ -52,8 +53,15 @@ class PgCluster:
 
     def start(self) -> None:
         self._run(
-            str(self.bin_dir / "initdb"), "-D", str(self.data), "-U", "govsi",
-            "--auth=trust", "-E", "UTF8", "--locale=C",
+            str(self.bin_dir / "initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            "govsi",
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--locale=C",
         )
         opts = (
             f"-p {self.port} -k {self.tmp} -c listen_addresses=127.0.0.1 "
@@ -61,8 +69,17 @@ class PgCluster:
             "-c max_connections=100"
         )
         self._run(
-            str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-o", opts,
-            "-l", str(self.tmp / "server.log"), "-w", "-t", "60", "start",
+            str(self.bin_dir / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            opts,
+            "-l",
+            str(self.tmp / "server.log"),
+            "-w",
+            "-t",
+            "60",
+            "start",
         )
 
     def url(self, dbname: str = "postgres") -> str:
@@ -80,9 +97,7 @@ class PgCluster:
         return self.url(name)
 
     def stop(self) -> None:
-        try:
+        with contextlib.suppress(subprocess.CalledProcessError):
             self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop")
-        except subprocess.CalledProcessError:
-            pass
         time.sleep(0.1)
         shutil.rmtree(self.tmp, ignore_errors=True)

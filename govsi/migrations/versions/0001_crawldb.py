@@ -61,7 +61,9 @@ def upgrade() -> None:
             ["site_id"], [f"{S}.site.id"], name="fk_page_site", ondelete="RESTRICT"
         ),
         sa.ForeignKeyConstraint(
-            ["page_type_code"], [f"{S}.page_type.code"], name="fk_page_page_type",
+            ["page_type_code"],
+            [f"{S}.page_type.code"],
+            name="fk_page_page_type",
             ondelete="RESTRICT",
         ),
         schema=S,
@@ -82,7 +84,9 @@ def upgrade() -> None:
             ["page_id"], [f"{S}.page.id"], name="fk_page_data_page", ondelete="RESTRICT"
         ),
         sa.ForeignKeyConstraint(
-            ["data_type_code"], [f"{S}.data_type.code"], name="fk_page_data_data_type",
+            ["data_type_code"],
+            [f"{S}.data_type.code"],
+            name="fk_page_data_data_type",
             ondelete="RESTRICT",
         ),
         schema=S,
@@ -125,7 +129,8 @@ def upgrade() -> None:
     op.create_index("idx_link_to_page", "link", ["to_page"], schema=S)
     op.bulk_insert(data_type, [{"code": c} for c in ("PDF", "DOC", "DOCX", "PPT", "PPTX")])
     op.bulk_insert(
-        page_type, [{"code": c} for c in ("HTML", "BINARY", "DUPLICATE", "FRONTIER")]
+        page_type,
+        [{"code": c} for c in ("HTML", "BINARY", "DUPLICATE", "FRONTIER", "OTHER", "ERROR")],
     )
 
 

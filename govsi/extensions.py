@@ -1,0 +1,109 @@
+"""Scrapy glue for crawldb: one ``CrawlWriter`` per crawl, opened before anything reads
+or writes the database, flushed on a timer and when the spider closes."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from scrapy import Spider, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from twisted.internet import task
+
+from govsi import db
+from govsi.storage import CrawlWriter, Item
+
+logger = logging.getLogger(__name__)
+
+
+class CrawlStore:
+    """The crawl's handle on crawldb; other components find it with
+    ``crawler.get_extension(CrawlStore)``."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        s = crawler.settings
+        self.crawler = crawler
+        self.url = db.resolve_crawldb_url(s.get("CRAWLDB_URL"))
+        self.engine = db.make_engine(self.url)
+        db.migrate(self.engine)
+        if s.getbool("FRESH_START"):
+            logger.info("FRESH_START: emptying the crawldb tables")
+            db.empty_tables(self.engine)
+        self.writer = CrawlWriter(
+            self.engine,
+            store_image_data=s.getbool("STORE_IMAGE_DATA"),
+            store_binary_data=s.getbool("STORE_BINARY_DATA"),
+            retries=s.getint("DB_WRITE_RETRIES"),
+        )
+        self.batch_size = s.getint("DB_BATCH_SIZE")
+        self.flush_interval = s.getfloat("DB_FLUSH_INTERVAL")
+        self.spill_dir = s.get("DB_SPILL_DIR")
+        self._timer: task.LoopingCall | None = None
+        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+        logger.info("crawldb at %s", self.engine.url.render_as_string(hide_password=True))
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> CrawlStore:
+        return cls(crawler)
+
+    # Reads for a continuing crawl.
+    def fetched_urls(self) -> Iterator[str]:
+        return self.writer.fetched_urls()
+
+    def fetched_image_urls(self) -> Iterator[str]:
+        return self.writer.fetched_image_urls()
+
+    def frontier(self) -> Iterator[tuple[str, int]]:
+        return self.writer.frontier()
+
+    def add(self, item: Item) -> None:
+        self.writer.add(item)
+        if len(self.writer.pending) >= self.batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        n = len(self.writer.pending)
+        if self.writer.flush():
+            self.crawler.stats.inc_value("govsi/db_items_written", n)
+        else:
+            self.crawler.stats.inc_value("govsi/db_flush_failed")
+
+    def spider_opened(self, spider: Spider) -> None:
+        self._timer = task.LoopingCall(self.flush)
+        self._timer.start(self.flush_interval, now=False)
+
+    def spider_closed(self, spider: Spider, reason: Any) -> None:
+        if self._timer and self._timer.running:
+            self._timer.stop()
+        self.flush()
+        path = self.writer.spill(self.spill_dir)
+        if path:
+            self.crawler.stats.set_value("govsi/db_spill_file", str(path))
+        self.engine.dispose()
+
+
+class StatsFile:
+    """Writes the crawl's final stats as JSON to STATS_FILE, for scripts and benchmarks."""
+
+    def __init__(self, crawler: Crawler, path: str) -> None:
+        self.crawler = crawler
+        self.path = path
+        # After CrawlStore's final flush (same signal, connected later), so db counts are in.
+        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> StatsFile:
+        path = crawler.settings.get("STATS_FILE")
+        if not path:
+            raise NotConfigured("STATS_FILE is not set")
+        return cls(crawler, path)
+
+    def spider_closed(self, spider: Spider, reason: Any) -> None:
+        stats = dict(self.crawler.stats.get_stats())
+        stats["finish_reason"] = reason
+        with open(self.path, "w", encoding="utf-8") as fh:
+            json.dump(stats, fh, indent=1, sort_keys=True, default=str)

@@ -1,0 +1,60 @@
+"""What the spider hands to the pipelines: plain dataclasses, one per kind of record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+@dataclass
+class DiscoveredPage:
+    """A canonical in-scope URL that must have a FRONTIER row (a seed)."""
+
+    url: str
+    depth: int
+
+
+@dataclass
+class FetchedPage:
+    """The outcome of fetching one canonical URL, whatever it turned out to be."""
+
+    url: str
+    depth: int
+    # HTML, BINARY, OTHER, ERROR, or FRONTIER for a request that was not sent (robots.txt)
+    page_type: str
+    accessed_time: datetime | None
+    http_status_code: int | None = None
+    content_type: str | None = None
+    html_content: str | None = None
+    fetch_error: str | None = None
+    # Canonical in-scope URLs this page links to (href, onclick, or a redirect's target).
+    links: list[str] = field(default_factory=list)
+    # Absolute image URLs shown on the page, each with whether it may be fetched.
+    images: list[str] = field(default_factory=list)
+    # For BINARY pages.
+    data_type: str | None = None
+    data: bytes | None = None
+    size: int | None = None
+
+    @property
+    def link_depth(self) -> int:
+        """Depth of the pages this one leads to: a redirect is the same hop, not a deeper one."""
+        status = self.http_status_code or 0
+        return self.depth if 300 <= status < 400 else self.depth + 1
+
+
+@dataclass
+class FetchedImage:
+    url: str
+    accessed_time: datetime
+    http_status_code: int | None = None
+    content_type: str | None = None
+    data: bytes | None = None
+
+
+@dataclass
+class RobotsFile:
+    """A robots.txt as served (None: the host has none) for site.robots_content."""
+
+    host: str
+    content: str | None

@@ -1,0 +1,88 @@
+"""Downloader middlewares."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import urlsplit
+
+from scrapy import Request, Spider, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import StopDownload
+from scrapy.http import Headers, Response
+
+from govsi.extensions import CrawlStore
+from govsi.extract import classify
+from govsi.items import RobotsFile
+
+logger = logging.getLogger(__name__)
+
+DOCUMENT_TYPES = frozenset({"PDF", "DOC", "DOCX", "PPT", "PPTX"})
+
+
+def keep_body(
+    content_type: str | None, url: str, kind: str, store_binary: bool, store_images: bool
+) -> bool:
+    """Decide from the response headers alone whether the body is worth downloading."""
+    if kind == "image":
+        return store_images
+    # Pretend the body looks like HTML: what is left is what the headers themselves say.
+    decided = classify(content_type, url, b"<html>")
+    if decided == "HTML":
+        return True
+    if decided in DOCUMENT_TYPES:
+        return store_binary
+    return False
+
+
+class StopUnwantedBodiesMiddleware:
+    """Stop a transfer as soon as the headers show we will not keep its body: documents
+    when STORE_BINARY_DATA is off, images when STORE_IMAGE_DATA is off, and anything
+    that is neither HTML nor a document. The response still reaches the spider, with the
+    ``download_stopped`` flag, so its status and type are recorded."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.store_binary = crawler.settings.getbool("STORE_BINARY_DATA")
+        self.store_images = crawler.settings.getbool("STORE_IMAGE_DATA")
+        self.stats = crawler.stats
+        crawler.signals.connect(self.headers_received, signal=signals.headers_received)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> StopUnwantedBodiesMiddleware:
+        return cls(crawler)
+
+    def headers_received(
+        self, headers: Headers, body_length: int, request: Request, spider: Spider
+    ) -> None:
+        kind = request.meta.get("govsi_kind")
+        if kind is None:
+            return
+        raw = headers.get("Content-Type")
+        ctype = raw.decode("latin-1") if raw else None
+        if not keep_body(ctype, request.url, kind, self.store_binary, self.store_images):
+            if self.stats is not None:
+                self.stats.inc_value("govsi/download_stopped")
+            raise StopDownload(fail=False)
+
+
+class RobotsRecorderMiddleware:
+    """Passes every robots.txt Scrapy's robots middleware fetches to crawldb
+    (``site.robots_content``): the text as served, or NULL when the host has none."""
+
+    def __init__(self, store: CrawlStore) -> None:
+        self.store = store
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RobotsRecorderMiddleware:
+        store = crawler.get_extension(CrawlStore)
+        if store is None:
+            raise RuntimeError("RobotsRecorderMiddleware needs the CrawlStore extension")
+        return cls(store)
+
+    def process_response(self, request: Request, response: Response, spider: Spider) -> Any:
+        parts = urlsplit(request.url)
+        if request.meta.get("dont_obey_robotstxt") and parts.path == "/robots.txt":
+            content = response.body.decode("utf-8", "replace") if response.status == 200 else None
+            host = (parts.hostname or "").lower()
+            self.store.add(RobotsFile(host=host, content=content))
+        return response

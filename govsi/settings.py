@@ -1,0 +1,99 @@
+"""govsi settings: every knob a run can turn, each overridable with ``-s NAME=VALUE``
+(or scrapyd's ``setting=NAME=VALUE``). Secrets come from the environment only."""
+
+import os
+
+BOT_NAME = "govsi"
+SPIDER_MODULES = ["govsi.spiders"]
+NEWSPIDER_MODULE = "govsi.spiders"
+
+# --- What to crawl -------------------------------------------------------------------
+# Start URLs: a list, or a comma-separated string from -s.
+SEED_URLS = [
+    "https://www.gov.si/",
+    "https://evem.gov.si/",
+    "https://e-uprava.gov.si/",
+    "https://e-prostor.gov.si/",
+]
+# A host is in scope when it equals one of these or ends with "." + one of them.
+ALLOWED_DOMAIN_SUFFIXES = ["gov.si"]
+# Links deeper than this many hops from a seed are recorded but not fetched (0 = no limit).
+DEPTH_LIMIT = 0
+# Longer URLs are dropped (and counted in stats) rather than stored; page.url is 3000 wide.
+MAX_URL_LENGTH = 2000
+# Scrapy's own URL-length middleware would silently drop at 2083; MAX_URL_LENGTH rules.
+URLLENGTH_LIMIT = 0
+
+# --- Storage ---------------------------------------------------------------------------
+# SQLAlchemy URL of crawldb. The CRAWLDB_URL environment variable overrides the default,
+# so that a PostgreSQL password never has to be written into a file or a job's settings:
+#   CRAWLDB_URL=postgresql+psycopg2://user:secret@host/db scrapy crawl govsi
+CRAWLDB_URL = os.environ.get("CRAWLDB_URL") or "sqlite:///crawldb.sqlite3"
+# true: empty the crawldb tables before crawling; false: keep them and continue.
+FRESH_START = False
+# Keep the bytes of images (image.data) and of binary documents (page_data.data).
+STORE_IMAGE_DATA = True
+STORE_BINARY_DATA = False
+# Writes are batched: flush after this many items or this many seconds, whichever first.
+DB_BATCH_SIZE = 200
+DB_FLUSH_INTERVAL = 2.0
+# A failed write is retried this many times (with backoff) before it is kept for the next
+# flush; what still cannot be written at the end is saved to a JSON-lines file.
+DB_WRITE_RETRIES = 3
+# Where unwritable items are saved when the database stays away until the crawl ends.
+DB_SPILL_DIR = "."
+
+# --- Politeness ------------------------------------------------------------------------
+# The product token robots.txt groups are matched against; USER_AGENT starts with it.
+ROBOTSTXT_USER_AGENT = "govsi-crawler"
+USER_AGENT = "govsi-crawler/0.1 (+https://github.com/govsi/govsi; research crawl of .gov.si)"
+ROBOTSTXT_OBEY = True
+# Seconds between two requests to one host (a longer robots Crawl-delay wins, issue 3).
+DEFAULT_CRAWL_DELAY = 5.0
+# One request at a time per host, so the delay is a true gap between requests.
+CONCURRENT_REQUESTS = 16
+CONCURRENT_REQUESTS_PER_DOMAIN = 1
+# The delay is exact, not randomised: "no closer than" is the rule we promise.
+DOWNLOAD_DELAY_JITTER = 0
+COOKIES_ENABLED = False
+
+# --- Fetching --------------------------------------------------------------------------
+DOWNLOAD_TIMEOUT = 60
+# An endless or huge response is cut off here and recorded as an error on its page.
+DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
+# Redirects are followed by the spider, not by Scrapy, so each hop gets its own page row
+# with its 3xx status and a link to where it leads.
+REDIRECT_ENABLED = False
+# Error pages are stored with their status, so the spider sees every status.
+HTTPERROR_ALLOW_ALL = True
+RETRY_TIMES = 2
+
+# --- Breadth-first order ---------------------------------------------------------------
+# Lower depth first, then FIFO in discovery order (priority is -depth, set by the spider).
+SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
+SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
+DUPEFILTER_CLASS = "govsi.dupefilters.CanonicalDupeFilter"
+
+# --- Components ------------------------------------------------------------------------
+EXTENSIONS = {
+    "govsi.extensions.CrawlStore": 100,
+    "govsi.extensions.StatsFile": 900,
+}
+ITEM_PIPELINES = {
+    "govsi.pipelines.CrawlDBPipeline": 300,
+}
+DOWNLOADER_MIDDLEWARES = {
+    "govsi.middlewares.StopUnwantedBodiesMiddleware": 50,
+    "govsi.middlewares.RobotsRecorderMiddleware": 99,
+}
+SPIDER_MIDDLEWARES = {
+    # The spider computes depth itself: a redirect target keeps its source's depth.
+    "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
+}
+
+LOG_LEVEL = "INFO"
+# Write the final crawl stats as JSON to this file ("" = don't).
+STATS_FILE = ""
+TELNETCONSOLE_ENABLED = False
+FEED_EXPORT_ENCODING = "utf-8"

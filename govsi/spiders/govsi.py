@@ -1,0 +1,223 @@
+"""The ``govsi`` spider: turns responses into crawldb records and new requests.
+
+The decisions it relies on (canonical form, scope, link extraction, what a response is)
+live in ``govsi.urls`` and ``govsi.extract``; this module only wires them to Scrapy.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from scrapy import Request, Spider
+from scrapy.crawler import Crawler
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Response
+from scrapy.settings import BaseSettings
+from twisted.python.failure import Failure
+
+from govsi.db import utcnow
+from govsi.extensions import CrawlStore
+from govsi.extract import classify, decode_html, extract_links
+from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
+from govsi.urls import canonicalize, in_scope, resolve, url_too_long
+
+logger = logging.getLogger(__name__)
+
+DOCUMENT_TYPES = frozenset({"PDF", "DOC", "DOCX", "PPT", "PPTX"})
+KIND_PAGE = "page"
+KIND_IMAGE = "image"
+
+
+def header(response: Response, name: str) -> str | None:
+    value = response.headers.get(name)
+    return value.decode("latin-1").strip() if value else None
+
+
+class GovsiSpider(Spider):
+    name = "govsi"
+
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        super().update_settings(settings)
+        # The per-host delay is DEFAULT_CRAWL_DELAY unless a run sets DOWNLOAD_DELAY itself
+        # (a -s value has a higher priority than "spider" and is kept).
+        settings.set("DOWNLOAD_DELAY", settings.getfloat("DEFAULT_CRAWL_DELAY"), priority="spider")
+
+    def __init__(self, *args: Any, seeds: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._seed_arg = seeds
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> GovsiSpider:
+        spider: GovsiSpider = super().from_crawler(crawler, *args, **kwargs)
+        s = crawler.settings
+        spider.suffixes = s.getlist("ALLOWED_DOMAIN_SUFFIXES")
+        spider.max_url_length = s.getint("MAX_URL_LENGTH")
+        spider.depth_limit = s.getint("DEPTH_LIMIT")
+        spider.seed_urls = (
+            [u.strip() for u in spider._seed_arg.split(",") if u.strip()]
+            if spider._seed_arg
+            else s.getlist("SEED_URLS")
+        )
+        return spider
+
+    # -- URL decisions -------------------------------------------------------------------
+    def admit(self, url: str | None) -> str | None:
+        """The canonical form of an absolute URL we may store and fetch, else None."""
+        if not url:
+            return None
+        try:
+            canonical = canonicalize(url)
+        except ValueError:
+            return None
+        if not in_scope(canonical, self.suffixes):
+            return None
+        if url_too_long(canonical, self.max_url_length):
+            self.crawler.stats.inc_value("govsi/url_too_long")
+            return None
+        return canonical
+
+    def page_request(self, url: str, depth: int) -> Request:
+        return Request(
+            url,
+            callback=self.parse_page,
+            errback=self.page_failed,
+            priority=-depth,
+            meta={"depth": depth, "govsi_kind": KIND_PAGE, "govsi_url": url},
+        )
+
+    def follow(self, urls: list[str], depth: int) -> Iterator[Request]:
+        if self.depth_limit and depth > self.depth_limit:
+            self.crawler.stats.inc_value("govsi/depth_limit_reached", len(urls))
+            return
+        for url in urls:
+            yield self.page_request(url, depth)
+
+    # -- start ----------------------------------------------------------------------------
+    async def start(self) -> AsyncIterator[Any]:
+        # Extensions are built after the spider, so the store is looked up here.
+        store = self.crawler.get_extension(CrawlStore)
+        if store is None:
+            raise RuntimeError("govsi needs the govsi.extensions.CrawlStore extension")
+        for seed in self.seed_urls:
+            url = self.admit(seed)
+            if url is None:
+                logger.warning("seed %r is not an in-scope http(s) URL; skipped", seed)
+                continue
+            yield DiscoveredPage(url=url, depth=0)
+            yield self.page_request(url, 0)
+        # A continuing crawl picks up what an earlier run discovered but did not fetch.
+        for url, depth in store.frontier():
+            yield self.page_request(url, depth)
+
+    # -- pages ------------------------------------------------------------------------------
+    def parse_page(self, response: Response) -> Iterator[Any]:
+        meta = response.meta
+        url: str = meta["govsi_url"]
+        depth: int = meta["depth"]
+        ctype = header(response, "Content-Type")
+        record = FetchedPage(
+            url=url,
+            depth=depth,
+            page_type="HTML",
+            accessed_time=utcnow(),
+            http_status_code=response.status,
+            content_type=ctype,
+        )
+        location = header(response, "Location")
+        if 300 <= response.status < 400 and location:
+            target = self.admit(resolve(response.url, location))
+            if target and target != url:
+                record.links = [target]
+            self.crawler.stats.inc_value("govsi/pages/redirect")
+            yield record
+            yield from self.follow(record.links, record.link_depth)
+            return
+
+        kind = classify(ctype, url, response.body[:1024])
+        if kind == "HTML":
+            yield from self._html(response, record)
+        elif kind in DOCUMENT_TYPES:
+            record.page_type = "BINARY"
+            record.data_type = kind
+            length = header(response, "Content-Length")
+            record.size = int(length) if length and length.isdigit() else len(response.body)
+            if "download_stopped" not in response.flags:
+                record.data = response.body
+            self.crawler.stats.inc_value(f"govsi/pages/binary/{kind}")
+            yield record
+        else:
+            record.page_type = "OTHER"
+            self.crawler.stats.inc_value("govsi/pages/other")
+            yield record
+
+    def _html(self, response: Response, record: FetchedPage) -> Iterator[Any]:
+        text, _encoding = decode_html(response.body, record.content_type)
+        record.html_content = text
+        found = extract_links(text, response.url)
+        links: dict[str, None] = {}
+        for href in found.links:
+            target = self.admit(href)
+            if target:
+                links.setdefault(target)
+        record.links = list(links)
+        images: dict[str, None] = {}
+        for src in found.images:
+            try:
+                images.setdefault(canonicalize(src))
+            except ValueError:
+                continue
+        record.images = list(images)
+        self.crawler.stats.inc_value("govsi/pages/html")
+        yield record
+        yield from self.follow(record.links, record.link_depth)
+        for image in record.images:
+            if in_scope(image, self.suffixes) and not url_too_long(image, self.max_url_length):
+                yield Request(
+                    image,
+                    callback=self.parse_image,
+                    errback=self.image_failed,
+                    priority=-(record.depth + 1),
+                    meta={"govsi_kind": KIND_IMAGE, "govsi_url": image},
+                )
+
+    def page_failed(self, failure: Failure) -> Iterator[Any]:
+        request = failure.request  # type: ignore[attr-defined]
+        url: str = request.meta["govsi_url"]
+        depth: int = request.meta["depth"]
+        if failure.check(IgnoreRequest):
+            # Not fetched (robots.txt forbids it): it stays in the frontier, with the reason.
+            yield FetchedPage(
+                url=url,
+                depth=depth,
+                page_type="FRONTIER",
+                accessed_time=None,
+                fetch_error=str(failure.value) or "ignored",
+            )
+            return
+        error = f"{failure.type.__name__}: {failure.getErrorMessage()}"[:1000]
+        logger.warning("fetching %s failed: %s", url, error)
+        self.crawler.stats.inc_value("govsi/pages/error")
+        yield FetchedPage(
+            url=url, depth=depth, page_type="ERROR", accessed_time=utcnow(), fetch_error=error
+        )
+
+    # -- images ---------------------------------------------------------------------------
+    def parse_image(self, response: Response) -> Iterator[Any]:
+        self.crawler.stats.inc_value("govsi/images")
+        yield FetchedImage(
+            url=response.meta["govsi_url"],
+            accessed_time=utcnow(),
+            http_status_code=response.status,
+            content_type=header(response, "Content-Type"),
+            data=None if "download_stopped" in response.flags else response.body,
+        )
+
+    def image_failed(self, failure: Failure) -> Iterator[Any]:
+        if failure.check(IgnoreRequest):
+            return
+        request = failure.request  # type: ignore[attr-defined]
+        logger.warning("fetching image %s failed: %s", request.url, failure.getErrorMessage())
+        yield FetchedImage(url=request.meta["govsi_url"], accessed_time=utcnow())

@@ -1,0 +1,323 @@
+"""Batched writes of crawl results into crawldb, and the reads a restarted crawl needs.
+
+``CrawlWriter`` is plain Python over an SQLAlchemy engine (tests drive it directly);
+``CrawlStore`` is the Scrapy extension that owns one writer per crawl and flushes it on a
+timer and at the end. Items are applied in the order they were added, in one transaction
+per batch; a batch that fails is retried, then kept for the next flush, and whatever still
+cannot be written when the crawl closes is saved to a JSON-lines file, never dropped.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import logging
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, Table, and_, bindparam, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import SQLAlchemyError
+
+from govsi import db
+from govsi.extract import filename_of
+from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, RobotsFile
+from govsi.urls import host_of
+
+logger = logging.getLogger(__name__)
+
+Item = DiscoveredPage | FetchedPage | FetchedImage | RobotsFile
+ITEM_TYPES: dict[str, type] = {
+    cls.__name__: cls for cls in (DiscoveredPage, FetchedPage, FetchedImage, RobotsFile)
+}
+
+SITE: Table = db.Site.__table__  # type: ignore[assignment]
+PAGE: Table = db.Page.__table__  # type: ignore[assignment]
+PAGE_DATA: Table = db.PageData.__table__  # type: ignore[assignment]
+IMAGE: Table = db.Image.__table__  # type: ignore[assignment]
+LINK: Table = db.Link.__table__  # type: ignore[assignment]
+
+# Bound parameters per statement stay well under SQLite's and psycopg2's limits.
+CHUNK = 500
+
+
+def chunks(seq: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(seq), size):
+        yield seq[i : i + size]
+
+
+class CrawlWriter:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        store_image_data: bool = True,
+        store_binary_data: bool = False,
+        retries: int = 3,
+        retry_backoff: float = 0.5,
+    ) -> None:
+        self.engine = engine
+        self.store_image_data = store_image_data
+        self.store_binary_data = store_binary_data
+        self.retries = retries
+        self.retry_backoff = retry_backoff
+        self.pending: list[Item] = []
+        self._insert = (postgresql if engine.dialect.name == "postgresql" else sqlite).insert
+        # Hosts never change id once inserted, and a crawl sees few of them.
+        self._site_ids: dict[str, int] = {}
+        self.failed_flushes = 0
+
+    # -- queueing --------------------------------------------------------------------
+    def add(self, item: Item) -> None:
+        self.pending.append(item)
+
+    def flush(self) -> bool:
+        """Write everything pending; True when nothing is left pending."""
+        if not self.pending:
+            return True
+        batch, self.pending = self.pending, []
+        for attempt in range(self.retries + 1):
+            try:
+                with self.engine.begin() as conn:
+                    self._apply(conn, batch)
+                return True
+            except SQLAlchemyError as exc:
+                self._site_ids.clear()  # ids read in a rolled-back transaction may be gone
+                logger.warning(
+                    "crawldb write of %d items failed (attempt %d/%d): %s",
+                    len(batch),
+                    attempt + 1,
+                    self.retries + 1,
+                    exc.__class__.__name__,
+                    exc_info=attempt == self.retries,
+                )
+                if attempt < self.retries:
+                    time.sleep(self.retry_backoff * 2**attempt)
+        self.failed_flushes += 1
+        logger.error("crawldb unreachable: keeping %d items for the next flush", len(batch))
+        self.pending = batch + self.pending
+        return False
+
+    def spill(self, directory: str | Path) -> Path | None:
+        """Save what could not be written, so a later ``replay`` can load it."""
+        if not self.pending:
+            return None
+        path = Path(directory) / f"crawldb-unwritten-{int(time.time())}.jsonl"
+        with path.open("w", encoding="utf-8") as fh:
+            for item in self.pending:
+                fh.write(json.dumps(encode_item(item)) + "\n")
+        logger.error("saved %d unwritten items to %s", len(self.pending), path)
+        self.pending = []
+        return path
+
+    # -- the batch ---------------------------------------------------------------------
+    def _apply(self, conn: Connection, batch: list[Item]) -> None:
+        depth_of: dict[str, int] = {}
+        for item in batch:
+            if isinstance(item, DiscoveredPage):
+                depth_of.setdefault(item.url, item.depth)
+            elif isinstance(item, FetchedPage):
+                depth_of.setdefault(item.url, item.depth)
+                for link in item.links:
+                    depth_of.setdefault(link, item.link_depth)
+        hosts = {host_of(u) for u in depth_of}
+        hosts.update(i.host for i in batch if isinstance(i, RobotsFile))
+        site_ids = self._ensure_sites(conn, hosts)
+        page_ids = self._ensure_pages(conn, depth_of, site_ids)
+
+        page_updates: list[dict[str, Any]] = []
+        page_data: list[dict[str, Any]] = []
+        links: set[tuple[int, int]] = set()
+        images: dict[tuple[int, str], dict[str, Any]] = {}
+        image_updates: dict[str, dict[str, Any]] = {}
+        robots: dict[str, str | None] = {}
+        for item in batch:
+            if isinstance(item, FetchedPage):
+                pid = page_ids[item.url]
+                page_updates.append(self._page_row(pid, item))
+                if item.page_type == "BINARY":
+                    page_data.append(
+                        {
+                            "page_id": pid,
+                            "data_type_code": item.data_type,
+                            "data": item.data if self.store_binary_data else None,
+                            "size": item.size,
+                        }
+                    )
+                links.update((pid, page_ids[target]) for target in item.links)
+                for url in item.images:
+                    images.setdefault(
+                        (pid, url), {"page_id": pid, "url": url, "filename": filename_of(url)}
+                    )
+            elif isinstance(item, FetchedImage):
+                image_updates[item.url] = {
+                    "b_url": item.url,
+                    "content_type": (item.content_type or "")[:50] or None,
+                    "data": item.data if self.store_image_data else None,
+                    "accessed_time": item.accessed_time,
+                    "http_status_code": item.http_status_code,
+                }
+            elif isinstance(item, RobotsFile):
+                robots[item.host] = item.content
+
+        if page_updates:
+            # Keys that name columns become the SET clause of an executemany UPDATE.
+            conn.execute(update(PAGE).where(PAGE.c.id == bindparam("b_id")), page_updates)
+        if page_data:
+            # A page re-fetched after a hard stop must not end up with two documents.
+            ids = [r["page_id"] for r in page_data]
+            for part in chunks(ids):
+                conn.execute(PAGE_DATA.delete().where(PAGE_DATA.c.page_id.in_(part)))
+            conn.execute(PAGE_DATA.insert(), page_data)
+        if links:
+            rows = [{"from_page": a, "to_page": b} for a, b in sorted(links)]
+            conn.execute(self._insert(LINK).on_conflict_do_nothing(), rows)
+        if images:
+            self._insert_images(conn, list(images.values()))
+        if image_updates:
+            stmt = update(IMAGE).where(IMAGE.c.url == bindparam("b_url"))
+            conn.execute(stmt, list(image_updates.values()))
+        for host, content in robots.items():
+            conn.execute(
+                update(SITE).where(SITE.c.id == site_ids[host]).values(robots_content=content)
+            )
+
+    @staticmethod
+    def _page_row(pid: int, item: FetchedPage) -> dict[str, Any]:
+        return {
+            "b_id": pid,
+            "page_type_code": item.page_type,
+            "html_content": item.html_content if item.page_type == "HTML" else None,
+            "http_status_code": item.http_status_code,
+            "accessed_time": item.accessed_time,
+            "content_type": (item.content_type or "")[:255] or None,
+            "fetch_error": item.fetch_error,
+        }
+
+    def _ensure_sites(self, conn: Connection, hosts: Iterable[str]) -> dict[str, int]:
+        missing = sorted(h for h in hosts if h not in self._site_ids)
+        if missing:
+            conn.execute(
+                self._insert(SITE).on_conflict_do_nothing(index_elements=["domain"]),
+                [{"domain": h} for h in missing],
+            )
+            for part in chunks(missing):
+                rows = conn.execute(select(SITE.c.domain, SITE.c.id).where(SITE.c.domain.in_(part)))
+                self._site_ids.update({d: i for d, i in rows})
+        return self._site_ids
+
+    def _ensure_pages(
+        self, conn: Connection, depth_of: dict[str, int], site_ids: dict[str, int]
+    ) -> dict[str, int]:
+        if not depth_of:
+            return {}
+        urls = list(depth_of)
+        rows = [
+            {
+                "url": u,
+                "site_id": site_ids[host_of(u)],
+                "page_type_code": "FRONTIER",
+                "depth": depth_of[u],
+            }
+            for u in urls
+        ]
+        stmt = self._insert(PAGE).on_conflict_do_nothing(index_elements=["url"])
+        for part in chunks(rows):
+            conn.execute(stmt, list(part))
+        ids: dict[str, int] = {}
+        for part in chunks(urls):
+            found = conn.execute(select(PAGE.c.url, PAGE.c.id).where(PAGE.c.url.in_(part)))
+            ids.update({url: pid for url, pid in found})
+        return ids
+
+    def _insert_images(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
+        """New (page, image) rows copy an earlier download of the same URL, if any."""
+        urls = sorted({r["url"] for r in rows})
+        known: dict[str, dict[str, Any]] = {}
+        for part in chunks(urls):
+            q = select(
+                IMAGE.c.url,
+                IMAGE.c.content_type,
+                IMAGE.c.data,
+                IMAGE.c.accessed_time,
+                IMAGE.c.http_status_code,
+            ).where(and_(IMAGE.c.url.in_(part), IMAGE.c.accessed_time.is_not(None)))
+            for r in conn.execute(q):
+                known.setdefault(r.url, dict(r._mapping))
+        full = []
+        for r in rows:
+            prev = known.get(r["url"], {})
+            full.append(
+                {
+                    **r,
+                    "content_type": prev.get("content_type"),
+                    "data": prev.get("data"),
+                    "accessed_time": prev.get("accessed_time"),
+                    "http_status_code": prev.get("http_status_code"),
+                }
+            )
+        conn.execute(
+            self._insert(IMAGE).on_conflict_do_nothing(index_elements=["page_id", "url"]), full
+        )
+
+    # -- reads for a continuing crawl ------------------------------------------------------
+    def fetched_urls(self) -> Iterator[str]:
+        """Every URL this crawldb has already fetched (anything but FRONTIER)."""
+        with self.engine.connect() as conn:
+            q = select(PAGE.c.url).where(PAGE.c.page_type_code != "FRONTIER")
+            yield from conn.execute(q.execution_options(yield_per=5000)).scalars()
+
+    def fetched_image_urls(self) -> Iterator[str]:
+        with self.engine.connect() as conn:
+            q = select(IMAGE.c.url).where(IMAGE.c.accessed_time.is_not(None)).distinct()
+            yield from conn.execute(q.execution_options(yield_per=5000)).scalars()
+
+    def frontier(self) -> Iterator[tuple[str, int]]:
+        """FRONTIER rows in breadth-first order: depth, then discovery."""
+        with self.engine.connect() as conn:
+            q = (
+                select(PAGE.c.url, PAGE.c.depth)
+                .where(PAGE.c.page_type_code == "FRONTIER")
+                .order_by(PAGE.c.depth, PAGE.c.id)
+            )
+            for url, depth in conn.execute(q.execution_options(yield_per=5000)):
+                yield url, depth or 0
+
+
+def encode_item(item: Item) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": type(item).__name__}
+    for k, v in dataclasses.asdict(item).items():
+        if isinstance(v, bytes):
+            v = {"b64": base64.b64encode(v).decode()}
+        elif isinstance(v, datetime):
+            v = {"dt": v.isoformat()}
+        out[k] = v
+    return out
+
+
+def decode_item(row: dict[str, Any]) -> Item:
+    kwargs: dict[str, Any] = {}
+    for k, v in row.items():
+        if k == "type":
+            continue
+        if isinstance(v, dict) and "b64" in v:
+            v = base64.b64decode(v["b64"])
+        elif isinstance(v, dict) and "dt" in v:
+            v = datetime.fromisoformat(v["dt"])
+        kwargs[k] = v
+    return ITEM_TYPES[row["type"]](**kwargs)  # type: ignore[no-any-return]
+
+
+def replay(path: str | Path, writer: CrawlWriter) -> int:
+    """Load a spill file written by ``CrawlWriter.spill`` into crawldb."""
+    with Path(path).open(encoding="utf-8") as fh:
+        items = [decode_item(json.loads(line)) for line in fh if line.strip()]
+    for item in items:
+        writer.add(item)
+    if not writer.flush():
+        raise RuntimeError(f"crawldb still unreachable; {path} kept")
+    return len(items)

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The project's test command (README, .ci/run): installs what the tests need, then runs
+# the whole suite. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3}
+
+# Python packages, pinned.
+if ! "$PY" -m pip install -q --disable-pip-version-check -r requirements.txt; then
+  echo "test.sh: installing requirements.txt failed" >&2
+  exit 1
+fi
+
+# PostgreSQL server binaries for the throwaway test cluster.
+have_pg() {
+  [ -n "${PG_BIN:-}" ] && [ -x "$PG_BIN/initdb" ] && return 0
+  command -v initdb >/dev/null 2>&1 && command -v pg_ctl >/dev/null 2>&1 && return 0
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1
+}
+if ! have_pg; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "test.sh: installing PostgreSQL server binaries" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  fi
+  if ! have_pg; then
+    echo "test.sh: PostgreSQL server binaries (initdb, pg_ctl) are missing; install PostgreSQL 15" >&2
+    exit 1
+  fi
+fi
+
+"$PY" -m ruff check govsi tests bench
+exec "$PY" -m pytest "$@"

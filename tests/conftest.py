@@ -1,0 +1,33 @@
+"""Shared fixtures: the simulated web and a throwaway PostgreSQL cluster."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from tests.simweb import govweb
+from tests.simweb.server import SimWeb
+from tests.support.pgcluster import PgCluster, find_pg_bin
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PgCluster]:
+    bin_dir = find_pg_bin()
+    if bin_dir is None:
+        # CI must never pass by silently skipping the PostgreSQL half.
+        if os.environ.get("CI"):
+            pytest.fail("PostgreSQL server binaries (initdb, pg_ctl) not found")
+        pytest.skip("PostgreSQL server binaries not found (set PG_BIN)")
+    cluster = PgCluster(bin_dir)
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def gov_web() -> Iterator[SimWeb]:
+    web = govweb.build().start()
+    yield web
+    web.stop()

@@ -1,0 +1,199 @@
+"""The standard simulated .gov.si web the end-to-end tests crawl.
+
+Five in-scope hosts (two share an address, one speaks https), three hosts outside
+.gov.si, and on them: robots.txt files (present, missing, blocking only us), nested pages,
+relative links, <base href>, fragments, URL spellings that canonicalize to one page,
+onclick links, <area>, images (one shown on several pages and hosts, one data: URI, one
+outside scope), documents (by type, by extension only, a lying extension, a large one),
+redirects (one hop and a loop), 404 and 500, windows-1250 pages, and plain text.
+"""
+
+from __future__ import annotations
+
+from tests.simweb.server import Host, Resource, SimWeb, html, redirect
+
+PNG = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00"
+    b"\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N"
+    b"\x00\x00\x00\x00IEND\xaeB`\x82"
+)
+GIF = (
+    b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00"
+    b"\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;"
+)
+PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+DOCX = b"PK\x03\x04" + b"word/document.xml" + b"\x00" * 64
+PPT = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 64
+BIG_PDF_SIZE = 4 * 1024 * 1024
+BIG_PDF = b"%PDF-1.4\n" + b"0" * (BIG_PDF_SIZE - 9)
+
+SUMNIKI = "Čestitke vsem občanom: šola, žaba, čebela. ČŠŽ čšž."
+
+
+def page(title: str, body: str, head: str = "") -> str:
+    return (
+        f"<!DOCTYPE html><html><head><title>{title}</title>{head}</head>"
+        f"<body><h1>{title}</h1>{body}</body></html>"
+    )
+
+
+WWW_INDEX = page(
+    "GOV.SI",
+    """
+<nav>
+ <a href="podrocja/">Področja</a>
+ <a href="./o-vladi">O vladi</a>
+ <a href="HTTP://WWW.GOV.SI:80/o-vladi#zgodovina">O vladi, zgodovina</a>
+ <a href="/podrocja/../o-vladi">O vladi (dot segments)</a>
+ <a href="/novice/?b=2&amp;a=1">Novice</a>
+ <a href="/novice/?a=1&b=2#vrh">Novice, vrh</a>
+ <a href="/%7Eosebje/">Osebje</a> <a href="/~osebje/">Osebje</a>
+ <a href="#vsebina">Na vsebino</a>
+</nav>
+<a href="mailto:gp@gov.si">pišite</a> <a href="tel:+38614781000">pokličite</a>
+<a href="javascript:void(0)">meni</a>
+<a href="https://www.google.com/">Google</a> <a href="http://gov.si.example.com/">lažni</a>
+<a href="http://notgov.si/">ne gov</a>
+<a href="http://evem.gov.si/">eVEM</a> <a href="https://e-uprava.gov.si/">eUprava</a>
+<button onclick="location.href='/dogodki/'">Dogodki</button>
+<img src="/img/grb.png" alt="grb"> <img src="data:image/png;base64,iVBORw0KGgo=">
+<img src="https://www.google.com/logo.png">
+<a href="/dokumenti/porocilo.pdf">Poročilo</a>
+<a href="/dokumenti/prenos?id=7">Prenos</a>
+<a href="/dokumenti/navodila.docx">Navodila</a>
+<a href="/dokumenti/lazni.pdf">Lažni PDF</a>
+<a href="/dokumenti/velik.pdf">Velik PDF</a>
+<a href="/star-naslov">Stari naslov</a> <a href="/ni-strani">Manjka</a>
+<a href="/napaka">Napaka</a> <a href="/zasebno/skrivnost">Zasebno</a>
+<map name="m"><area shape="rect" coords="0,0,1,1" href="/zemljevid"></map>
+""",
+)
+
+
+def www() -> Host:
+    r: dict[str, Resource] = {
+        "/robots.txt": Resource(
+            b"User-agent: *\nDisallow: /zasebno/\n", headers={"Content-Type": "text/plain"}
+        ),
+        "/": html(WWW_INDEX),
+        "/podrocja/": html(page("Področja", '<a href="a/">A</a> <a href="/">Domov</a>')),
+        "/podrocja/a/": html(page("A", '<a href="b/">B</a>')),
+        "/podrocja/a/b/": html(page("B", '<a href="c/">C</a>')),
+        "/podrocja/a/b/c/": html(page("C", "<p>Dno.</p>")),
+        "/o-vladi": html(page("O vladi", '<a href="/">Domov</a><img src="img/grb.png">')),
+        "/novice/?a=1&b=2": html(page("Novice", "<p>Ni novic.</p>")),
+        "/~osebje/": html(page("Osebje", "<p>Seznam.</p>")),
+        "/dogodki/": html(page("Dogodki", "<p>Koledar.</p>")),
+        "/zemljevid": html(page("Zemljevid", "<p>Karta.</p>")),
+        "/img/grb.png": Resource(PNG, headers={"Content-Type": "image/png"}),
+        "/dokumenti/porocilo.pdf": Resource(PDF, headers={"Content-Type": "application/pdf"}),
+        "/dokumenti/prenos?id=7": Resource(
+            PDF,
+            headers={
+                "Content-Type": "application/pdf",
+                "Content-Disposition": 'attachment; filename="porocilo.pdf"',
+            },
+        ),
+        "/dokumenti/navodila.docx": Resource(
+            DOCX, headers={"Content-Type": "application/octet-stream"}
+        ),
+        "/dokumenti/lazni.pdf": html(page("Lažni PDF", "<p>To je HTML.</p>")),
+        "/dokumenti/velik.pdf": Resource(
+            BIG_PDF, headers={"Content-Type": "application/pdf"}, chunk=65536, pause=0.01
+        ),
+        "/star-naslov": redirect("/nov-naslov"),
+        "/nov-naslov": html(page("Novi naslov", "<p>Preselili smo se.</p>")),
+        "/ni-strani": html(page("Ni strani", '<a href="/">Domov</a>'), status=404),
+        "/napaka": html(page("Napaka", "<p>Strežnik.</p>"), status=500),
+        "/zasebno/skrivnost": html(page("Skrivnost", "<p>Ne za robote.</p>")),
+    }
+    return Host("www.gov.si", 0, r)
+
+
+EVEM_INDEX = page(
+    "eVEM",
+    """
+<a href="obrazec">Obrazec</a> <a href="../pomoc">Pomoč</a> <a href="#x">Tu</a>
+<span onclick='document.location = "/sumniki"'>Šumniki</span>
+<div onclick="window.location.assign('/sumniki-meta');">Meta</div>
+<p onclick="window.location.href='http://podatki.e-uprava.gov.si/'">Podatki</p>
+<p onclick="location.href = dest">ne literal</p>
+<a href="/zanka1">Zanka</a>
+<img src="http://www.gov.si/img/grb.png"> <img src="/slike/logo.gif">
+""",
+    head='<base href="/storitve/">',
+)
+
+
+def evem() -> Host:
+    cp1250 = page("Šumniki", f"<p>{SUMNIKI}</p>")
+    meta_only = page("Šumniki meta", f"<p>{SUMNIKI}</p>", head='<meta charset="windows-1250">')
+    r = {
+        "/": html(EVEM_INDEX),
+        "/storitve/": html(page("Storitve", '<a href="obrazec">Obrazec</a>')),
+        "/storitve/obrazec": html(page("Obrazec", "<form></form>")),
+        "/pomoc": html(page("Pomoč", "<p>Pomoč.</p>")),
+        "/sumniki": html(cp1250, charset="windows-1250"),
+        "/sumniki-meta": Resource(
+            meta_only.encode("windows-1250"), headers={"Content-Type": "text/html"}
+        ),
+        "/slike/logo.gif": Resource(GIF, headers={"Content-Type": "image/gif"}),
+        "/zanka1": redirect("/zanka2", 302),
+        "/zanka2": redirect("http://evem.gov.si/zanka1", 302),
+    }
+    return Host("evem.gov.si", 1, r)
+
+
+def euprava() -> Host:
+    r = {
+        "/robots.txt": Resource(
+            b"User-agent: *\nAllow: /\n", headers={"Content-Type": "text/plain"}
+        ),
+        "/": html(
+            page(
+                "eUprava",
+                '<a href="/prijava">Prijava</a> <a href="http://www.gov.si/">GOV.SI</a>'
+                ' <a href="/datoteka.ppt">Predstavitev</a> <a href="/besedilo.txt">Besedilo</a>',
+            )
+        ),
+        "/prijava": html(page("Prijava", '<a href="/">eUprava</a>')),
+        "/datoteka.ppt": Resource(PPT),
+        "/besedilo.txt": Resource(b"Samo besedilo.\n", headers={"Content-Type": "text/plain"}),
+    }
+    return Host("e-uprava.gov.si", 1, r, tls=True)
+
+
+def podatki() -> Host:
+    r = {
+        "/robots.txt": Resource(
+            b"User-agent: govsi-crawler\nDisallow: /api/\n", headers={"Content-Type": "text/plain"}
+        ),
+        "/": html(page("Podatki", '<a href="/katalog">Katalog</a> <a href="/api/v1">API</a>')),
+        "/katalog": html(page("Katalog", "<p>Zbirke.</p>")),
+        "/api/v1": Resource(b"{}", headers={"Content-Type": "application/json"}),
+    }
+    return Host("podatki.e-uprava.gov.si", 2, r)
+
+
+def eprostor() -> Host:
+    r = {
+        "/robots.txt": Resource(
+            b"User-agent: govsi-crawler\nDisallow: /\n\nUser-agent: *\nAllow: /\n",
+            headers={"Content-Type": "text/plain"},
+        ),
+        "/": html(page("e-Prostor", '<a href="/karte">Karte</a>')),
+    }
+    return Host("e-prostor.gov.si", 3, r)
+
+
+OUTSIDE = ["www.google.com", "gov.si.example.com", "notgov.si"]
+SEEDS = [
+    "http://www.gov.si/",
+    "http://evem.gov.si/",
+    "https://e-uprava.gov.si/",
+    "http://e-prostor.gov.si/",
+]
+
+
+def build() -> SimWeb:
+    return SimWeb([www(), evem(), euprava(), podatki(), eprostor()], outside=OUTSIDE)

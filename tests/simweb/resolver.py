@@ -1,0 +1,39 @@
+"""Scrapy ``TWISTED_DNS_RESOLVER`` for crawling the simulated web.
+
+Names listed in the JSON object in the ``GOVSI_TEST_HOSTS`` environment variable resolve
+to their loopback address; every other name fails to resolve, so a test crawl can never
+reach the internet. The crawler's own code paths are the production ones: only the
+answer to "what address does this host have" differs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from twisted.internet import defer
+from twisted.internet.error import DNSLookupError
+from twisted.internet.interfaces import IResolverSimple
+from zope.interface import implementer
+
+
+@implementer(IResolverSimple)
+class SimWebResolver:
+    def __init__(self, reactor: Any, hosts: dict[str, str]) -> None:
+        self.reactor = reactor
+        self.hosts = {k.lower(): v for k, v in hosts.items()}
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, reactor: Any) -> SimWebResolver:
+        return cls(reactor, json.loads(os.environ.get("GOVSI_TEST_HOSTS", "{}")))
+
+    def install_on_reactor(self) -> None:
+        self.reactor.installResolver(self)
+
+    def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> defer.Deferred[str]:
+        ip = self.hosts.get(name.lower().rstrip("."))
+        if ip is None:
+            return defer.fail(DNSLookupError(f"simweb: no such host {name!r}"))
+        return defer.succeed(ip)

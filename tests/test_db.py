@@ -1,0 +1,319 @@
+"""crawldb schema and the batched writer, on SQLite and on a real PostgreSQL."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import Engine, inspect, text
+from sqlalchemy.exc import OperationalError
+
+from govsi import db
+from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, RobotsFile
+from govsi.storage import CrawlWriter, replay
+from tests.support.pgcluster import PgCluster
+
+_db_names = itertools.count()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'crawldb.sqlite3'}"
+    else:
+        cluster: PgCluster = request.getfixturevalue("pg_cluster")
+        url = cluster.create_database(f"unit{next(_db_names)}")
+    eng = db.make_engine(url)
+    db.migrate(eng)
+    yield eng
+    eng.dispose()
+
+
+def q(engine: Engine, sql: str) -> list[tuple]:
+    with engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(text(sql))]
+
+
+T = datetime(2026, 11, 22, 12, 0, 0)
+
+
+# -- schema ------------------------------------------------------------------------------
+def test_migrations_match_models(engine: Engine) -> None:
+    with engine.connect() as conn:
+        ctx = MigrationContext.configure(conn)
+        diff = [
+            d
+            for d in compare_metadata(ctx, db.unqualified_metadata())
+            if not (
+                isinstance(d, tuple) and d[0] == "remove_table" and d[1].name == "alembic_version"
+            )
+        ]
+    assert diff == []
+
+
+def test_lookup_rows(engine: Engine) -> None:
+    assert {r[0] for r in q(engine, "SELECT code FROM data_type")} == set(db.DATA_TYPES)
+    assert {r[0] for r in q(engine, "SELECT code FROM page_type")} == set(
+        db.PAGE_TYPES + db.EXTRA_PAGE_TYPES
+    )
+
+
+def test_migrate_twice_is_harmless(engine: Engine) -> None:
+    db.migrate(engine)
+    assert len(q(engine, "SELECT code FROM data_type")) == 5
+
+
+STANDARD_COLUMNS = {
+    "data_type": [("code", "character varying", 20, "NO")],
+    "page_type": [("code", "character varying", 20, "NO")],
+    "site": [
+        ("id", "integer", None, "NO"),
+        ("domain", "character varying", 500, "YES"),
+        ("robots_content", "text", None, "YES"),
+        ("sitemap_content", "text", None, "YES"),
+    ],
+    "page": [
+        ("id", "integer", None, "NO"),
+        ("site_id", "integer", None, "YES"),
+        ("page_type_code", "character varying", 20, "YES"),
+        ("url", "character varying", 3000, "YES"),
+        ("html_content", "text", None, "YES"),
+        ("http_status_code", "integer", None, "YES"),
+        ("accessed_time", "timestamp without time zone", None, "YES"),
+    ],
+    "page_data": [
+        ("id", "integer", None, "NO"),
+        ("page_id", "integer", None, "YES"),
+        ("data_type_code", "character varying", 20, "YES"),
+        ("data", "bytea", None, "YES"),
+    ],
+    "image": [
+        ("id", "integer", None, "NO"),
+        ("page_id", "integer", None, "YES"),
+        ("filename", "character varying", 255, "YES"),
+        ("content_type", "character varying", 50, "YES"),
+        ("data", "bytea", None, "YES"),
+        ("accessed_time", "timestamp without time zone", None, "YES"),
+    ],
+    "link": [("from_page", "integer", None, "NO"), ("to_page", "integer", None, "NO")],
+}
+
+
+def test_postgres_standard_schema_exactly(engine: Engine) -> None:
+    if engine.dialect.name != "postgresql":
+        pytest.skip("information_schema check is for PostgreSQL")
+    for table, expected in STANDARD_COLUMNS.items():
+        rows = q(
+            engine,
+            "SELECT column_name, data_type, character_maximum_length, is_nullable "
+            "FROM information_schema.columns "
+            f"WHERE table_schema='crawldb' AND table_name='{table}'",
+        )
+        assert set(expected) <= set(rows), table
+    # serial ids, unique url, RESTRICT foreign keys, the standard index names
+    defaults = dict(
+        q(
+            engine,
+            "SELECT table_name, column_default FROM information_schema.columns "
+            "WHERE table_schema='crawldb' AND column_name='id'",
+        )
+    )
+    for table in ("site", "page", "page_data", "image"):
+        assert defaults[table].startswith("nextval("), table
+    insp = inspect(engine)
+    for fk_table in ("page", "page_data", "image", "link"):
+        for fk in insp.get_foreign_keys(fk_table, schema="crawldb"):
+            assert fk["options"].get("ondelete") == "RESTRICT", fk
+    indexes = {i["name"] for t in STANDARD_COLUMNS for i in insp.get_indexes(t, schema="crawldb")}
+    assert {
+        "unq_url_idx",
+        "idx_page_site_id",
+        "idx_page_page_type_code",
+        "idx_page_data_page_id",
+        "idx_page_data_data_type_code",
+        "idx_image_page_id",
+        "idx_link_from_page",
+        "idx_link_to_page",
+    } <= indexes
+    pk = insp.get_pk_constraint("link", schema="crawldb")
+    assert pk["constrained_columns"] == ["from_page", "to_page"]
+
+
+# -- the writer ----------------------------------------------------------------------------
+def test_writer_records_a_small_crawl(engine: Engine) -> None:
+    w = CrawlWriter(engine, store_binary_data=True)
+    a, b, c = "http://a.gov.si/", "http://a.gov.si/b", "http://c.gov.si/doc.pdf"
+    w.add(DiscoveredPage(a, 0))
+    w.add(RobotsFile("a.gov.si", "User-agent: *\nDisallow:\n"))
+    w.add(
+        FetchedPage(
+            a,
+            0,
+            "HTML",
+            T,
+            200,
+            "text/html",
+            "<p>š</p>",
+            links=[b, c, a],
+            images=["http://a.gov.si/i.png"],
+        )
+    )
+    assert w.flush()
+    w.add(
+        FetchedPage(
+            b,
+            1,
+            "HTML",
+            T,
+            200,
+            "text/html",
+            "<p>b</p>",
+            links=[a],
+            images=["http://a.gov.si/i.png"],
+        )
+    )
+    w.add(FetchedImage("http://a.gov.si/i.png", T, 200, "image/png", b"PNG"))
+    w.add(
+        FetchedPage(
+            c, 1, "BINARY", T, 200, "application/pdf", data_type="PDF", data=b"%PDF", size=4
+        )
+    )
+    assert w.flush()
+    # A page seen after the image was fetched copies the download, not a second fetch.
+    w.add(
+        FetchedPage(
+            "http://a.gov.si/d",
+            1,
+            "HTML",
+            T,
+            200,
+            "text/html",
+            "<p>d</p>",
+            images=["http://a.gov.si/i.png"],
+        )
+    )
+    assert w.flush()
+
+    pages = {
+        r[0]: r[1:]
+        for r in q(engine, "SELECT url, page_type_code, http_status_code, depth FROM page")
+    }
+    assert pages == {
+        a: ("HTML", 200, 0),
+        b: ("HTML", 200, 1),
+        c: ("BINARY", 200, 1),
+        "http://a.gov.si/d": ("HTML", 200, 1),
+    }
+    assert q(engine, "SELECT html_content FROM page WHERE url='http://a.gov.si/'") == [
+        ("<p>š</p>",)
+    ]
+    sites = dict(q(engine, "SELECT domain, robots_content FROM site"))
+    assert sites == {"a.gov.si": "User-agent: *\nDisallow:\n", "c.gov.si": None}
+    ids = {u: i for i, u in q(engine, "SELECT id, url FROM page")}
+    links = set(q(engine, "SELECT from_page, to_page FROM link"))
+    assert links == {(ids[a], ids[b]), (ids[a], ids[c]), (ids[a], ids[a]), (ids[b], ids[a])}
+    images = q(engine, "SELECT page_id, filename, content_type, data FROM image ORDER BY page_id")
+    assert [(p, f, ct, bytes(d)) for p, f, ct, d in images] == [
+        (ids[a], "i.png", "image/png", b"PNG"),
+        (ids[b], "i.png", "image/png", b"PNG"),
+        (ids["http://a.gov.si/d"], "i.png", "image/png", b"PNG"),
+    ]
+    data = q(engine, "SELECT page_id, data_type_code, data, size FROM page_data")
+    assert [(p, t, bytes(d), s) for p, t, d, s in data] == [(ids[c], "PDF", b"%PDF", 4)]
+
+
+def test_binary_bytes_dropped_unless_kept(engine: Engine) -> None:
+    w = CrawlWriter(engine, store_binary_data=False, store_image_data=False)
+    w.add(
+        FetchedPage(
+            "http://a.gov.si/x.pdf",
+            0,
+            "BINARY",
+            T,
+            200,
+            data_type="PDF",
+            data=b"%PDF",
+            size=4,
+            images=[],
+        )
+    )
+    w.add(
+        FetchedPage(
+            "http://a.gov.si/",
+            0,
+            "HTML",
+            T,
+            200,
+            html_content="x",
+            images=["http://a.gov.si/i.png"],
+        )
+    )
+    w.add(FetchedImage("http://a.gov.si/i.png", T, 200, "image/png", b"PNG"))
+    assert w.flush()
+    assert q(engine, "SELECT data, size FROM page_data") == [(None, 4)]
+    assert q(engine, "SELECT data, content_type FROM image") == [(None, "image/png")]
+
+
+def test_failed_write_is_retried_then_kept_then_spilled_and_replayed(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    w = CrawlWriter(engine, retries=2, retry_backoff=0)
+    calls = {"n": 0}
+    real_apply = w._apply
+
+    def broken(conn, batch):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        raise OperationalError("INSERT", {}, Exception("server closed the connection"))
+
+    monkeypatch.setattr(w, "_apply", broken)
+    w.add(DiscoveredPage("http://a.gov.si/", 0))
+    assert not w.flush()
+    assert calls["n"] == 3  # one try and two retries
+    assert len(w.pending) == 1  # kept, not lost
+    path = w.spill(tmp_path)
+    assert path is not None and w.pending == []
+    monkeypatch.setattr(w, "_apply", real_apply)
+    assert replay(path, CrawlWriter(engine)) == 1
+    assert q(engine, "SELECT url, page_type_code FROM page") == [("http://a.gov.si/", "FRONTIER")]
+
+
+def test_frontier_order_and_fetched_urls(engine: Engine) -> None:
+    w = CrawlWriter(engine)
+    w.add(DiscoveredPage("http://a.gov.si/", 0))
+    w.add(
+        FetchedPage(
+            "http://a.gov.si/",
+            0,
+            "HTML",
+            T,
+            200,
+            html_content="x",
+            links=["http://a.gov.si/2", "http://a.gov.si/1"],
+        )
+    )
+    w.add(
+        FetchedPage(
+            "http://a.gov.si/1", 1, "HTML", T, 200, html_content="x", links=["http://a.gov.si/deep"]
+        )
+    )
+    assert w.flush()
+    assert list(w.frontier()) == [("http://a.gov.si/2", 1), ("http://a.gov.si/deep", 2)]
+    assert set(w.fetched_urls()) == {"http://a.gov.si/", "http://a.gov.si/1"}
+
+
+def test_empty_tables_keeps_lookups(engine: Engine) -> None:
+    w = CrawlWriter(engine)
+    w.add(
+        FetchedPage(
+            "http://a.gov.si/", 0, "HTML", T, 200, html_content="x", links=["http://a.gov.si/1"]
+        )
+    )
+    assert w.flush()
+    db.empty_tables(engine)
+    assert q(engine, "SELECT count(*) FROM page") == [(0,)]
+    assert q(engine, "SELECT count(*) FROM page_type") == [(6,)]
