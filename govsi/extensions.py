@@ -57,8 +57,11 @@ class CrawlStore:
     def fetched_image_urls(self) -> Iterator[str]:
         return self.writer.fetched_image_urls()
 
-    def frontier(self) -> Iterator[tuple[str, int]]:
-        return self.writer.frontier()
+    def unfetched_image_urls(self) -> Iterator[str]:
+        return self.writer.unfetched_image_urls()
+
+    def frontier(self, max_depth: int = 0) -> Iterator[tuple[str, int]]:
+        return self.writer.frontier(max_depth)
 
     def add(self, item: Item) -> None:
         self.writer.add(item)

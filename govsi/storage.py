@@ -276,14 +276,26 @@ class CrawlWriter:
             q = select(IMAGE.c.url).where(IMAGE.c.accessed_time.is_not(None)).distinct()
             yield from conn.execute(q.execution_options(yield_per=5000)).scalars()
 
-    def frontier(self) -> Iterator[tuple[str, int]]:
-        """FRONTIER rows in breadth-first order: depth, then discovery."""
+    def unfetched_image_urls(self) -> Iterator[str]:
+        """Image URLs shown on stored pages whose download no row records yet."""
+        with self.engine.connect() as conn:
+            fetched = select(IMAGE.c.url).where(IMAGE.c.accessed_time.is_not(None))
+            q = select(IMAGE.c.url).where(IMAGE.c.url.not_in(fetched)).distinct()
+            yield from conn.execute(q.execution_options(yield_per=5000)).scalars()
+
+    def frontier(self, max_depth: int = 0) -> Iterator[tuple[str, int]]:
+        """FRONTIER rows in breadth-first order: depth, then discovery.
+
+        ``max_depth`` > 0 leaves out the rows a depth-limited crawl must not fetch.
+        """
         with self.engine.connect() as conn:
             q = (
                 select(PAGE.c.url, PAGE.c.depth)
                 .where(PAGE.c.page_type_code == "FRONTIER")
                 .order_by(PAGE.c.depth, PAGE.c.id)
             )
+            if max_depth > 0:
+                q = q.where(PAGE.c.depth <= max_depth)
             for url, depth in conn.execute(q.execution_options(yield_per=5000)):
                 yield url, depth or 0
 

@@ -15,13 +15,17 @@ from tests.simweb import govweb
 from tests.simweb.server import Hit, SimWeb
 from tests.support.crawl import CrawlRun, run_crawl
 
-W, E, U, P, X = (
+W, E, U, P, X, N = (
     "http://www.gov.si",
     "http://evem.gov.si",
     "https://e-uprava.gov.si",
     "http://podatki.e-uprava.gov.si",
     "http://e-prostor.gov.si",
+    "http://napake.gov.si",
 )
+# Small limits so that the hostile pages of napake.gov.si fail fast; velik.pdf (4 MiB)
+# still fits.
+E2E_SETTINGS = {"DOWNLOAD_TIMEOUT": 3, "DOWNLOAD_MAXSIZE": 6 * 1024 * 1024}
 
 # canonical URL -> (page_type_code, http_status_code); every page row there must be.
 EXPECTED_PAGES: dict[str, tuple[str, int | None]] = {
@@ -61,6 +65,29 @@ EXPECTED_PAGES: dict[str, tuple[str, int | None]] = {
     f"{P}/katalog": ("HTML", 200),
     f"{P}/api/v1": ("FRONTIER", None),
     f"{X}/": ("FRONTIER", None),
+    f"{N}/": ("HTML", 200),
+    f"{N}/neskoncno": ("ERROR", None),
+    f"{N}/pocasi": ("ERROR", None),
+    f"{N}/brez-tipa": ("HTML", 200),
+    f"{N}/napacen-charset": ("HTML", 200),
+    f"{N}/pokvarjen": ("HTML", 200),
+    f"{N}/najden": ("HTML", 200),
+    f"{N}/prazen": ("HTML", 200),
+    f"{N}/gzip": ("HTML", 200),
+    f"{N}/bomba": ("ERROR", None),
+    f"{N}/ven": ("HTML", 302),
+    f"{N}/brez-lokacije": ("HTML", 302),
+    f"{N}/dolg": ("HTML", 200),
+    f"{N}/utf16": ("HTML", 200),
+    f"{N}/latin2": ("HTML", 200),
+}
+# Redirects with a Location keep no content: the page is the one they lead to.
+REDIRECTS = {f"{W}/star-naslov", f"{E}/zanka1", f"{E}/zanka2", f"{N}/ven"}
+# Why each ERROR page has no response, as page.fetch_error must say.
+EXPECTED_FETCH_ERRORS = {
+    f"{N}/neskoncno": "larger than DOWNLOAD_MAXSIZE",
+    f"{N}/pocasi": "took longer than 3.0 seconds",
+    f"{N}/bomba": "exceeded DOWNLOAD_MAXSIZE",
 }
 
 EXPECTED_DOCUMENTS = {
@@ -78,6 +105,7 @@ EXPECTED_IMAGES = {
     (f"{W}/o-vladi", f"{W}/img/grb.png", "grb.png", "image/png"),
     (f"{E}/", f"{W}/img/grb.png", "grb.png", "image/png"),
     (f"{E}/", f"{E}/slike/logo.gif", "logo.gif", "image/gif"),
+    (f"{N}/pokvarjen", f"{N}/slike/manjka.png", "manjka.png", "text/html; charset=utf-8"),
 }
 
 _WWW_INDEX_LINKS = [
@@ -127,6 +155,10 @@ EXPECTED_LINKS = (
         (f"{P}/", f"{P}/katalog"),
         (f"{P}/", f"{P}/api/v1"),
     }
+    | {(f"{N}/", url) for url in EXPECTED_PAGES if url.startswith(N) and url[len(N) :] != "/"}
+    - {(f"{N}/", f"{N}/najden")}
+    | {(f"{N}/{p}", f"{N}/najden") for p in ("brez-tipa", "pokvarjen", "gzip")}
+    | {(f"{N}/dolg", f"{N}/")}
 )
 
 EXPECTED_ROBOTS = {
@@ -135,6 +167,7 @@ EXPECTED_ROBOTS = {
     "e-uprava.gov.si": "User-agent: *\nAllow: /\n",
     "podatki.e-uprava.gov.si": "User-agent: govsi-crawler\nDisallow: /api/\n",
     "e-prostor.gov.si": "User-agent: govsi-crawler\nDisallow: /\n\nUser-agent: *\nAllow: /\n",
+    "napake.gov.si": "<html><body><h1>Stran ne obstaja</h1></body></html>",
 }
 
 
@@ -165,7 +198,9 @@ def crawled(request: pytest.FixtureRequest, gov_web: SimWeb, tmp_path_factory: A
     else:
         db_url = request.getfixturevalue("pg_cluster").create_database("e2e")
     gov_web.reset_log()
-    run = run_crawl(gov_web, db_url, work, govweb.SEEDS, STORE_BINARY_DATA=store_binary)
+    run = run_crawl(
+        gov_web, db_url, work, govweb.SEEDS, STORE_BINARY_DATA=store_binary, **E2E_SETTINGS
+    )
     assert run.returncode == 0, run.log[-5000:]
     return Result(run, gov_web.requested(), db_url, store_binary)
 
@@ -192,10 +227,36 @@ def test_fetched_pages_have_time_and_html_only_where_html(crawled: Result) -> No
             assert when is None and html is None, url
             continue
         assert when is not None, url
-        if ptype == "HTML" and EXPECTED_PAGES[url][1] not in (301, 302):
+        if url == f"{N}/prazen":
+            assert html == "", url
+        elif ptype == "HTML" and url not in REDIRECTS:
             assert html and "<h1>" in html, url
         else:
             assert html is None, url
+
+
+def test_fetch_errors_say_why(crawled: Result) -> None:
+    got = {
+        url: error
+        for url, error in crawled.rows("SELECT url, fetch_error FROM page")
+        if error is not None and url.startswith(N)
+    }
+    assert set(got) == set(EXPECTED_FETCH_ERRORS)
+    for url, reason in EXPECTED_FETCH_ERRORS.items():
+        assert reason in got[url], url
+
+
+def test_hostile_pages_are_recorded_not_fatal(crawled: Result) -> None:
+    html = dict(crawled.rows(f"SELECT url, html_content FROM page WHERE url LIKE '{N}/%'"))
+    # Links are still found in broken markup and behind gzip; text survives odd encodings.
+    for path in ("napacen-charset", "utf16", "latin2"):
+        assert govweb.SUMNIKI in html[f"{N}/{path}"], path
+    assert "\x00" not in html[f"{N}/pokvarjen"]
+    # The link over MAX_URL_LENGTH is dropped and counted, never stored or requested.
+    assert crawled.run.stats.get("govsi/url_too_long", 0) >= 1
+    assert not [h for h in crawled.hits if "dolga-pot" in h.target]
+    long_rows = crawled.rows("SELECT count(*) FROM page WHERE url LIKE '%dolga-pot%'")
+    assert long_rows == [(0,)]
 
 
 def test_windows_1250_pages_keep_their_letters(crawled: Result) -> None:
@@ -224,6 +285,8 @@ def test_images_one_row_per_page_and_fetched_once(crawled: Result) -> None:
     for _, url, _, _, data, when in rows:
         if url.startswith("https://www.google.com"):
             assert data is None and when is None
+        elif url.endswith("manjka.png"):
+            assert data is None and when is not None  # a 404 page is not the image
         else:
             assert when is not None
             assert bytes(data) == (govweb.PNG if url.endswith(".png") else govweb.GIF)
@@ -264,8 +327,8 @@ def test_each_page_requested_once_and_nothing_outside_scope(crawled: Result) -> 
     assert not [h for h in hits if not h.host.endswith(".gov.si")], "left .gov.si"
     pages = Counter((h.host, h.target) for h in hits if h.target != "/robots.txt")
     for (host, target), n in pages.items():
-        # A 500 is retried (RETRY_TIMES=2); everything else is fetched exactly once.
-        assert n == (3 if target == "/napaka" else 1), (host, target, n)
+        # A 500 and a timeout are retried (RETRY_TIMES=2); all else is fetched exactly once.
+        assert n == (3 if target in ("/napaka", "/pocasi") else 1), (host, target, n)
     robots = Counter(h.host for h in hits if h.target == "/robots.txt")
     assert robots == dict.fromkeys(EXPECTED_ROBOTS, 1)
     never = {

@@ -37,6 +37,22 @@ def page_html(head: str = "", paragraphs: int = 3) -> str:
     )
 
 
+# Long enough for the detector to be confident, and confidently wrong for ISO-8859-2
+# (it answers ISO-8859-10 without the Central European check).
+LONG_SLOVENE = (
+    "<html><head><title>Obvestilo</title></head><body><p>Vlada Republike Slovenije je na "
+    "današnji seji sprejela sklep o spremembah uredbe. Občine morajo do konca leta poročati "
+    "o porabi sredstev, ki so jih prejele za šolstvo, zdravstvo in ceste. Več o tem v "
+    "sporočilu za javnost.</p><p>Čestitke vsem občanom: šola, žaba, čebela. ČŠŽ čšž.</p>"
+    "</body></html>"
+)
+FRENCH = (
+    "<html><head><title>Communiqué</title></head><body><p>Le gouvernement a adopté "
+    "aujourd'hui une décision sur la modification du règlement. Les communes doivent "
+    "déclarer, avant la fin de l'année, l'utilisation des crédits reçus pour l'école, "
+    "la santé et les routes. Élève, fenêtre, où, à côté, déjà vu.</p></body></html>"
+)
+
 DECODE_CASES = [
     pytest.param(
         page_html().encode("utf-8"), "text/html; charset=utf-8", "utf-8", id="utf8-header"
@@ -173,6 +189,18 @@ def test_decode_html_slovenian(body: bytes, header: str | None, encoding: str) -
     assert SLOVENIAN in text
     assert "\ufeff" not in text
     assert text.endswith("</html>") or encoding == "utf-8"
+
+
+@pytest.mark.parametrize("encoding", ["iso-8859-2", "windows-1250"])
+def test_unlabelled_slovenian_text_gets_the_central_european_code_page(encoding: str) -> None:
+    text, name = decode_html(LONG_SLOVENE.encode(encoding), "text/html")
+    assert name == encoding
+    assert text == LONG_SLOVENE
+
+
+def test_unlabelled_text_without_sz_letters_is_not_taken_for_central_european() -> None:
+    _, name = decode_html(FRENCH.encode("cp1252"), "text/html")
+    assert name not in ("windows-1250", "iso-8859-2")
 
 
 LATIN1_CASES = [

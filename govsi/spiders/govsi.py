@@ -12,7 +12,7 @@ from typing import Any
 
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import DownloadCancelledError, IgnoreRequest
 from scrapy.http import Response
 from scrapy.settings import BaseSettings
 from twisted.python.failure import Failure
@@ -33,6 +33,15 @@ KIND_IMAGE = "image"
 def header(response: Response, name: str) -> str | None:
     value = response.headers.get(name)
     return value.decode("latin-1").strip() if value else None
+
+
+def forbidden_by_robots(failure: Failure) -> bool:
+    """Whether a request was refused before it was sent, by robots.txt.
+
+    Scrapy raises a plain IgnoreRequest for that, and also for responses it gave up on
+    after they arrived (a decompression bomb), which are fetch errors, not refusals.
+    """
+    return bool(failure.check(IgnoreRequest)) and "robots.txt" in str(failure.value)
 
 
 class GovsiSpider(Spider):
@@ -56,6 +65,7 @@ class GovsiSpider(Spider):
         spider.suffixes = s.getlist("ALLOWED_DOMAIN_SUFFIXES")
         spider.max_url_length = s.getint("MAX_URL_LENGTH")
         spider.depth_limit = s.getint("DEPTH_LIMIT")
+        spider.max_size = s.getint("DOWNLOAD_MAXSIZE")
         spider.seed_urls = (
             [u.strip() for u in spider._seed_arg.split(",") if u.strip()]
             if spider._seed_arg
@@ -88,6 +98,20 @@ class GovsiSpider(Spider):
             meta={"depth": depth, "govsi_kind": KIND_PAGE, "govsi_url": url},
         )
 
+    def may_fetch_image(self, url: str) -> bool:
+        # Images outside scope get a row (the page shows them) but are never requested.
+        return in_scope(url, self.suffixes) and not url_too_long(url, self.max_url_length)
+
+    def image_request(self, url: str, depth: int) -> Request:
+        # Queued with the pages of the same depth, so breadth-first order holds for them too.
+        return Request(
+            url,
+            callback=self.parse_image,
+            errback=self.image_failed,
+            priority=-depth,
+            meta={"govsi_kind": KIND_IMAGE, "govsi_url": url},
+        )
+
     def follow(self, urls: list[str], depth: int) -> Iterator[Request]:
         if self.depth_limit and depth > self.depth_limit:
             self.crawler.stats.inc_value("govsi/depth_limit_reached", len(urls))
@@ -108,9 +132,13 @@ class GovsiSpider(Spider):
                 continue
             yield DiscoveredPage(url=url, depth=0)
             yield self.page_request(url, 0)
-        # A continuing crawl picks up what an earlier run discovered but did not fetch.
-        for url, depth in store.frontier():
+        # A continuing crawl picks up what an earlier run discovered but did not fetch:
+        # pages, and images whose download was still queued when it stopped.
+        for url, depth in store.frontier(max_depth=self.depth_limit):
             yield self.page_request(url, depth)
+        for url in store.unfetched_image_urls():
+            if self.may_fetch_image(url):
+                yield self.image_request(url, depth=0)
 
     # -- pages ------------------------------------------------------------------------------
     def parse_page(self, response: Response) -> Iterator[Any]:
@@ -174,21 +202,15 @@ class GovsiSpider(Spider):
         yield record
         yield from self.follow(record.links, record.link_depth)
         for image in record.images:
-            if in_scope(image, self.suffixes) and not url_too_long(image, self.max_url_length):
-                yield Request(
-                    image,
-                    callback=self.parse_image,
-                    errback=self.image_failed,
-                    priority=-(record.depth + 1),
-                    meta={"govsi_kind": KIND_IMAGE, "govsi_url": image},
-                )
+            if self.may_fetch_image(image):
+                yield self.image_request(image, record.link_depth)
 
     def page_failed(self, failure: Failure) -> Iterator[Any]:
         request = failure.request  # type: ignore[attr-defined]
         url: str = request.meta["govsi_url"]
         depth: int = request.meta["depth"]
-        if failure.check(IgnoreRequest):
-            # Not fetched (robots.txt forbids it): it stays in the frontier, with the reason.
+        if forbidden_by_robots(failure):
+            # Not fetched: it stays in the frontier, with the reason.
             yield FetchedPage(
                 url=url,
                 depth=depth,
@@ -197,26 +219,36 @@ class GovsiSpider(Spider):
                 fetch_error=str(failure.value) or "ignored",
             )
             return
-        error = f"{failure.type.__name__}: {failure.getErrorMessage()}"[:1000]
+        error = self.failure_reason(failure)
         logger.warning("fetching %s failed: %s", url, error)
         self.crawler.stats.inc_value("govsi/pages/error")
         yield FetchedPage(
             url=url, depth=depth, page_type="ERROR", accessed_time=utcnow(), fetch_error=error
         )
 
+    def failure_reason(self, failure: Failure) -> str:
+        """What went wrong, for page.fetch_error and the log."""
+        message = failure.getErrorMessage()
+        if failure.check(DownloadCancelledError) and not message:
+            # Scrapy cancels a body that outgrows DOWNLOAD_MAXSIZE without a message.
+            message = f"response larger than DOWNLOAD_MAXSIZE ({self.max_size} bytes)"
+        return f"{failure.type.__name__}: {message}"[:1000]
+
     # -- images ---------------------------------------------------------------------------
     def parse_image(self, response: Response) -> Iterator[Any]:
         self.crawler.stats.inc_value("govsi/images")
+        ok = 200 <= response.status < 300
         yield FetchedImage(
             url=response.meta["govsi_url"],
             accessed_time=utcnow(),
             http_status_code=response.status,
             content_type=header(response, "Content-Type"),
-            data=None if "download_stopped" in response.flags else response.body,
+            # An error page served for an image URL is not the image.
+            data=response.body if ok and "download_stopped" not in response.flags else None,
         )
 
     def image_failed(self, failure: Failure) -> Iterator[Any]:
-        if failure.check(IgnoreRequest):
+        if forbidden_by_robots(failure):
             return
         request = failure.request  # type: ignore[attr-defined]
         logger.warning("fetching image %s failed: %s", request.url, failure.getErrorMessage())

@@ -10,6 +10,8 @@ redirects (one hop and a loop), 404 and 500, windows-1250 pages, and plain text.
 
 from __future__ import annotations
 
+import codecs
+
 from tests.simweb.server import Host, Resource, SimWeb, html, redirect
 
 PNG = (
@@ -186,14 +188,100 @@ def eprostor() -> Host:
     return Host("e-prostor.gov.si", 3, r)
 
 
+# Unlabelled Slovenian text in ISO-8859-2: long enough for detection, and a case the
+# detector on its own gets wrong.
+OBVESTILO = page(
+    "Obvestilo",
+    "<p>Vlada Republike Slovenije je na današnji seji sprejela sklep o spremembah uredbe. "
+    "Občine morajo do konca leta poročati o porabi sredstev, ki so jih prejele za šolstvo, "
+    f"zdravstvo in ceste. Več o tem v sporočilu za javnost.</p><p>{SUMNIKI}</p>",
+)
+# A page whose markup is broken in every common way, with a link that must still be found.
+BROKEN_HTML = (
+    b"<html><head><title>Pokvarjen</title><body><h1>Pokvarjen<div><p>Nezaprto <b><i>"
+    b"</div></span>\x00\x00 \xff\xfe\xc3 <table><tr><td><a href='/najden'>najden</a"
+    b"<td><img src=/slike/manjka.png <p>\x80\x81 <!-- nezaprt komentar"
+)
+LONG_LINK = "/" + "dolga-pot/" * 210  # over MAX_URL_LENGTH (2000) once absolute
+
+
+def _gzip(data: bytes) -> bytes:
+    import gzip
+
+    return gzip.compress(data, mtime=0)
+
+
+BOMB_SIZE = 64 * 1024 * 1024
+
+
+def napake() -> Host:
+    """Everything a server can get wrong, on one host reached as a seed."""
+    cases = [
+        "/neskoncno",
+        "/pocasi",
+        "/brez-tipa",
+        "/napacen-charset",
+        "/pokvarjen",
+        "/prazen",
+        "/gzip",
+        "/bomba",
+        "/ven",
+        "/brez-lokacije",
+        "/dolg",
+        "/utf16",
+        "/latin2",
+    ]
+    links = " ".join(f'<a href="{c}">{c}</a>' for c in cases)
+    r = {
+        # A CMS's "not found" page served with 200 as robots.txt: no rules, so allow all.
+        "/robots.txt": html("<html><body><h1>Stran ne obstaja</h1></body></html>"),
+        "/": html(page("Napake", links)),
+        # Never ends: cut at DOWNLOAD_MAXSIZE and recorded as an error.
+        "/neskoncno": Resource(
+            b"<p>" + b"x" * 65536 + b"</p>", headers={"Content-Type": "text/html"}, endless=True
+        ),
+        # Sends its headers, then hangs past DOWNLOAD_TIMEOUT.
+        "/pocasi": Resource(
+            page("Počasi", "").encode(), headers={"Content-Type": "text/html"}, stall=5
+        ),
+        "/brez-tipa": Resource(page("Brez tipa", '<a href="/najden">najden</a>').encode()),
+        "/napacen-charset": Resource(
+            page("Napačen charset", f"<p>{SUMNIKI}</p>").encode(),
+            headers={"Content-Type": "text/html; charset=x-neznan"},
+        ),
+        "/pokvarjen": Resource(BROKEN_HTML, headers={"Content-Type": "text/html"}),
+        "/najden": html(page("Najden", "<p>Našli ste me.</p>")),
+        "/prazen": Resource(b"", headers={"Content-Type": "text/html"}),
+        "/gzip": Resource(
+            _gzip(page("Stisnjen", '<a href="/najden">najden</a>').encode()),
+            headers={"Content-Type": "text/html", "Content-Encoding": "gzip"},
+        ),
+        # 64 KiB on the wire, 64 MiB once decompressed.
+        "/bomba": Resource(
+            _gzip(b" " * BOMB_SIZE),
+            headers={"Content-Type": "text/html", "Content-Encoding": "gzip"},
+        ),
+        "/ven": redirect("https://www.google.com/", 302),
+        "/brez-lokacije": html(page("Premaknjeno", "<p>Ni naslova.</p>"), status=302),
+        "/dolg": html(page("Dolg", f'<a href="{LONG_LINK}">dolg</a> <a href="/">domov</a>')),
+        "/utf16": Resource(
+            codecs.BOM_UTF16_LE + page("UTF-16", f"<p>{SUMNIKI}</p>").encode("utf-16-le"),
+            headers={"Content-Type": "text/html"},
+        ),
+        "/latin2": Resource(OBVESTILO.encode("iso-8859-2"), headers={"Content-Type": "text/html"}),
+    }
+    return Host("napake.gov.si", 4, r)
+
+
 OUTSIDE = ["www.google.com", "gov.si.example.com", "notgov.si"]
 SEEDS = [
     "http://www.gov.si/",
     "http://evem.gov.si/",
     "https://e-uprava.gov.si/",
     "http://e-prostor.gov.si/",
+    "http://napake.gov.si/",
 ]
 
 
 def build() -> SimWeb:
-    return SimWeb([www(), evem(), euprava(), podatki(), eprostor()], outside=OUTSIDE)
+    return SimWeb([www(), evem(), euprava(), podatki(), eprostor(), napake()], outside=OUTSIDE)

@@ -27,6 +27,10 @@ class Resource:
     # reading after the headers can be seen to have stopped.
     chunk: int = 0
     pause: float = 0.0
+    # Repeat the body for ever, with no Content-Length, until the client hangs up.
+    endless: bool = False
+    # Send the headers, then nothing for this many seconds (a server that hangs).
+    stall: float = 0.0
 
 
 def html(text: str, status: int = 200, charset: str = "utf-8", **headers: str) -> Resource:
@@ -86,36 +90,50 @@ class _Handler(BaseHTTPRequestHandler):
         host = (self.headers.get("Host") or "").split(":")[0].lower()
         ip = self.server.server_address[0]
         res = web.lookup(host, self.path)
+        # Logged on arrival, so the log has request times (what politeness is about) and
+        # a request whose response never ends is in it; bytes_sent grows as it is sent.
+        hit = Hit(
+            time.time(),
+            ip,
+            host,
+            self.command,
+            self.path,
+            res.status,
+            0,
+            self.headers.get("User-Agent", ""),
+        )
+        web.record(hit)
         sent = 0
         try:
             self.send_response(res.status)
-            headers = {"Content-Length": str(len(res.body)), **res.headers}
+            if res.endless:
+                headers = {"Connection": "close", **res.headers}
+            else:
+                headers = {"Content-Length": str(len(res.body)), **res.headers}
             for k, v in headers.items():
                 self.send_header(k, v)
             self.end_headers()
-            if not head:
+            if res.stall:
+                self.wfile.flush()
+                time.sleep(res.stall)
+            if res.endless and not head:
+                self.close_connection = True
+                while True:
+                    self.wfile.write(res.body)
+                    sent += len(res.body)
+            elif not head:
                 step = res.chunk or len(res.body) or 1
                 for i in range(0, len(res.body), step):
                     self.wfile.write(res.body[i : i + step])
                     self.wfile.flush()
                     sent += len(res.body[i : i + step])
+                    hit.bytes_sent = sent
                     if res.pause:
                         time.sleep(res.pause)
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
             self.close_connection = True
         finally:
-            web.record(
-                Hit(
-                    time.time(),
-                    ip,
-                    host,
-                    self.command,
-                    self.path,
-                    res.status,
-                    sent,
-                    self.headers.get("User-Agent", ""),
-                )
-            )
+            hit.bytes_sent = sent
 
 
 NOT_FOUND = Resource(
