@@ -8,6 +8,9 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, text
 
 from tests.simweb.server import SimWeb
 
@@ -66,3 +69,43 @@ def run_crawl(
     log += proc.stdout + proc.stderr
     stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
     return CrawlRun(proc.returncode, log, stats)
+
+
+def query(db_url: str, sql: str) -> list[Any]:
+    """Rows of plain SQL, unqualified table names on either back end, as users write it."""
+    engine = create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            if engine.dialect.name == "postgresql":
+                conn.execute(text("SET search_path TO crawldb"))
+            return list(conn.execute(text(sql)))
+    finally:
+        engine.dispose()
+
+
+@dataclass
+class Snapshot:
+    """The parts of crawldb that a crawl's outcome is judged by, keyed by URL, not id."""
+
+    pages: dict[str, tuple[str, int | None]]
+    links: set[tuple[str, str]]
+    images: set[tuple[str, str, str, str | None]]
+
+
+def snapshot(db_url: str) -> Snapshot:
+    url_of = dict(query(db_url, "SELECT id, url FROM page"))
+    return Snapshot(
+        pages={
+            u: (t, s)
+            for u, t, s in query(db_url, "SELECT url, page_type_code, http_status_code FROM page")
+        },
+        links={
+            (url_of[a], url_of[b]) for a, b in query(db_url, "SELECT from_page, to_page FROM link")
+        },
+        images={
+            (url_of[p], u, f, c)
+            for p, u, f, c in query(
+                db_url, "SELECT page_id, url, filename, content_type FROM image"
+            )
+        },
+    )
