@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.log import failure_to_exc_info
 from twisted.internet import task
+from twisted.internet.defer import Deferred, inlineCallbacks, succeed
+from twisted.internet.threads import deferToThread
+from twisted.python.failure import Failure
 
 from govsi import db
-from govsi.storage import CrawlWriter, Item
+from govsi.storage import CrawlWriter, Item, replay_spills, set_spills_aside
 
 logger = logging.getLogger(__name__)
 
@@ -29,9 +33,6 @@ class CrawlStore:
         self.url = db.resolve_crawldb_url(s.get("CRAWLDB_URL"))
         self.engine = db.make_engine(self.url)
         db.migrate(self.engine)
-        if s.getbool("FRESH_START"):
-            logger.info("FRESH_START: emptying the crawldb tables")
-            db.empty_tables(self.engine)
         self.writer = CrawlWriter(
             self.engine,
             store_image_data=s.getbool("STORE_IMAGE_DATA"),
@@ -41,7 +42,15 @@ class CrawlStore:
         self.batch_size = s.getint("DB_BATCH_SIZE")
         self.flush_interval = s.getfloat("DB_FLUSH_INTERVAL")
         self.spill_dir = s.get("DB_SPILL_DIR")
+        if s.getbool("FRESH_START"):
+            logger.info("FRESH_START: emptying the crawldb tables")
+            db.empty_tables(self.engine)
+            set_spills_aside(self.spill_dir)
+        else:
+            # What an earlier run could not write goes in before this run reads the frontier.
+            replay_spills(self.spill_dir, self.writer)
         self._timer: task.LoopingCall | None = None
+        self._writing: Deferred[None] | None = None
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
         logger.info("crawldb at %s", self.engine.url.render_as_string(hide_password=True))
@@ -68,21 +77,51 @@ class CrawlStore:
         if len(self.writer.pending) >= self.batch_size:
             self.flush()
 
-    def flush(self) -> None:
-        n = len(self.writer.pending)
-        if self.writer.flush():
-            self.crawler.stats.inc_value("govsi/db_items_written", n)
-        else:
-            self.crawler.stats.inc_value("govsi/db_flush_failed")
+    def flush(self) -> Deferred[None]:
+        """Start writing what is pending in a worker thread, one batch at a time, so
+        that the reactor keeps crawling while the database is slow or away. Returns a
+        Deferred that fires when the batch in flight (this one or an earlier) is done."""
+        if self._writing is not None:
+            return self._writing
+        batch = self.writer.take()
+        if not batch:
+            return succeed(None)
+
+        def done(written: bool) -> None:
+            self._writing = None
+            if written:
+                self.crawler.stats.inc_value("govsi/db_items_written", len(batch))
+            else:
+                self.writer.putback(batch)
+                self.crawler.stats.inc_value("govsi/db_flush_failed")
+
+        def crashed(failure: Failure) -> None:
+            # write() handles database errors itself; anything else is a bug, but the
+            # batch must still not be lost.
+            logger.error("crawldb writer failed", exc_info=failure_to_exc_info(failure))
+            done(False)
+
+        d = deferToThread(self.writer.write, batch)
+        d.addCallbacks(done, crashed)
+        self._writing = d
+        return d
 
     def spider_opened(self, spider: Spider) -> None:
         self._timer = task.LoopingCall(self.flush)
         self._timer.start(self.flush_interval, now=False)
 
-    def spider_closed(self, spider: Spider, reason: Any) -> None:
+    def spider_closed(self, spider: Spider, reason: Any) -> Deferred[None]:
+        # A plain method: the signal dispatcher reads its signature to pass arguments.
         if self._timer and self._timer.running:
             self._timer.stop()
-        self.flush()
+        return self._finish()
+
+    @inlineCallbacks
+    def _finish(self) -> Generator[Deferred[Any], Any, None]:
+        while self._writing is not None:
+            yield self._writing
+        # One last attempt for what is left (it was retried already if a flush failed).
+        yield self.flush()
         path = self.writer.spill(self.spill_dir)
         if path:
             self.crawler.stats.set_value("govsi/db_spill_file", str(path))
@@ -95,8 +134,9 @@ class StatsFile:
     def __init__(self, crawler: Crawler, path: str) -> None:
         self.crawler = crawler
         self.path = path
-        # After CrawlStore's final flush (same signal, connected later), so db counts are in.
-        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+        # spider_closed handlers run side by side; by engine_stopped CrawlStore's final
+        # flush is done, so the database counts and any spill file are in the stats.
+        crawler.signals.connect(self.engine_stopped, signal=signals.engine_stopped)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StatsFile:
@@ -105,8 +145,7 @@ class StatsFile:
             raise NotConfigured("STATS_FILE is not set")
         return cls(crawler, path)
 
-    def spider_closed(self, spider: Spider, reason: Any) -> None:
+    def engine_stopped(self) -> None:
         stats = dict(self.crawler.stats.get_stats())
-        stats["finish_reason"] = reason
         with open(self.path, "w", encoding="utf-8") as fh:
             json.dump(stats, fh, indent=1, sort_keys=True, default=str)

@@ -14,7 +14,7 @@ class DiscoveredPage:
     depth: int
 
 
-@dataclass
+@dataclass(repr=False)
 class FetchedPage:
     """The outcome of fetching one canonical URL, whatever it turned out to be."""
 
@@ -29,7 +29,7 @@ class FetchedPage:
     fetch_error: str | None = None
     # Canonical in-scope URLs this page links to (href, onclick, or a redirect's target).
     links: list[str] = field(default_factory=list)
-    # Absolute image URLs shown on the page, each with whether it may be fetched.
+    # Canonical URLs of the <img src> the page shows, in scope or not.
     images: list[str] = field(default_factory=list)
     # For BINARY pages.
     data_type: str | None = None
@@ -42,14 +42,25 @@ class FetchedPage:
         status = self.http_status_code or 0
         return self.depth if 300 <= status < 400 else self.depth + 1
 
+    # Scrapy logs every item at DEBUG level; whole pages and documents would flood it.
+    def __repr__(self) -> str:
+        return (
+            f"FetchedPage({self.url!r}, {self.page_type}, status={self.http_status_code}, "
+            f"links={len(self.links)}, images={len(self.images)})"
+        )
 
-@dataclass
+
+@dataclass(repr=False)
 class FetchedImage:
     url: str
     accessed_time: datetime
     http_status_code: int | None = None
     content_type: str | None = None
     data: bytes | None = None
+
+    def __repr__(self) -> str:
+        size = None if self.data is None else len(self.data)
+        return f"FetchedImage({self.url!r}, status={self.http_status_code}, bytes={size})"
 
 
 @dataclass

@@ -13,6 +13,7 @@ import base64
 import dataclasses
 import json
 import logging
+import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
@@ -40,6 +41,10 @@ PAGE: Table = db.Page.__table__  # type: ignore[assignment]
 PAGE_DATA: Table = db.PageData.__table__  # type: ignore[assignment]
 IMAGE: Table = db.Image.__table__  # type: ignore[assignment]
 LINK: Table = db.Link.__table__  # type: ignore[assignment]
+
+# Files holding items that could not be written before the crawl ended.
+SPILL_PREFIX = "crawldb-unwritten-"
+SPILL_SUFFIX = ".jsonl"
 
 # Bound parameters per statement stay well under SQLite's and psycopg2's limits.
 CHUNK = 500
@@ -75,11 +80,23 @@ class CrawlWriter:
     def add(self, item: Item) -> None:
         self.pending.append(item)
 
-    def flush(self) -> bool:
-        """Write everything pending; True when nothing is left pending."""
-        if not self.pending:
-            return True
+    def take(self) -> list[Item]:
+        """Everything pending, in order, as the next batch to write."""
         batch, self.pending = self.pending, []
+        return batch
+
+    def putback(self, batch: list[Item]) -> None:
+        """Return a batch that could not be written to the front of the queue."""
+        self.pending = batch + self.pending
+
+    def write(self, batch: list[Item]) -> bool:
+        """Write one batch in one transaction, retrying with backoff; True if written.
+
+        Touches nothing but the database and the site-id cache, so it may run in a
+        worker thread while more items are added, one batch at a time.
+        """
+        if not batch:
+            return True
         for attempt in range(self.retries + 1):
             try:
                 with self.engine.begin() as conn:
@@ -97,16 +114,24 @@ class CrawlWriter:
                 )
                 if attempt < self.retries:
                     time.sleep(self.retry_backoff * 2**attempt)
-        self.failed_flushes += 1
         logger.error("crawldb unreachable: keeping %d items for the next flush", len(batch))
-        self.pending = batch + self.pending
+        return False
+
+    def flush(self) -> bool:
+        """Write everything pending now; True when nothing is left pending."""
+        batch = self.take()
+        if self.write(batch):
+            return True
+        self.failed_flushes += 1
+        self.putback(batch)
         return False
 
     def spill(self, directory: str | Path) -> Path | None:
         """Save what could not be written, so a later ``replay`` can load it."""
         if not self.pending:
             return None
-        path = Path(directory) / f"crawldb-unwritten-{int(time.time())}.jsonl"
+        # Names sort in the order the files were written, for replay_spills.
+        path = Path(directory) / f"{SPILL_PREFIX}{time.time_ns()}-{os.getpid()}{SPILL_SUFFIX}"
         with path.open("w", encoding="utf-8") as fh:
             for item in self.pending:
                 fh.write(json.dumps(encode_item(item)) + "\n")
@@ -322,6 +347,35 @@ def decode_item(row: dict[str, Any]) -> Item:
             v = datetime.fromisoformat(v["dt"])
         kwargs[k] = v
     return ITEM_TYPES[row["type"]](**kwargs)  # type: ignore[no-any-return]
+
+
+def spill_files(directory: str | Path) -> list[Path]:
+    return sorted(Path(directory).glob(f"{SPILL_PREFIX}*{SPILL_SUFFIX}"))
+
+
+def replay_spills(directory: str | Path, writer: CrawlWriter) -> int:
+    """Load every spill file in ``directory``, oldest first, deleting each once written.
+
+    Raises RuntimeError, keeping the file, when crawldb still cannot be written.
+    """
+    total = 0
+    for path in spill_files(directory):
+        n = replay(path, writer)
+        path.unlink()
+        logger.info("loaded %d items saved in %s when crawldb was unreachable", n, path)
+        total += n
+    return total
+
+
+def set_spills_aside(directory: str | Path) -> list[Path]:
+    """Rename spill files so they are never loaded (a fresh crawl must not get them)."""
+    moved = []
+    for path in spill_files(directory):
+        target = path.with_name(path.name + ".discarded")
+        path.rename(target)
+        logger.warning("FRESH_START: %s is not loaded; kept as %s", path, target)
+        moved.append(target)
+    return moved
 
 
 def replay(path: str | Path, writer: CrawlWriter) -> int:

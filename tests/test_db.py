@@ -15,7 +15,7 @@ from sqlalchemy.exc import OperationalError
 
 from govsi import db
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, RobotsFile
-from govsi.storage import CrawlWriter, replay
+from govsi.storage import CrawlWriter, replay, replay_spills, set_spills_aside, spill_files
 from tests.support.pgcluster import PgCluster
 
 _db_names = itertools.count()
@@ -317,3 +317,42 @@ def test_empty_tables_keeps_lookups(engine: Engine) -> None:
     db.empty_tables(engine)
     assert q(engine, "SELECT count(*) FROM page") == [(0,)]
     assert q(engine, "SELECT count(*) FROM page_type") == [(6,)]
+
+
+def test_spills_are_replayed_oldest_first_and_removed(engine: Engine, tmp_path: Path) -> None:
+    older = CrawlWriter(engine)
+    older.add(DiscoveredPage("http://a.gov.si/", 0))
+    first = older.spill(tmp_path)
+    newer = CrawlWriter(engine)
+    # The later file records the fetch of the page the earlier one discovered.
+    newer.add(FetchedPage("http://a.gov.si/", 0, "HTML", T, 200, html_content="x"))
+    second = newer.spill(tmp_path)
+    assert spill_files(tmp_path) == [first, second]
+    assert replay_spills(tmp_path, CrawlWriter(engine)) == 2
+    assert spill_files(tmp_path) == []
+    assert q(engine, "SELECT page_type_code FROM page") == [("HTML",)]
+
+
+def test_a_spill_stays_when_crawldb_is_still_away(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    w = CrawlWriter(engine)
+    w.add(DiscoveredPage("http://a.gov.si/", 0))
+    path = w.spill(tmp_path)
+    down = CrawlWriter(engine, retries=0)
+
+    def broken(conn, batch):  # type: ignore[no-untyped-def]
+        raise OperationalError("INSERT", {}, Exception("connection refused"))
+
+    monkeypatch.setattr(down, "_apply", broken)
+    with pytest.raises(RuntimeError):
+        replay_spills(tmp_path, down)
+    assert spill_files(tmp_path) == [path]
+
+
+def test_fresh_start_sets_spills_aside(engine: Engine, tmp_path: Path) -> None:
+    w = CrawlWriter(engine)
+    w.add(DiscoveredPage("http://a.gov.si/", 0))
+    w.spill(tmp_path)
+    moved = set_spills_aside(tmp_path)
+    assert spill_files(tmp_path) == [] and len(moved) == 1 and moved[0].exists()

@@ -53,6 +53,8 @@ def crawled(request: pytest.FixtureRequest, gov_web: SimWeb, tmp_path_factory: A
         gov_web, db_url, work, govweb.SEEDS, STORE_BINARY_DATA=store_binary, **E2E_SETTINGS
     )
     assert run.returncode == 0, run.log[-5000:]
+    # Errors inside components (a signal handler, a pipeline) are only logged by Scrapy.
+    assert "Traceback" not in run.log, run.log
     return Result(run, gov_web.requested(), db_url, store_binary)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tests.support.crawl import Snapshot
+
 W, E, U, P, X, N = (
     "http://www.gov.si",
     "http://evem.gov.si",
@@ -156,3 +158,10 @@ EXPECTED_ROBOTS = {
     "e-prostor.gov.si": "User-agent: govsi-crawler\nDisallow: /\n\nUser-agent: *\nAllow: /\n",
     "napake.gov.si": "<html><body><h1>Stran ne obstaja</h1></body></html>",
 }
+
+
+def assert_complete(crawl: Snapshot) -> None:
+    """crawldb holds exactly what a complete crawl of govweb must leave."""
+    assert crawl.pages == EXPECTED_PAGES
+    assert crawl.links == EXPECTED_LINKS
+    assert crawl.images == EXPECTED_IMAGES

@@ -32,29 +32,45 @@ class CrawlRun:
     stats: dict[str, object]
 
 
-def run_crawl(
+class RunningCrawl:
+    """A ``scrapy crawl govsi`` subprocess; ``wait()`` collects its log and final stats."""
+
+    def __init__(self, proc: subprocess.Popen[str], workdir: Path) -> None:
+        self.proc = proc
+        self.workdir = workdir
+
+    def wait(self, timeout: float = 300) -> CrawlRun:
+        out, err = self.proc.communicate(timeout=timeout)
+        log_file = self.workdir / "crawl.log"
+        stats_file = self.workdir / "stats.json"
+        log = log_file.read_text(encoding="utf-8") if log_file.exists() else ""
+        stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
+        return CrawlRun(self.proc.returncode, log + out + err, stats)
+
+
+def start_crawl(
     web: SimWeb,
     db_url: str,
     workdir: Path,
     seeds: list[str],
-    timeout: float = 300,
+    spider_args: dict[str, str] | None = None,
     **settings: object,
-) -> CrawlRun:
+) -> RunningCrawl:
     workdir.mkdir(parents=True, exist_ok=True)
-    log_file = workdir / "crawl.log"
-    stats_file = workdir / "stats.json"
     merged = {
         **BASE_SETTINGS,
         "SEED_URLS": ",".join(seeds),
         "CRAWLDB_URL": db_url,
-        "LOG_FILE": str(log_file),
-        "STATS_FILE": str(stats_file),
+        "LOG_FILE": str(workdir / "crawl.log"),
+        "STATS_FILE": str(workdir / "stats.json"),
         "DB_SPILL_DIR": str(workdir),
     }
     merged.update({k: str(v) for k, v in settings.items()})
     cmd = [sys.executable, "-m", "scrapy", "crawl", "govsi"]
     for k, v in merged.items():
         cmd += ["-s", f"{k}={v}"]
+    for k, v in (spider_args or {}).items():
+        cmd += ["-a", f"{k}={v}"]
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
@@ -62,13 +78,22 @@ def run_crawl(
         "GOVSI_TEST_HOSTS": json.dumps(web.hosts_map()),
     }
     env.pop("CRAWLDB_URL", None)
-    proc = subprocess.run(
-        cmd, cwd=workdir, env=env, timeout=timeout, capture_output=True, text=True
+    proc = subprocess.Popen(
+        cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    log = log_file.read_text(encoding="utf-8") if log_file.exists() else ""
-    log += proc.stdout + proc.stderr
-    stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
-    return CrawlRun(proc.returncode, log, stats)
+    return RunningCrawl(proc, workdir)
+
+
+def run_crawl(
+    web: SimWeb,
+    db_url: str,
+    workdir: Path,
+    seeds: list[str],
+    timeout: float = 300,
+    spider_args: dict[str, str] | None = None,
+    **settings: object,
+) -> CrawlRun:
+    return start_crawl(web, db_url, workdir, seeds, spider_args, **settings).wait(timeout)
 
 
 def query(db_url: str, sql: str) -> list[Any]:

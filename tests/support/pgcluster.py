@@ -63,24 +63,26 @@ class PgCluster:
             "UTF8",
             "--locale=C",
         )
+        self.start_server()
+
+    def start_server(self) -> None:
         opts = (
             f"-p {self.port} -k {self.tmp} -c listen_addresses=127.0.0.1 "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
             "-c max_connections=100"
         )
+        log = str(self.tmp / "server.log")
         self._run(
-            str(self.bin_dir / "pg_ctl"),
-            "-D",
-            str(self.data),
-            "-o",
-            opts,
-            "-l",
-            str(self.tmp / "server.log"),
-            "-w",
-            "-t",
-            "60",
-            "start",
+            self._pg_ctl, "-D", str(self.data), "-o", opts, "-l", log, "-w", "-t", "60", "start"
         )
+
+    def stop_server(self) -> None:
+        """Stop the server, keeping its data (the database "goes away" for a while)."""
+        self._run(self._pg_ctl, "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    @property
+    def _pg_ctl(self) -> str:
+        return str(self.bin_dir / "pg_ctl")
 
     def url(self, dbname: str = "postgres") -> str:
         return f"postgresql+psycopg2://govsi@127.0.0.1:{self.port}/{dbname}"
@@ -98,6 +100,6 @@ class PgCluster:
 
     def stop(self) -> None:
         with contextlib.suppress(subprocess.CalledProcessError):
-            self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop")
+            self._run(self._pg_ctl, "-D", str(self.data), "-m", "immediate", "stop")
         time.sleep(0.1)
         shutil.rmtree(self.tmp, ignore_errors=True)
