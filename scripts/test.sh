@@ -29,5 +29,11 @@ if ! have_pg; then
   fi
 fi
 
+# PostgreSQL refuses to run as root; the test cluster then runs as the postgres account.
+if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then
+  echo "test.sh: creating the unprivileged postgres account for the test cluster" >&2
+  useradd --system --no-create-home --shell /usr/sbin/nologin postgres
+fi
+
 "$PY" -m ruff check govsi tests bench
 exec "$PY" -m pytest "$@"
