@@ -1,0 +1,218 @@
+"""The time-aware breadth-first frontier: which request may go out now, and when the next
+one may.
+
+Plain Python with time passed in, so every decision can be tested without a crawl; the
+Scrapy scheduler (``govsi.scheduler``) feeds it and asks it. Rules:
+
+- Per host, entries leave in order of depth, then of discovery (FIFO). Entries with a
+  negative depth (robots.txt, sitemaps) go before any page, and while a host is *gated*
+  (its robots.txt is not known yet) only those may leave.
+- Hosts are grouped by IP address, and the group is what is scheduled: at most one
+  request is in flight per IP address (so per host), a host waits its own delay and an
+  address ``ip_delay`` between requests. Hosts whose address is not known yet are not
+  scheduled at all.
+- Delays are counted from the moment the previous request is known to have reached the
+  server: when its response headers arrived, or when it failed. A request dispatched
+  then cannot arrive at the server earlier than ``delay`` after its predecessor did,
+  whatever the connection set-up cost of either.
+- Memory holds a bounded window of entries. ``push`` refuses page entries beyond it; the
+  caller keeps them elsewhere (crawldb's FRONTIER rows) and pushes them again later.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Frontier", "HostState"]
+
+
+@dataclass
+class HostState:
+    name: str
+    delay: float
+    ip: str | None = None
+    gated: bool = True
+    free_at: float = 0.0
+    # (depth, seq, entry); entries are opaque to the frontier.
+    queue: list[tuple[int, int, Any]] = field(default_factory=list)
+    # Requests released so far, and how many page entries the window refused.
+    released: int = 0
+    refused: int = 0
+
+    def eligible(self) -> bool:
+        if not self.queue:
+            return False
+        return not self.gated or self.queue[0][0] < 0
+
+    def head_depth(self) -> int:
+        return self.queue[0][0]
+
+
+@dataclass
+class _IpGroup:
+    ip: str
+    free_at: float = 0.0
+    busy_host: str | None = None
+    # The time this group is in the heap for (None: not in it). Only an earlier time adds
+    # a heap entry, so the heap grows with wake-ups, not with queued entries.
+    scheduled_at: float | None = None
+    hosts: dict[str, HostState] = field(default_factory=dict)
+
+
+class Frontier:
+    def __init__(self, default_delay: float, ip_delay: float, window: int = 100_000) -> None:
+        self.default_delay = default_delay
+        self.ip_delay = ip_delay
+        self.window = window
+        self.hosts: dict[str, HostState] = {}
+        self._groups: dict[str, _IpGroup] = {}
+        self._seq = itertools.count()
+        self._size = 0
+        # Lazy heap of (time the group may be ready, seq, ip); stale entries are skipped.
+        self._heap: list[tuple[float, int, str]] = []
+
+    # -- hosts ------------------------------------------------------------------------------
+    def host(self, name: str) -> HostState:
+        state = self.hosts.get(name)
+        if state is None:
+            state = self.hosts[name] = HostState(name, self.default_delay)
+        return state
+
+    def set_ip(self, name: str, ip: str) -> None:
+        """Place a host in its address group; from now on it can be scheduled."""
+        state = self.host(name)
+        if state.ip == ip:
+            return
+        if state.ip is not None:
+            old = self._groups[state.ip]
+            old.hosts.pop(name, None)
+        state.ip = ip
+        group = self._groups.get(ip)
+        if group is None:
+            group = self._groups[ip] = _IpGroup(ip)
+        group.hosts[name] = state
+        self._wake(group)
+
+    def set_delay(self, name: str, delay: float) -> None:
+        """The host's delay: never below the default (a longer Crawl-delay wins)."""
+        state = self.host(name)
+        state.delay = max(self.default_delay, delay)
+
+    def open_gate(self, name: str) -> None:
+        """Pages of this host may leave (its robots.txt is known)."""
+        state = self.host(name)
+        state.gated = False
+        self._wake_host(state)
+
+    def close_gate(self, name: str) -> None:
+        self.host(name).gated = True
+
+    # -- entries ------------------------------------------------------------------------------
+    def push(self, name: str, depth: int, entry: Any) -> bool:
+        """Queue an entry; False (and not queued) when a page entry finds the window full."""
+        state = self.host(name)
+        if depth >= 0 and self._size >= self.window:
+            state.refused += 1
+            return False
+        heapq.heappush(state.queue, (depth, next(self._seq), entry))
+        self._size += 1
+        self._wake_host(state)
+        return True
+
+    def __len__(self) -> int:
+        return self._size
+
+    def entries(self, name: str) -> Iterator[Any]:
+        state = self.hosts.get(name)
+        return iter(()) if state is None else (e for _, _, e in state.queue)
+
+    def drop_host(self, name: str) -> list[Any]:
+        """Take every queued entry of a host out (a host given up on); returns them."""
+        state = self.host(name)
+        dropped = [e for _, _, e in sorted(state.queue)]
+        self._size -= len(state.queue)
+        state.queue.clear()
+        return dropped
+
+    # -- releasing ---------------------------------------------------------------------------
+    def pop(
+        self, now: float, admit: Callable[[HostState, Any], bool] | None = None
+    ) -> tuple[HostState, Any] | None:
+        """The next entry that may go out at ``now``, its address marked busy; else None.
+
+        ``admit`` may refuse an entry at the last moment (robots.txt, a trap, a budget):
+        a refused entry is dropped and costs its host no delay.
+        """
+        while self._heap and self._heap[0][0] <= now:
+            when, _, ip = heapq.heappop(self._heap)
+            group = self._groups[ip]
+            if group.scheduled_at != when:
+                continue  # superseded by an earlier entry
+            group.scheduled_at = None
+            while (ready := self._ready_at(group)) is not None and ready <= now:
+                state = self._choose(group, now)
+                _, _, entry = heapq.heappop(state.queue)
+                self._size -= 1
+                if admit is None or admit(state, entry):
+                    group.busy_host = state.name
+                    state.released += 1
+                    return state, entry
+            self._wake(group)
+        return None
+
+    def finished(self, name: str, arrived_by: float) -> None:
+        """The request released for ``name`` is over; it reached the server by ``arrived_by``."""
+        state = self.host(name)
+        state.free_at = max(state.free_at, arrived_by + state.delay)
+        if state.ip is None:
+            return
+        group = self._groups[state.ip]
+        group.free_at = max(group.free_at, arrived_by + self.ip_delay)
+        if group.busy_host == name:
+            group.busy_host = None
+        self._wake(group)
+
+    def next_ready_time(self) -> float | None:
+        """When ``pop`` may next return something (None: not before a push or a finish)."""
+        while self._heap:
+            when, _, ip = self._heap[0]
+            if self._groups[ip].scheduled_at == when:
+                return when
+            heapq.heappop(self._heap)
+        return None
+
+    def busy_hosts(self) -> list[str]:
+        return [g.busy_host for g in self._groups.values() if g.busy_host is not None]
+
+    def group_count(self) -> int:
+        return len(self._groups)
+
+    # -- internals ---------------------------------------------------------------------------
+    def _ready_at(self, group: _IpGroup) -> float | None:
+        times = [h.free_at for h in group.hosts.values() if h.eligible()]
+        if not times:
+            return None
+        return max(group.free_at, min(times))
+
+    def _choose(self, group: _IpGroup, now: float) -> HostState:
+        # Hosts of one address take turns; the one with the most waiting time ahead of it
+        # (queued entries x its delay) is the crawl's critical path and goes first, so that
+        # a slow host is never left waiting behind quick ones. Ties: ready longest.
+        ready = (h for h in group.hosts.values() if h.eligible() and h.free_at <= now)
+        return min(ready, key=lambda h: (-len(h.queue) * h.delay, h.free_at))
+
+    def _wake_host(self, state: HostState) -> None:
+        if state.ip is not None:
+            self._wake(self._groups[state.ip])
+
+    def _wake(self, group: _IpGroup) -> None:
+        if group.busy_host is not None:
+            return  # finished() wakes it
+        ready = self._ready_at(group)
+        if ready is not None and (group.scheduled_at is None or ready < group.scheduled_at):
+            group.scheduled_at = ready
+            heapq.heappush(self._heap, (ready, next(self._seq), group.ip))

@@ -1,0 +1,207 @@
+"""The frontier's release decisions, driven with explicit times."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import defaultdict
+
+import pytest
+
+from govsi.frontier import Frontier, HostState
+
+
+def frontier(default: float = 5.0, ip: float = 5.0, window: int = 1000) -> Frontier:
+    return Frontier(default_delay=default, ip_delay=ip, window=window)
+
+
+def ready_host(f: Frontier, name: str, ip: str) -> None:
+    f.set_ip(name, ip)
+    f.open_gate(name)
+
+
+def test_per_host_order_is_depth_then_discovery() -> None:
+    f = frontier(default=0, ip=0)
+    ready_host(f, "a.gov.si", "10.0.0.1")
+    for depth, url in [(2, "d2-first"), (1, "d1-first"), (2, "d2-second"), (1, "d1-second")]:
+        f.push("a.gov.si", depth, url)
+    out = []
+    for t in range(4):
+        _host, entry = f.pop(float(t)) or (None, None)
+        out.append(entry)
+        f.finished("a.gov.si", float(t))
+    assert out == ["d1-first", "d1-second", "d2-first", "d2-second"]
+
+
+def test_host_waits_its_delay_from_the_arrival_of_the_previous_request() -> None:
+    f = frontier(default=5, ip=0)
+    ready_host(f, "a.gov.si", "10.0.0.1")
+    f.push("a.gov.si", 0, "one")
+    f.push("a.gov.si", 0, "two")
+    assert f.pop(100.0) is not None
+    assert f.pop(100.0) is None  # in flight
+    f.finished("a.gov.si", arrived_by=100.4)  # headers came back at 100.4
+    assert f.next_ready_time() == pytest.approx(105.4)
+    assert f.pop(105.3) is None
+    popped = f.pop(105.4)
+    assert popped is not None and popped[1] == "two"
+
+
+@pytest.mark.parametrize(
+    ("crawl_delay", "expected"),
+    [(None, 5.0), (2.0, 5.0), (10.0, 10.0), (7.5, 7.5)],
+    ids=["default", "shorter-ignored", "longer-wins", "fractional"],
+)
+def test_host_delay_is_the_larger_of_default_and_crawl_delay(
+    crawl_delay: float | None, expected: float
+) -> None:
+    f = frontier(default=5, ip=0)
+    if crawl_delay is not None:
+        f.set_delay("a.gov.si", crawl_delay)
+    assert f.host("a.gov.si").delay == expected
+
+
+def test_hosts_sharing_an_address_share_its_delay_and_one_request_at_a_time() -> None:
+    f = frontier(default=1, ip=5)
+    for name in ("a.gov.si", "b.gov.si"):
+        ready_host(f, name, "10.0.0.1")
+        f.push(name, 0, name)
+    first = f.pop(0.0)
+    assert first is not None
+    assert f.pop(0.0) is None  # the address is busy, though b has never been asked
+    f.finished(first[0].name, arrived_by=0.1)
+    assert f.pop(5.0) is None
+    second = f.pop(5.1)
+    assert second is not None and second[0].name != first[0].name
+
+
+def test_different_addresses_go_in_parallel() -> None:
+    f = frontier(default=5, ip=5)
+    for i, name in enumerate(("a.gov.si", "b.gov.si", "c.gov.si")):
+        ready_host(f, name, f"10.0.0.{i}")
+        f.push(name, 0, name)
+    released = {f.pop(0.0)[1] for _ in range(3)}  # type: ignore[index]
+    assert released == {"a.gov.si", "b.gov.si", "c.gov.si"}
+
+
+def test_a_gated_host_releases_only_robots_and_sitemaps() -> None:
+    f = frontier(default=0, ip=0)
+    f.set_ip("a.gov.si", "10.0.0.1")
+    f.push("a.gov.si", 0, "page")
+    assert f.pop(0.0) is None
+    f.push("a.gov.si", -1, "robots.txt")
+    assert f.pop(0.0)[1] == "robots.txt"  # type: ignore[index]
+    f.finished("a.gov.si", 0.0)
+    assert f.pop(1.0) is None
+    f.open_gate("a.gov.si")
+    assert f.pop(1.0)[1] == "page"  # type: ignore[index]
+
+
+def test_a_host_without_an_address_is_never_released() -> None:
+    f = frontier(default=0, ip=0)
+    f.open_gate("a.gov.si")
+    f.push("a.gov.si", 0, "page")
+    assert f.pop(1e9) is None and f.next_ready_time() is None
+    f.set_ip("a.gov.si", "10.0.0.1")
+    assert f.pop(0.0)[1] == "page"  # type: ignore[index]
+
+
+def test_the_window_refuses_pages_but_never_robots_or_sitemaps() -> None:
+    f = frontier(window=2)
+    assert f.push("a.gov.si", 0, "p1") and f.push("a.gov.si", 1, "p2")
+    assert not f.push("a.gov.si", 1, "p3")
+    assert f.push("a.gov.si", -1, "robots.txt")
+    assert len(f) == 3 and f.host("a.gov.si").refused == 1
+
+
+def test_a_refused_entry_costs_no_delay() -> None:
+    f = frontier(default=5, ip=5)
+    ready_host(f, "a.gov.si", "10.0.0.1")
+    for url in ("forbidden", "allowed"):
+        f.push("a.gov.si", 0, url)
+    refused: list[str] = []
+
+    def admit(state: HostState, entry: str) -> bool:
+        if entry == "forbidden":
+            refused.append(entry)
+            return False
+        return True
+
+    popped = f.pop(0.0, admit)
+    assert popped is not None and popped[1] == "allowed"
+    assert refused == ["forbidden"] and len(f) == 0
+
+
+def test_the_address_ready_longest_goes_first() -> None:
+    f = frontier(default=1, ip=1)
+    for i, name in enumerate(("a.gov.si", "b.gov.si")):
+        ready_host(f, name, f"10.0.0.{i}")
+        f.push(name, 0, f"{name}/1")
+        f.push(name, 0, f"{name}/2")
+    got = [f.pop(0.0), f.pop(0.0)]
+    f.finished("b.gov.si", 0.0)  # b is done earlier, so it is ready earlier
+    f.finished("a.gov.si", 0.5)
+    assert [g[0].name for g in got] == ["a.gov.si", "b.gov.si"]  # type: ignore[index]
+    assert f.pop(2.0)[0].name == "b.gov.si"  # type: ignore[index]
+
+
+def test_drop_host_empties_its_queue() -> None:
+    f = frontier()
+    f.push("a.gov.si", 0, "p1")
+    f.push("a.gov.si", 1, "p2")
+    assert f.drop_host("a.gov.si") == ["p1", "p2"]
+    assert len(f) == 0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_simulated_crawl_is_polite_and_wastes_no_time(seed: int) -> None:
+    """A discrete-event crawl: random hosts on shared addresses, random response times,
+    a downloader that asks as soon as it can. Every gap holds, and the crawl takes as
+    long as its busiest host or address needs, not longer."""
+    rng = random.Random(seed)
+    ip_delay = 1.0
+    f = frontier(default=1.0, ip=ip_delay, window=10_000)
+    pages = {}
+    for i in range(30):
+        name = f"h{i}.gov.si"
+        ready_host(f, name, f"10.0.0.{rng.randrange(12)}")
+        f.set_delay(name, rng.choice([1.0, 1.0, 2.0, 3.5]))
+        pages[name] = rng.randrange(1, 15)
+        for p in range(pages[name]):
+            f.push(name, p % 3, f"{name}/{p}")
+
+    now, in_flight = 0.0, []  # (finish time, arrival time, host)
+    arrivals: dict[str, list[float]] = defaultdict(list)
+    by_ip: dict[str, list[float]] = defaultdict(list)
+    while len(f) or in_flight:
+        while (popped := f.pop(now)) is not None:
+            state, _ = popped
+            latency = rng.uniform(0.001, 0.05)  # connection set-up, then the server sees it
+            ttfb = rng.uniform(0.001, 0.05)
+            arrival = now + latency
+            arrivals[state.name].append(arrival)
+            by_ip[state.ip or ""].append(arrival)
+            in_flight.append((arrival + ttfb, arrival + ttfb, state.name))
+        events = [t for t, _, _ in in_flight]
+        nxt = f.next_ready_time()
+        if nxt is not None:
+            events.append(nxt)
+        now = max(now, min(events))
+        for item in [x for x in in_flight if x[0] <= now]:
+            in_flight.remove(item)
+            f.finished(item[2], arrived_by=item[1])
+
+    for name, times in arrivals.items():
+        gaps = [b - a for a, b in itertools.pairwise(times)]
+        assert all(g >= f.host(name).delay for g in gaps), name
+    for ip, times in by_ip.items():
+        times.sort()
+        assert all(b - a >= ip_delay for a, b in itertools.pairwise(times)), ip
+    # The least time the same requests could take, against the time they took.
+    ideal = max(
+        max((n - 1) * f.host(h).delay for h, n in pages.items()),
+        max((len(t) - 1) * ip_delay for t in by_ip.values()),
+    )
+    first = min(min(t) for t in arrivals.values())
+    last = max(max(t) for t in arrivals.values())
+    assert ideal / (last - first) > 0.88
