@@ -18,8 +18,10 @@ from pathlib import Path
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     DateTime,
     Engine,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -81,6 +83,10 @@ class Site(Base):
     domain: Mapped[str | None] = mapped_column(String(500))
     robots_content: Mapped[str | None] = mapped_column(Text)
     sitemap_content: Mapped[str | None] = mapped_column(Text)
+    # govsi extensions: the address the host resolved to (hosts sharing one share its
+    # politeness budget) and the delay used between its requests, in seconds.
+    ip_address: Mapped[str | None] = mapped_column(String(64))
+    crawl_delay: Mapped[float | None] = mapped_column(Float)
 
 
 class Page(Base):
@@ -90,8 +96,8 @@ class Page(Base):
         Index("unq_url_idx", "url", unique=True),
         Index("idx_page_site_id", "site_id"),
         Index("idx_page_page_type_code", "page_type_code"),
-        # govsi extension: the breadth-first queue is "FRONTIER rows by depth, then id".
-        Index("idx_page_frontier", "page_type_code", "depth", "id"),
+        # govsi extension: each host's queue is "its FRONTIER rows by depth, then id".
+        Index("idx_page_frontier", "site_id", "page_type_code", "depth", "id"),
         {"schema": SCHEMA},
     )
 
@@ -112,6 +118,8 @@ class Page(Base):
     content_type: Mapped[str | None] = mapped_column(String(255))
     # Why a fetch produced no status (DNS failure, timeout, size limit, ...).
     fetch_error: Mapped[str | None] = mapped_column(Text)
+    # The page said nofollow (meta robots or X-Robots-Tag), so its links were not followed.
+    nofollow: Mapped[bool | None] = mapped_column(Boolean)
 
 
 class PageData(Base):

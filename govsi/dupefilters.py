@@ -2,8 +2,11 @@
 
 Requests are keyed by their canonical URL (``govsi.urls.canonicalize``), not by Scrapy's
 request fingerprint, so every spelling of a page is one page. Pages and images are keyed
-apart: an image URL that is also linked as a page is still fetched once as each. A
-continuing crawl starts with everything crawldb has already fetched marked as seen.
+apart: an image URL that is also linked as a page is still fetched once as each. Keys are
+kept as 64-bit fingerprints, so millions of known URLs fit in little memory.
+
+A continuing crawl starts with every URL crawldb knows marked as seen: fetched pages are
+not fetched again, and the FRONTIER rows reach the scheduler from crawldb itself.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from scrapy.dupefilters import BaseDupeFilter
 from scrapy.statscollectors import StatsCollector
 
 from govsi.extensions import CrawlStore
-from govsi.urls import canonicalize, url_too_long
+from govsi.urls import canonicalize, fingerprint, url_too_long
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +41,7 @@ class CanonicalDupeFilter(BaseDupeFilter):
         store: CrawlStore | None = None,
         debug: bool = False,
     ) -> None:
-        self.seen: set[str] = set()
+        self.seen: set[int] = set()
         self.max_url_length = max_url_length
         self.stats = stats
         self.store = store
@@ -56,21 +59,22 @@ class CanonicalDupeFilter(BaseDupeFilter):
     def open(self) -> None:
         if self.store is None:
             return
-        for url in self.store.fetched_urls():
-            self.seen.add(f"page {url}")
+        for url in self.store.known_urls():
+            self.seen.add(fingerprint(f"page {url}"))
         for url in self.store.fetched_image_urls():
-            self.seen.add(f"image {url}")
+            self.seen.add(fingerprint(f"image {url}"))
         if self.seen:
-            logger.info("continuing crawl: %d URLs already fetched", len(self.seen))
+            logger.info("continuing crawl: %d URLs already known", len(self.seen))
 
     def request_seen(self, request: Request) -> bool:
         key = request_key(request)
         if key is None or url_too_long(key.split(" ", 1)[1], self.max_url_length):
             self._inc("govsi/dupefilter/rejected")
             return True
-        if key in self.seen:
+        fp = fingerprint(key)
+        if fp in self.seen:
             return True
-        self.seen.add(key)
+        self.seen.add(fp)
         return False
 
     def log(self, request: Request, spider: object) -> None:

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.log import failure_to_exc_info
 from twisted.internet import task
-from twisted.internet.defer import Deferred, inlineCallbacks, succeed
+from twisted.internet.defer import Deferred, succeed
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
@@ -51,6 +52,8 @@ class CrawlStore:
             replay_spills(self.spill_dir, self.writer)
         self._timer: task.LoopingCall | None = None
         self._writing: Deferred[None] | None = None
+        self.items_added = 0
+        self.items_written = 0
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
         logger.info("crawldb at %s", self.engine.url.render_as_string(hide_password=True))
@@ -72,7 +75,21 @@ class CrawlStore:
     def frontier(self, max_depth: int = 0) -> Iterator[tuple[str, int]]:
         return self.writer.frontier(max_depth)
 
+    def frontier_hosts(self, max_depth: int = 0) -> list[tuple[str, str]]:
+        return self.writer.frontier_hosts(max_depth)
+
+    def frontier_batch(
+        self, host: str, after: tuple[int, int], limit: int, max_depth: int = 0
+    ) -> list[tuple[str, int, int]]:
+        return self.writer.frontier_batch(host, after, limit, max_depth)
+
+    def known_urls(self) -> Iterator[str]:
+        return self.writer.known_urls()
+
     def add(self, item: Item) -> None:
+        # Items are written in the order they are added, so "items_written has reached the
+        # count at which X was added" means X is in crawldb (see the scheduler's refills).
+        self.items_added += 1
         self.writer.add(item)
         if len(self.writer.pending) >= self.batch_size:
             self.flush()
@@ -90,6 +107,7 @@ class CrawlStore:
         def done(written: bool) -> None:
             self._writing = None
             if written:
+                self.items_written += len(batch)
                 self.crawler.stats.inc_value("govsi/db_items_written", len(batch))
             else:
                 self.writer.putback(batch)
@@ -110,18 +128,13 @@ class CrawlStore:
         self._timer = task.LoopingCall(self.flush)
         self._timer.start(self.flush_interval, now=False)
 
-    def spider_closed(self, spider: Spider, reason: Any) -> Deferred[None]:
-        # A plain method: the signal dispatcher reads its signature to pass arguments.
+    async def spider_closed(self, spider: Spider, reason: Any) -> None:
         if self._timer and self._timer.running:
             self._timer.stop()
-        return self._finish()
-
-    @inlineCallbacks
-    def _finish(self) -> Generator[Deferred[Any], Any, None]:
         while self._writing is not None:
-            yield self._writing
+            await maybe_deferred_to_future(self._writing)
         # One last attempt for what is left (it was retried already if a flush failed).
-        yield self.flush()
+        await maybe_deferred_to_future(self.flush())
         path = self.writer.spill(self.spill_dir)
         if path:
             self.crawler.stats.set_value("govsi/db_spill_file", str(path))

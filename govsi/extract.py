@@ -42,6 +42,7 @@ __all__ = [
     "document_extension",
     "extract_links",
     "filename_of",
+    "header_says_nofollow",
     "onclick_targets",
     "sniff_html",
 ]
@@ -296,6 +297,28 @@ def _is_nofollow(root: etree._Element) -> bool:
             tokens = _ROBOTS_TOKEN_SPLIT.split(meta.get("content", "").lower())
             if "nofollow" in tokens or "none" in tokens:
                 return True
+    return False
+
+
+# X-Robots-Tag rules that carry a value after a colon, so that "rule: value" is not read
+# as "crawler: rules".
+_VALUED_RULES = frozenset(
+    {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
+)
+
+
+def header_says_nofollow(values: list[str], token: str) -> bool:
+    """Whether X-Robots-Tag header values forbid following links, for everyone or for
+    ``token`` by name ("nofollow", "none", "govsi-crawler: nofollow"; not "otherbot: none")."""
+    for value in values:
+        agent, colon, rules = value.partition(":")
+        agent = agent.strip().lower()
+        if colon and agent and agent not in _VALUED_RULES and not _ROBOTS_TOKEN_SPLIT.search(agent):
+            if agent != token.lower():
+                continue
+            value = rules
+        if {"nofollow", "none"} & set(_ROBOTS_TOKEN_SPLIT.split(value.lower())):
+            return True
     return False
 
 

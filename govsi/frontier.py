@@ -15,8 +15,8 @@ Scrapy scheduler (``govsi.scheduler``) feeds it and asks it. Rules:
   server: when its response headers arrived, or when it failed. A request dispatched
   then cannot arrive at the server earlier than ``delay`` after its predecessor did,
   whatever the connection set-up cost of either.
-- Memory holds a bounded window of entries. ``push`` refuses page entries beyond it; the
-  caller keeps them elsewhere (crawldb's FRONTIER rows) and pushes them again later.
+- Memory holds a bounded window of entries. ``push`` refuses spillable entries beyond
+  it; the caller keeps them elsewhere (crawldb's FRONTIER rows) and pushes them again.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ class _IpGroup:
     ip: str
     free_at: float = 0.0
     busy_host: str | None = None
+    busy_since: float = 0.0
     # The time this group is in the heap for (None: not in it). Only an earlier time adds
     # a heap entry, so the heap grows with wake-ups, not with queued entries.
     scheduled_at: float | None = None
@@ -112,10 +113,11 @@ class Frontier:
         self.host(name).gated = True
 
     # -- entries ------------------------------------------------------------------------------
-    def push(self, name: str, depth: int, entry: Any) -> bool:
-        """Queue an entry; False (and not queued) when a page entry finds the window full."""
+    def push(self, name: str, depth: int, entry: Any, spillable: bool = True) -> bool:
+        """Queue an entry; False (and not queued) when a spillable entry finds the window
+        full. Only entries the caller can find again elsewhere may be spillable."""
         state = self.host(name)
-        if depth >= 0 and self._size >= self.window:
+        if spillable and self._size >= self.window:
             state.refused += 1
             return False
         heapq.heappush(state.queue, (depth, next(self._seq), entry))
@@ -158,7 +160,7 @@ class Frontier:
                 _, _, entry = heapq.heappop(state.queue)
                 self._size -= 1
                 if admit is None or admit(state, entry):
-                    group.busy_host = state.name
+                    group.busy_host, group.busy_since = state.name, now
                     state.released += 1
                     return state, entry
             self._wake(group)
@@ -184,6 +186,14 @@ class Frontier:
                 return when
             heapq.heappop(self._heap)
         return None
+
+    def busy_longer_than(self, seconds: float, now: float) -> list[str]:
+        """Hosts whose request has been out longer than any request can take."""
+        return [
+            g.busy_host
+            for g in self._groups.values()
+            if g.busy_host is not None and now - g.busy_since > seconds
+        ]
 
     def busy_hosts(self) -> list[str]:
         return [g.busy_host for g in self._groups.values() if g.busy_host is not None]

@@ -35,6 +35,8 @@ class FetchedPage:
     data_type: str | None = None
     data: bytes | None = None
     size: int | None = None
+    # The page said nofollow, so its links were recorded but not followed.
+    nofollow: bool | None = None
 
     @property
     def link_depth(self) -> int:
@@ -69,3 +71,12 @@ class RobotsFile:
 
     host: str
     content: str | None
+
+
+@dataclass
+class SiteInfo:
+    """What politeness learned about a host: its address and the delay used for it."""
+
+    host: str
+    ip_address: str | None
+    crawl_delay: float

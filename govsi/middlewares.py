@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
-from urllib.parse import urlsplit
 
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import StopDownload
-from scrapy.http import Headers, Response
+from scrapy.http import Headers
 
-from govsi.extensions import CrawlStore
 from govsi.extract import classify
-from govsi.items import RobotsFile
 
 logger = logging.getLogger(__name__)
 
@@ -55,34 +51,11 @@ class StopUnwantedBodiesMiddleware:
         self, headers: Headers, body_length: int, request: Request, spider: Spider
     ) -> None:
         kind = request.meta.get("govsi_kind")
-        if kind is None:
-            return
+        if kind not in ("page", "image"):
+            return  # robots.txt, sitemaps: always read whole
         raw = headers.get("Content-Type")
         ctype = raw.decode("latin-1") if raw else None
         if not keep_body(ctype, request.url, kind, self.store_binary, self.store_images):
             if self.stats is not None:
                 self.stats.inc_value("govsi/download_stopped")
             raise StopDownload(fail=False)
-
-
-class RobotsRecorderMiddleware:
-    """Passes every robots.txt Scrapy's robots middleware fetches to crawldb
-    (``site.robots_content``): the text as served, or NULL when the host has none."""
-
-    def __init__(self, store: CrawlStore) -> None:
-        self.store = store
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> RobotsRecorderMiddleware:
-        store = crawler.get_extension(CrawlStore)
-        if store is None:
-            raise RuntimeError("RobotsRecorderMiddleware needs the CrawlStore extension")
-        return cls(store)
-
-    def process_response(self, request: Request, response: Response, spider: Spider) -> Any:
-        parts = urlsplit(request.url)
-        if request.meta.get("dont_obey_robotstxt") and parts.path == "/robots.txt":
-            content = response.body.decode("utf-8", "replace") if response.status == 200 else None
-            host = (parts.hostname or "").lower()
-            self.store.add(RobotsFile(host=host, content=content))
-        return response

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from scrapy import Spider
 from scrapy.crawler import Crawler
 
 from govsi.extensions import CrawlStore
@@ -24,7 +23,7 @@ class CrawlDBPipeline:
             raise RuntimeError("CrawlDBPipeline needs the govsi.extensions.CrawlStore extension")
         return cls(store)
 
-    def process_item(self, item: Any, spider: Spider) -> Any:
+    def process_item(self, item: Any) -> Any:
         if type(item).__name__ in ITEM_TYPES:
             self.store.add(item)
         return item

@@ -47,14 +47,23 @@ DB_SPILL_DIR = "."
 # The product token robots.txt groups are matched against; USER_AGENT starts with it.
 ROBOTSTXT_USER_AGENT = "govsi-crawler"
 USER_AGENT = "govsi-crawler/0.1 (+https://github.com/govsi/govsi; research crawl of .gov.si)"
+# Obey robots.txt (RFC 9309 as Google reads it, govsi.robots); fetched by the frontier
+# as each host's first request, not by Scrapy's RobotsTxtMiddleware (disabled below).
 ROBOTSTXT_OBEY = True
-# Seconds between two requests to one host (a longer robots Crawl-delay wins, issue 3).
+# Rules older than this many seconds are fetched again before the host's next request.
+ROBOTSTXT_MAX_AGE = 24 * 3600
+# A robots.txt answering 5xx (or not at all) means "crawl nothing of the host for now":
+# it is asked again this many times, after this many seconds, doubling each time; then
+# the host's pages stay in the frontier with the reason, for a later run.
+ROBOTSTXT_RETRY_TIMES = 3
+ROBOTSTXT_RETRY_DELAY = 60.0
+# Seconds between two requests to one host (a longer robots Crawl-delay wins) and between
+# two requests to one IP address, counted from when the previous request reached the
+# server. Every request counts: pages, images, documents, robots.txt, sitemaps.
 DEFAULT_CRAWL_DELAY = 5.0
-# One request at a time per host, so the delay is a true gap between requests.
+# Requests in flight at once, overall; the frontier sends one at a time per IP address.
 CONCURRENT_REQUESTS = 16
 CONCURRENT_REQUESTS_PER_DOMAIN = 1
-# The delay is exact, not randomised: "no closer than" is the rule we promise.
-DOWNLOAD_DELAY_JITTER = 0
 COOKIES_ENABLED = False
 
 # --- Fetching --------------------------------------------------------------------------
@@ -69,11 +78,17 @@ REDIRECT_ENABLED = False
 HTTPERROR_ALLOW_ALL = True
 RETRY_TIMES = 2
 
-# --- Breadth-first order ---------------------------------------------------------------
-# Lower depth first, then FIFO in discovery order (priority is -depth, set by the spider).
-SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
-SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
+# --- The frontier ----------------------------------------------------------------------
+# Breadth-first per host (depth, then discovery), each request released only when its
+# host and its IP address may be asked again; the queue is crawldb's FRONTIER rows.
+SCHEDULER = "govsi.scheduler.FrontierScheduler"
 DUPEFILTER_CLASS = "govsi.dupefilters.CanonicalDupeFilter"
+# Queued pages held in memory; the rest wait in crawldb and are read back as hosts drain.
+FRONTIER_WINDOW = 100_000
+# FRONTIER rows read from crawldb at a time for one host.
+FRONTIER_REFILL_SIZE = 200
+# Seconds between progress lines in the log (0 = none).
+PROGRESS_INTERVAL = 60.0
 
 # --- Components ------------------------------------------------------------------------
 EXTENSIONS = {
@@ -85,7 +100,9 @@ ITEM_PIPELINES = {
 }
 DOWNLOADER_MIDDLEWARES = {
     "govsi.middlewares.StopUnwantedBodiesMiddleware": 50,
-    "govsi.middlewares.RobotsRecorderMiddleware": 99,
+    # robots.txt is the frontier's (see ROBOTSTXT_OBEY): Scrapy's middleware would fetch it
+    # outside the host's delay, ignore Crawl-delay and Sitemap, and allow all on a 5xx.
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
 }
 SPIDER_MIDDLEWARES = {
     # The spider computes depth itself: a redirect target keeps its source's depth.

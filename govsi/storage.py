@@ -20,20 +20,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Table, and_, bindparam, select, update
+from sqlalchemy import Connection, Engine, Table, and_, bindparam, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
 from govsi import db
 from govsi.extract import filename_of
-from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, RobotsFile
+from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, RobotsFile, SiteInfo
 from govsi.urls import host_of
 
 logger = logging.getLogger(__name__)
 
-Item = DiscoveredPage | FetchedPage | FetchedImage | RobotsFile
+Item = DiscoveredPage | FetchedPage | FetchedImage | RobotsFile | SiteInfo
 ITEM_TYPES: dict[str, type] = {
-    cls.__name__: cls for cls in (DiscoveredPage, FetchedPage, FetchedImage, RobotsFile)
+    cls.__name__: cls for cls in (DiscoveredPage, FetchedPage, FetchedImage, RobotsFile, SiteInfo)
 }
 
 SITE: Table = db.Site.__table__  # type: ignore[assignment]
@@ -150,7 +150,7 @@ class CrawlWriter:
                 for link in item.links:
                     depth_of.setdefault(link, item.link_depth)
         hosts = {host_of(u) for u in depth_of}
-        hosts.update(i.host for i in batch if isinstance(i, RobotsFile))
+        hosts.update(i.host for i in batch if isinstance(i, RobotsFile | SiteInfo))
         site_ids = self._ensure_sites(conn, hosts)
         page_ids = self._ensure_pages(conn, depth_of, site_ids)
 
@@ -160,6 +160,7 @@ class CrawlWriter:
         images: dict[tuple[int, str], dict[str, Any]] = {}
         image_updates: dict[str, dict[str, Any]] = {}
         robots: dict[str, str | None] = {}
+        site_info: dict[str, SiteInfo] = {}
         for item in batch:
             if isinstance(item, FetchedPage):
                 pid = page_ids[item.url]
@@ -188,6 +189,8 @@ class CrawlWriter:
                 }
             elif isinstance(item, RobotsFile):
                 robots[item.host] = item.content
+            elif isinstance(item, SiteInfo):
+                site_info[item.host] = item
 
         if page_updates:
             # Keys that name columns become the SET clause of an executemany UPDATE.
@@ -210,6 +213,12 @@ class CrawlWriter:
             conn.execute(
                 update(SITE).where(SITE.c.id == site_ids[host]).values(robots_content=content)
             )
+        for host, info in site_info.items():
+            conn.execute(
+                update(SITE)
+                .where(SITE.c.id == site_ids[host])
+                .values(ip_address=info.ip_address, crawl_delay=info.crawl_delay)
+            )
 
     @staticmethod
     def _page_row(pid: int, item: FetchedPage) -> dict[str, Any]:
@@ -221,6 +230,7 @@ class CrawlWriter:
             "accessed_time": item.accessed_time,
             "content_type": (item.content_type or "")[:255] or None,
             "fetch_error": item.fetch_error,
+            "nofollow": item.nofollow,
         }
 
     def _ensure_sites(self, conn: Connection, hosts: Iterable[str]) -> dict[str, int]:
@@ -307,6 +317,46 @@ class CrawlWriter:
             fetched = select(IMAGE.c.url).where(IMAGE.c.accessed_time.is_not(None))
             q = select(IMAGE.c.url).where(IMAGE.c.url.not_in(fetched)).distinct()
             yield from conn.execute(q.execution_options(yield_per=5000)).scalars()
+
+    def frontier_hosts(self, max_depth: int = 0) -> list[tuple[str, str]]:
+        """Hosts with FRONTIER rows (within ``max_depth`` > 0), each with one of their URLs:
+        a continuing crawl's work."""
+        with self.engine.connect() as conn:
+            q = (
+                select(SITE.c.domain, func.min(PAGE.c.url))
+                .join(PAGE, PAGE.c.site_id == SITE.c.id)
+                .where(PAGE.c.page_type_code == "FRONTIER")
+                .group_by(SITE.c.id, SITE.c.domain)
+                .order_by(SITE.c.id)
+            )
+            if max_depth > 0:
+                q = q.where(PAGE.c.depth <= max_depth)
+            return [(domain, url) for domain, url in conn.execute(q)]
+
+    def frontier_batch(
+        self, host: str, after: tuple[int, int], limit: int, max_depth: int = 0
+    ) -> list[tuple[str, int, int]]:
+        """The next FRONTIER rows of one host in queue order: (url, depth, id) after the
+        (depth, id) cursor ``after``."""
+        depth, last_id = after
+        with self.engine.connect() as conn:
+            q = (
+                select(PAGE.c.url, PAGE.c.depth, PAGE.c.id)
+                .join(SITE, SITE.c.id == PAGE.c.site_id)
+                .where(SITE.c.domain == host, PAGE.c.page_type_code == "FRONTIER")
+                .where(or_(PAGE.c.depth > depth, and_(PAGE.c.depth == depth, PAGE.c.id > last_id)))
+                .order_by(PAGE.c.depth, PAGE.c.id)
+                .limit(limit)
+            )
+            if max_depth > 0:
+                q = q.where(PAGE.c.depth <= max_depth)
+            return [(u, d or 0, i) for u, d, i in conn.execute(q)]
+
+    def known_urls(self) -> Iterator[str]:
+        """Every URL crawldb has a page row for, fetched or not."""
+        with self.engine.connect() as conn:
+            q = select(PAGE.c.url).execution_options(yield_per=10000)
+            yield from conn.execute(q).scalars()
 
     def frontier(self, max_depth: int = 0) -> Iterator[tuple[str, int]]:
         """FRONTIER rows in breadth-first order: depth, then discovery.

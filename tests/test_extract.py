@@ -14,6 +14,7 @@ from govsi.extract import (
     document_extension,
     extract_links,
     filename_of,
+    header_says_nofollow,
     onclick_targets,
     sniff_html,
 )
@@ -825,3 +826,25 @@ FILENAME_CASES = [
 @pytest.mark.parametrize(("url", "expected"), FILENAME_CASES)
 def test_filename_of(url: str, expected: str) -> None:
     assert filename_of(url) == expected
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (["nofollow"], True),
+        (["noindex, nofollow"], True),
+        (["NONE"], True),
+        (["noindex"], False),
+        ([], False),
+        (["govsi-crawler: nofollow"], True),
+        (["GOVSI-CRAWLER: none"], True),
+        (["googlebot: nofollow"], False),
+        (["googlebot: nofollow", "noindex"], False),
+        (["googlebot: noindex", "nofollow"], True),
+        (["unavailable_after: 25 Jun 2010 15:00:00 PST"], False),
+        (["unavailable_after: 25 Jun 2010, nofollow"], True),
+        (["max-snippet: 20, nofollow"], True),
+    ],
+)
+def test_header_says_nofollow(values: list[str], expected: bool) -> None:
+    assert header_says_nofollow(values, "govsi-crawler") is expected

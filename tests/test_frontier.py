@@ -106,11 +106,11 @@ def test_a_host_without_an_address_is_never_released() -> None:
     assert f.pop(0.0)[1] == "page"  # type: ignore[index]
 
 
-def test_the_window_refuses_pages_but_never_robots_or_sitemaps() -> None:
+def test_the_window_refuses_only_spillable_entries() -> None:
     f = frontier(window=2)
     assert f.push("a.gov.si", 0, "p1") and f.push("a.gov.si", 1, "p2")
     assert not f.push("a.gov.si", 1, "p3")
-    assert f.push("a.gov.si", -1, "robots.txt")
+    assert f.push("a.gov.si", -1, "robots.txt", spillable=False)
     assert len(f) == 3 and f.host("a.gov.si").refused == 1
 
 
@@ -205,3 +205,14 @@ def test_simulated_crawl_is_polite_and_wastes_no_time(seed: int) -> None:
     first = min(min(t) for t in arrivals.values())
     last = max(max(t) for t in arrivals.values())
     assert ideal / (last - first) > 0.88
+
+
+def test_an_address_busy_longer_than_any_request_can_take_is_reported() -> None:
+    f = frontier(default=0, ip=0)
+    ready_host(f, "a.gov.si", "10.0.0.1")
+    f.push("a.gov.si", 0, "page")
+    f.pop(10.0)
+    assert f.busy_longer_than(60, now=50.0) == []
+    assert f.busy_longer_than(60, now=71.0) == ["a.gov.si"]
+    f.finished("a.gov.si", 71.0)
+    assert f.busy_longer_than(60, now=200.0) == []

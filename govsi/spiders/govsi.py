@@ -19,7 +19,7 @@ from twisted.python.failure import Failure
 
 from govsi.db import utcnow
 from govsi.extensions import CrawlStore
-from govsi.extract import classify, decode_html, extract_links
+from govsi.extract import classify, decode_html, extract_links, header_says_nofollow
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
 from govsi.urls import canonicalize, in_scope, resolve, url_too_long
 
@@ -50,9 +50,9 @@ class GovsiSpider(Spider):
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
         super().update_settings(settings)
-        # The per-host delay is DEFAULT_CRAWL_DELAY unless a run sets DOWNLOAD_DELAY itself
-        # (a -s value has a higher priority than "spider" and is kept).
-        settings.set("DOWNLOAD_DELAY", settings.getfloat("DEFAULT_CRAWL_DELAY"), priority="spider")
+        # Delays are the frontier's (govsi.scheduler), per host and per address, counted
+        # from when a request reached the server; Scrapy's per-slot delay would add to them.
+        settings.set("DOWNLOAD_DELAY", 0, priority="spider")
 
     def __init__(self, *args: Any, seeds: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -66,6 +66,7 @@ class GovsiSpider(Spider):
         spider.max_url_length = s.getint("MAX_URL_LENGTH")
         spider.depth_limit = s.getint("DEPTH_LIMIT")
         spider.max_size = s.getint("DOWNLOAD_MAXSIZE")
+        spider.robots_token = s.get("ROBOTSTXT_USER_AGENT").lower()
         spider.seed_urls = (
             [u.strip() for u in spider._seed_arg.split(",") if u.strip()]
             if spider._seed_arg
@@ -96,6 +97,12 @@ class GovsiSpider(Spider):
             errback=self.page_failed,
             priority=-depth,
             meta={"depth": depth, "govsi_kind": KIND_PAGE, "govsi_url": url},
+        )
+
+    def request_for(self, kind: str, url: str, depth: int) -> Request:
+        """The request for a queued page or image (the scheduler keeps only url and depth)."""
+        return (
+            self.image_request(url, depth) if kind == KIND_IMAGE else self.page_request(url, depth)
         )
 
     def may_fetch_image(self, url: str) -> bool:
@@ -132,10 +139,8 @@ class GovsiSpider(Spider):
                 continue
             yield DiscoveredPage(url=url, depth=0)
             yield self.page_request(url, 0)
-        # A continuing crawl picks up what an earlier run discovered but did not fetch:
-        # pages, and images whose download was still queued when it stopped.
-        for url, depth in store.frontier(max_depth=self.depth_limit):
-            yield self.page_request(url, depth)
+        # A continuing crawl: the scheduler reads the FRONTIER rows from crawldb; images
+        # whose download was still queued when an earlier run stopped are queued here.
         for url in store.unfetched_image_urls():
             if self.may_fetch_image(url):
                 yield self.image_request(url, depth=0)
@@ -186,10 +191,16 @@ class GovsiSpider(Spider):
         record.html_content = text
         found = extract_links(text, response.url)
         links: dict[str, None] = {}
-        for href in found.links:
-            target = self.admit(href)
-            if target:
-                links.setdefault(target)
+        tag = [v.decode("latin-1") for v in response.headers.getlist("X-Robots-Tag")]
+        if found.nofollow or header_says_nofollow(tag, self.robots_token):
+            # Not followed, so not stored either: a FRONTIER row would be crawled later.
+            record.nofollow = True
+            self.crawler.stats.inc_value("govsi/pages/nofollow")
+        else:
+            for href in found.links:
+                target = self.admit(href)
+                if target:
+                    links.setdefault(target)
         record.links = list(links)
         images: dict[str, None] = {}
         for src in found.images:

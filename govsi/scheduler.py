@@ -1,0 +1,424 @@
+"""The Scrapy scheduler around ``govsi.frontier``: crawldb's FRONTIER rows are the queue,
+memory holds a bounded window of it, and a request leaves only when its host and its
+IP address may be asked again.
+
+What it adds to the frontier's decisions is the crawl's I/O: resolving each host's
+address, sending its robots.txt first (``govsi.robotstxt``), refilling a host's window
+from crawldb, recording pages it will not fetch, hearing when a request reached the
+server (``headers_received``) and left the downloader, and waking Scrapy's engine when the
+next host becomes ready (the engine otherwise asks only when a download ends, or every
+5 seconds).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from scrapy import Request, Spider, signals
+from scrapy.core.scheduler import BaseScheduler
+from scrapy.crawler import Crawler
+from scrapy.dupefilters import BaseDupeFilter
+from scrapy.http import Headers
+from scrapy.utils.misc import build_from_crawler, load_object
+from twisted.internet import task
+from twisted.internet.interfaces import IDelayedCall
+from twisted.internet.threads import deferToThread
+from twisted.python.failure import Failure
+
+from govsi.extensions import CrawlStore
+from govsi.frontier import Frontier, HostState
+from govsi.items import FetchedPage, SiteInfo
+from govsi.robots import RobotsRules
+from govsi.robotstxt import KIND_ROBOTS, RobotsFetcher, RobotsOutcome, robots_url_for
+from govsi.urls import fingerprint, host_of
+
+logger = logging.getLogger(__name__)
+
+KIND_PAGE, KIND_IMAGE = "page", "image"
+# Robots.txt before sitemaps before any page of a host.
+DEPTH_ROBOTS, DEPTH_SITEMAP = -2, -1
+# A refill that could not tell whether more rows are on their way waits this long.
+REFILL_RETRY = 0.5
+
+
+def _reactor() -> Any:
+    # Imported when used: importing the reactor at module level installs the default one
+    # before Scrapy installs the one its settings ask for.
+    from twisted.internet import reactor
+
+    return reactor
+
+
+class Entry(NamedTuple):
+    """A page or image waiting in memory: far lighter than the Request built on release."""
+
+    kind: str
+    url: str
+    depth: int
+
+
+@dataclass
+class HostInfo:
+    """The scheduler's side of a host: robots.txt, and its queue's part in crawldb."""
+
+    robots_url: str
+    rules: RobotsRules | None = None
+    rules_at: float = 0.0
+    robots_failures: int = 0
+    robots_retry: IDelayedCall | None = None
+    # Set when the host will not be crawled in this run; its pages stay FRONTIER with it.
+    unavailable: str | None = None
+    ip: str | None = None
+    # FRONTIER rows in crawldb that are not in memory; read them from ``cursor`` on.
+    backlog: bool = False
+    cursor: tuple[int, int] = (-1, 0)
+    refilling: bool = False
+    refill_after: float = 0.0
+    # A refused entry's row is in crawldb once the store has written this many items.
+    backlog_written_at: int = 0
+
+
+class FrontierScheduler(BaseScheduler):
+    def __init__(self, crawler: Crawler, dupefilter: BaseDupeFilter) -> None:
+        s = crawler.settings
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.df = dupefilter
+        delay = s.getfloat("DEFAULT_CRAWL_DELAY")
+        self.frontier = Frontier(delay, ip_delay=delay, window=s.getint("FRONTIER_WINDOW"))
+        self.obey = s.getbool("ROBOTSTXT_OBEY")
+        self.token = s.get("ROBOTSTXT_USER_AGENT")
+        self.robots_max_age = s.getfloat("ROBOTSTXT_MAX_AGE")
+        self.robots_retries = s.getint("ROBOTSTXT_RETRY_TIMES")
+        self.robots_retry_delay = s.getfloat("ROBOTSTXT_RETRY_DELAY")
+        self.depth_limit = s.getint("DEPTH_LIMIT")
+        self.refill_size = s.getint("FRONTIER_REFILL_SIZE")
+        self.progress_interval = s.getfloat("PROGRESS_INTERVAL")
+        self.robots = RobotsFetcher(self._robots_outcome)
+        self.hosts: dict[str, HostInfo] = {}
+        # Every page or image released in this run, so that none is released twice while
+        # its row in crawldb still says FRONTIER (writes lag behind).
+        self.released: set[int] = set()
+        self._wake_call: IDelayedCall | None = None
+        self._wake_at = 0.0
+        self._progress: task.LoopingCall | None = None
+        self._watchdog: task.LoopingCall | None = None
+        # No single attempt can take longer (DNS and connection included in the timeout).
+        self.stuck_after = s.getfloat("DOWNLOAD_TIMEOUT") + 60.0
+        self._progress_last = (time.monotonic(), 0)
+        crawler.signals.connect(self._headers_received, signal=signals.headers_received)
+        crawler.signals.connect(self._left_downloader, signal=signals.request_left_downloader)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
+        dupefilter = build_from_crawler(load_object(crawler.settings["DUPEFILTER_CLASS"]), crawler)
+        return cls(crawler, dupefilter)
+
+    # -- life cycle -------------------------------------------------------------------------
+    def open(self, spider: Spider) -> None:
+        self.spider = spider
+        store = self.crawler.get_extension(CrawlStore)
+        if store is None:
+            raise RuntimeError("the frontier needs the govsi.extensions.CrawlStore extension")
+        self.store = store
+        self.df.open()
+        # A continuing crawl: every host with FRONTIER rows has work in crawldb.
+        for host, sample_url in store.frontier_hosts(self.depth_limit):
+            self._host(host, sample_url).backlog = True
+        if self.progress_interval > 0:
+            self._progress = task.LoopingCall(self._log_progress)
+            self._progress.start(self.progress_interval, now=False)
+        self._watchdog = task.LoopingCall(self._free_stuck)
+        self._watchdog.start(10.0, now=False)
+
+    def close(self, reason: str) -> None:
+        for call in [self._wake_call] + [h.robots_retry for h in self.hosts.values()]:
+            if call is not None and call.active():
+                call.cancel()
+        for loop in (self._progress, self._watchdog):
+            if loop is not None and loop.running:
+                loop.stop()
+        self.df.close(reason)
+
+    def has_pending_requests(self) -> bool:
+        if len(self.frontier):
+            return True
+        return any(
+            (h.backlog and not h.unavailable) or h.refilling or h.robots_retry is not None
+            for h in self.hosts.values()
+        )
+
+    def __len__(self) -> int:
+        return len(self.frontier)
+
+    # -- in ---------------------------------------------------------------------------------
+    def enqueue_request(self, request: Request) -> bool:
+        if not request.dont_filter and self.df.request_seen(request):
+            self.df.log(request, self.spider)
+            return False
+        meta = request.meta
+        kind = meta.get("govsi_kind")
+        host = meta.get("govsi_host") or host_of(request.url)
+        self._host(host, request.url)
+        if kind in (KIND_PAGE, KIND_IMAGE) and not request.dont_filter:
+            entry = Entry(kind, meta.get("govsi_url", request.url), meta.get("depth", 0))
+            if not self.frontier.push(host, entry.depth, entry, spillable=kind == KIND_PAGE):
+                self._spilled(host, entry.depth)
+        elif kind == KIND_ROBOTS:
+            self.frontier.push(host, DEPTH_ROBOTS, request, spillable=False)
+        else:
+            # Sitemaps, and deliberate repeats (dont_filter: Scrapy's retries), are kept
+            # whole: their meta (a retry count) must survive, and they may repeat a URL.
+            depth = DEPTH_SITEMAP if kind == "sitemap" else meta.get("depth", 0)
+            self.frontier.push(host, depth, request, spillable=False)
+        self.stats.inc_value("scheduler/enqueued")
+        return True
+
+    def _host(self, host: str, sample_url: str) -> HostInfo:
+        info = self.hosts.get(host)
+        if info is not None:
+            return info
+        info = self.hosts[host] = HostInfo(robots_url=robots_url_for(sample_url))
+        self._resolve(host)
+        if self.obey:
+            self._send_robots(host)
+        else:
+            self.frontier.open_gate(host)
+        return info
+
+    def _spilled(self, host: str, depth: int) -> None:
+        # The entry's FRONTIER row is (or will be) in crawldb: read it back later.
+        info = self.hosts[host]
+        info.backlog = True
+        info.backlog_written_at = self.store.items_added
+        if depth < info.cursor[0]:
+            info.cursor = (-1, 0)
+        self.stats.inc_value("govsi/frontier/spilled")
+
+    # -- out --------------------------------------------------------------------------------
+    def next_request(self) -> Request | None:
+        now = time.monotonic()
+        popped = self.frontier.pop(now, self._admit)
+        if popped is None:
+            self._start_refills(now)
+            self._schedule_wake()
+            return None
+        state, entry = popped
+        if isinstance(entry, Entry):
+            request = self.spider.request_for(entry.kind, entry.url, entry.depth)
+            self.released.add(fingerprint(entry.url))
+        else:
+            request = entry
+        request.meta["govsi_host"] = state.name
+        # A retry is a copy of a request that went out before, marks and all.
+        request.meta.pop("govsi_arrived", None)
+        request.meta.pop("govsi_finished", None)
+        self.stats.inc_value("scheduler/dequeued")
+        info = self.hosts[state.name]
+        if info.backlog and not info.unavailable and len(state.queue) < self.refill_size // 4:
+            self._refill(state.name, now)
+        return request
+
+    def _admit(self, state: HostState, entry: Any) -> bool:
+        """The last check before a request leaves; a refusal costs the host no delay."""
+        info = self.hosts[state.name]
+        if not isinstance(entry, Entry):
+            # robots.txt, sitemaps: not sent for a host given up on.
+            return info.unavailable is None or entry.meta.get("govsi_kind") != KIND_ROBOTS
+        if fingerprint(entry.url) in self.released:
+            return False
+        if info.unavailable is not None:
+            self._not_fetched(entry, info.unavailable, "govsi/frontier/host_unavailable")
+            return False
+        if self.obey and info.rules is not None:
+            if time.monotonic() - info.rules_at > self.robots_max_age:
+                # Rules older than ROBOTSTXT_MAX_AGE: fetch them again before going on.
+                self.frontier.close_gate(state.name)
+                self.frontier.push(state.name, entry.depth, entry, spillable=False)
+                self._send_robots(state.name)
+                return False
+            if not info.rules.allowed(entry.url, self.token):
+                self._not_fetched(entry, "forbidden by robots.txt", "govsi/robots/forbidden")
+                return False
+        return True
+
+    def _not_fetched(self, entry: Entry, reason: str, stat: str) -> None:
+        self.stats.inc_value(stat)
+        if entry.kind == KIND_PAGE:
+            self.store.add(
+                FetchedPage(entry.url, entry.depth, "FRONTIER", None, fetch_error=reason)
+            )
+
+    # -- requests reaching the server -------------------------------------------------------
+    def _headers_received(
+        self, headers: Headers, body_length: int, request: Request, spider: Spider
+    ) -> None:
+        # The server has answered, so the request reached it by now.
+        request.meta.setdefault("govsi_arrived", time.monotonic())
+
+    def _left_downloader(self, request: Request, spider: Spider) -> None:
+        host = request.meta.get("govsi_host")
+        if host is None or request.meta.get("govsi_finished"):
+            return
+        request.meta["govsi_finished"] = True
+        self.frontier.finished(host, request.meta.get("govsi_arrived", time.monotonic()))
+        self._schedule_wake()
+
+    def _free_stuck(self) -> None:
+        # A request whose end we never heard of would hold its address for ever.
+        now = time.monotonic()
+        for host in self.frontier.busy_longer_than(self.stuck_after, now):
+            logger.error(
+                "%s: no word of its request for %.0f s; freeing it", host, self.stuck_after
+            )
+            self.stats.inc_value("govsi/frontier/stuck")
+            self.frontier.finished(host, now)
+        self._schedule_wake()
+
+    # -- waking the engine ------------------------------------------------------------------
+    def _schedule_wake(self) -> None:
+        when = self.frontier.next_ready_time()
+        if when is None:
+            return
+        if self._wake_call is not None and self._wake_call.active():
+            if self._wake_at <= when:
+                return
+            self._wake_call.cancel()
+        self._wake_at = when
+        self._wake_call = _reactor().callLater(max(0.0, when - time.monotonic()), self._wake)
+
+    def _wake(self) -> None:
+        # Scrapy offers no public way for a scheduler to say "I have work now"; this is
+        # what the engine's own crawl() and heartbeat call. Without it a host ready in
+        # 0.3 s would wait for the next download to end or the 5 s heartbeat.
+        slot = getattr(self.crawler.engine, "_slot", None)
+        if slot is not None:
+            slot.nextcall.schedule()
+
+    # -- hosts: address and robots.txt ------------------------------------------------------
+    def _resolve(self, host: str) -> None:
+        def resolved(ip: str) -> None:
+            self.hosts[host].ip = ip
+            self.frontier.set_ip(host, ip)
+            self._wake()
+
+        def failed(failure: Failure) -> None:
+            reason = f"DNS lookup failed: {failure.getErrorMessage()}"[:300]
+            logger.warning("%s: %s; its pages stay in the frontier", host, reason)
+            self._give_up(host, reason)
+            # Its own group, so that its entries are released (and recorded) at once.
+            self.frontier.set_ip(host, f"unresolved:{host}")
+            self._wake()
+
+        _reactor().resolve(host).addCallbacks(resolved, failed)
+
+    def _send_robots(self, host: str) -> None:
+        info = self.hosts[host]
+        info.robots_retry = None
+        self.frontier.push(host, DEPTH_ROBOTS, self.robots.request(host, info.robots_url), False)
+        self._wake()
+
+    def _robots_outcome(self, outcome: RobotsOutcome) -> None:
+        host, info = outcome.host, self.hosts[outcome.host]
+        if outcome.error is None:
+            info.rules, info.rules_at, info.robots_failures = outcome.rules, time.monotonic(), 0
+            self.frontier.set_delay(host, outcome.rules.crawl_delay(self.token) or 0.0)
+            self.store.add(SiteInfo(host, info.ip, self.frontier.host(host).delay))
+            self.frontier.open_gate(host)
+        else:
+            info.robots_failures += 1
+            self.stats.inc_value("govsi/robots/unavailable")
+            if info.robots_failures <= self.robots_retries:
+                # RFC 9309 §2.3.1.4: crawl nothing of the host meanwhile, and try again.
+                self.frontier.close_gate(host)
+                wait = self.robots_retry_delay * 2 ** (info.robots_failures - 1)
+                logger.info("robots.txt of %s: %s; retrying in %.0f s", host, outcome.error, wait)
+                info.robots_retry = _reactor().callLater(wait, self._send_robots, host)
+            else:
+                self._give_up(host, f"robots.txt unavailable ({outcome.error})")
+        self._wake()
+
+    def _give_up(self, host: str, reason: str) -> None:
+        """Nothing of the host is fetched in this run; its queued pages say why."""
+        info = self.hosts[host]
+        info.unavailable = reason
+        self.frontier.open_gate(host)  # entries flow out to _admit, which records them
+
+    # -- refilling from crawldb -------------------------------------------------------------
+    def _start_refills(self, now: float) -> None:
+        if len(self.frontier) >= self.frontier.window:
+            return
+        low = self.refill_size // 4
+        for host, info in self.hosts.items():
+            if info.backlog and not info.unavailable and len(self.frontier.host(host).queue) < low:
+                self._refill(host, now)
+
+    def _refill(self, host: str, now: float) -> None:
+        info = self.hosts[host]
+        if info.refilling or now < info.refill_after:
+            return
+        info.refilling = True
+        written = self.store.items_written
+        d = deferToThread(
+            self.store.frontier_batch, host, info.cursor, self.refill_size, self.depth_limit
+        )
+        d.addCallbacks(self._refilled, self._refill_failed, (host, written), None, (host,))
+
+    def _refilled(self, rows: list[tuple[str, int, int]], host: str, written: int) -> None:
+        info = self.hosts[host]
+        info.refilling = False
+        for url, depth, row_id in rows:
+            if fingerprint(url) not in self.released:
+                entry = Entry(KIND_PAGE, url, depth)
+                if not self.frontier.push(host, depth, entry):
+                    break  # the window is full again; the cursor stays before this row
+            info.cursor = (depth, row_id)
+        else:
+            # Exhausted only if every refused entry's row had been written when we read.
+            if len(rows) < self.refill_size:
+                if written >= info.backlog_written_at:
+                    info.backlog = False
+                else:
+                    info.refill_after = time.monotonic() + REFILL_RETRY
+        self.stats.inc_value("govsi/frontier/refills")
+        self._wake()
+
+    def _refill_failed(self, failure: Failure, host: str) -> None:
+        info = self.hosts[host]
+        info.refilling = False
+        info.refill_after = time.monotonic() + 5.0
+        logger.warning("reading the frontier of %s failed: %s", host, failure.getErrorMessage())
+
+    # -- progress ---------------------------------------------------------------------------
+    def _log_progress(self) -> None:
+        now = time.monotonic()
+        fetched = self.stats.get_value("response_received_count", 0)
+        then, before = self._progress_last
+        self._progress_last = (now, fetched)
+        per_min = (fetched - before) * 60 / max(now - then, 1e-9)
+        ready = waiting = blocked = 0
+        slowest, slowest_work = "-", 0.0
+        busy = set(self.frontier.busy_hosts())
+        for name, state in self.frontier.hosts.items():
+            info = self.hosts.get(name)
+            if info is not None and (info.robots_retry is not None or info.unavailable):
+                blocked += 1
+            elif state.eligible() and name not in busy:
+                if state.free_at <= now:
+                    ready += 1
+                else:
+                    waiting += 1
+            work = len(state.queue) * state.delay
+            if work > slowest_work:
+                slowest, slowest_work = name, work
+        backlog = sum(1 for h in self.hosts.values() if h.backlog)
+        logger.info(
+            "progress: %d pages fetched (%.0f/min); frontier %d in memory, %d hosts with more "
+            "in crawldb; hosts ready %d, waiting for their delay %d, in flight %d, blocked by "
+            "robots.txt errors %d; slowest host %s (%.0f s of delays queued)",
+            fetched, per_min, len(self.frontier), backlog, ready, waiting, len(busy), blocked,
+            slowest, slowest_work,
+        )  # fmt: skip
