@@ -36,12 +36,18 @@ class HostState:
     delay: float
     ip: str | None = None
     gated: bool = True
-    free_at: float = 0.0
+    # When its last request is known to have reached the server. The delay is applied on
+    # reading, so a Crawl-delay learned from the robots.txt just fetched already counts.
+    last_arrival: float = float("-inf")
     # (depth, seq, entry); entries are opaque to the frontier.
     queue: list[tuple[int, int, Any]] = field(default_factory=list)
     # Requests released so far, and how many page entries the window refused.
     released: int = 0
     refused: int = 0
+
+    @property
+    def free_at(self) -> float:
+        return self.last_arrival + self.delay
 
     def eligible(self) -> bool:
         if not self.queue:
@@ -102,6 +108,7 @@ class Frontier:
         """The host's delay: never below the default (a longer Crawl-delay wins)."""
         state = self.host(name)
         state.delay = max(self.default_delay, delay)
+        self._wake_host(state)
 
     def open_gate(self, name: str) -> None:
         """Pages of this host may leave (its robots.txt is known)."""
@@ -169,7 +176,7 @@ class Frontier:
     def finished(self, name: str, arrived_by: float) -> None:
         """The request released for ``name`` is over; it reached the server by ``arrived_by``."""
         state = self.host(name)
-        state.free_at = max(state.free_at, arrived_by + state.delay)
+        state.last_arrival = max(state.last_arrival, arrived_by)
         if state.ip is None:
             return
         group = self._groups[state.ip]

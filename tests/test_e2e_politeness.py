@@ -1,42 +1,106 @@
-"""The per-host delay of this stage (DEFAULT_CRAWL_DELAY through Scrapy's download slots),
-checked from the simulated web's log of request arrival times; and seeds given with -a."""
+"""Politeness, checked where it matters: at the server, from the arrival time of every
+request (pages, images, robots.txt alike), per host and per IP address."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
-from tests.simweb import govweb
-from tests.simweb.server import SimWeb
-from tests.support.crawl import run_crawl
+import pytest
 
-DELAY = 1.0
-# Scrapy starts the delay when a request leaves the host's queue; the server sees it after
-# the connection is made, and the first request to a host also pays for the TLS handshake
-# that later ones reuse. So arrivals can be that much closer than the delay.
-CONNECT_SLACK = 0.1
+from tests.simweb import politeweb
+from tests.simweb.server import Hit, SimWeb
+from tests.support.crawl import CrawlRun, query, run_crawl
+
+DELAY = 0.5
 
 
-def test_requests_to_one_host_are_spaced_by_the_delay(gov_web: SimWeb, tmp_path: Path) -> None:
-    gov_web.reset_log()
-    run = run_crawl(
-        gov_web,
-        f"sqlite:///{tmp_path / 'crawldb.sqlite3'}",
-        tmp_path,
-        govweb.SEEDS,
-        spider_args={"seeds": "https://e-uprava.gov.si/"},
-        DEFAULT_CRAWL_DELAY=DELAY,
-        DEPTH_LIMIT=1,
+@pytest.fixture(scope="module")
+def polite(tmp_path_factory: Any) -> tuple[CrawlRun, list[Hit], SimWeb, str]:
+    web = politeweb.build().start()
+    work: Path = tmp_path_factory.mktemp("polite")
+    db_url = f"sqlite:///{work / 'crawldb.sqlite3'}"
+    try:
+        run = run_crawl(
+            web,
+            db_url,
+            work,
+            politeweb.SEEDS,
+            DEFAULT_CRAWL_DELAY=DELAY,
+            ROBOTSTXT_RETRY_TIMES=1,
+            ROBOTSTXT_RETRY_DELAY=1,
+        )
+        assert run.returncode == 0, run.log[-3000:]
+        assert "Traceback" not in run.log
+        return run, web.requested(), web, db_url
+    finally:
+        web.stop()
+
+
+def gaps(times: list[float]) -> list[float]:
+    return [b - a for a, b in pairwise(sorted(times))]
+
+
+def test_no_two_requests_to_one_host_closer_than_its_delay(polite: Any) -> None:
+    _, hits, _, _ = polite
+    by_host: dict[str, list[float]] = defaultdict(list)
+    for h in hits:
+        by_host[h.host].append(h.time)
+    for host, times in by_host.items():
+        delay = politeweb.CRAWL_DELAY if host == "c.gov.si" else DELAY
+        assert min(gaps(times), default=delay) >= delay, (host, gaps(times))
+
+
+def test_no_two_requests_to_one_address_closer_than_the_default_delay(polite: Any) -> None:
+    _, hits, web, _ = polite
+    by_ip: dict[str, list[float]] = defaultdict(list)
+    for h in hits:
+        by_ip[web.ip_of(h.host)].append(h.time)
+    shared = {web.ip_of("a.gov.si"), web.ip_of("d.gov.si")}
+    assert shared <= set(by_ip)
+    for ip, times in by_ip.items():
+        assert min(gaps(times)) >= DELAY, (ip, gaps(times))
+
+
+def test_every_allowed_page_once_nothing_forbidden(polite: Any) -> None:
+    _, hits, _, db_url = polite
+    requested = defaultdict(int)
+    for h in hits:
+        requested[(h.host, h.target)] += 1
+    assert all(n == 1 for key, n in requested.items() if key[0] != "d.gov.si"), requested
+    expected = {
+        (host, "/" if i == 0 else f"/p{i}")
+        for host in ("a.gov.si", "b.gov.si", "c.gov.si", "e.gov.si")
+        for i in range(politeweb.PAGES_PER_HOST)
+    } - {("a.gov.si", "/p5"), ("e.gov.si", "/p4")}
+    pages = {k for k in requested if k[1] not in ("/robots.txt", "/pravila.txt")}
+    assert pages == expected
+    forbidden = dict(
+        query(db_url, "SELECT url, fetch_error FROM page WHERE page_type_code = 'FRONTIER'")
     )
-    assert run.returncode == 0, run.log[-3000:]
-    arrivals: dict[str, list[float]] = defaultdict(list)
-    for hit in gov_web.requested():
-        arrivals[hit.host].append(hit.time)
-    # The -a seeds argument replaced SEED_URLS: only e-uprava and what it links to.
-    assert set(arrivals) == {"e-uprava.gov.si", "www.gov.si"}
-    assert len(arrivals["e-uprava.gov.si"]) >= 4
-    for host, times in arrivals.items():
-        times.sort()
-        gaps = [b - a for a, b in pairwise(times)]
-        assert min(gaps) >= DELAY - CONNECT_SLACK, (host, gaps)
+    assert forbidden["http://a.gov.si/p5"] == "forbidden by robots.txt"
+    assert forbidden["http://e.gov.si/p4"] == "forbidden by robots.txt"
+
+
+def test_a_host_whose_robots_txt_fails_is_not_crawled(polite: Any) -> None:
+    _, hits, _, db_url = polite
+    d = [h.target for h in hits if h.host == "d.gov.si"]
+    assert d == ["/robots.txt", "/robots.txt"]  # the first try and one retry
+    rows = query(
+        db_url, "SELECT page_type_code, fetch_error FROM page WHERE url = 'http://d.gov.si/'"
+    )
+    assert rows == [("FRONTIER", "robots.txt unavailable (HTTP 503)")]
+
+
+def test_site_rows_record_address_and_delay(polite: Any) -> None:
+    _, _, web, db_url = polite
+    sites = {
+        d: (ip, delay)
+        for d, ip, delay in query(db_url, "SELECT domain, ip_address, crawl_delay FROM site")
+    }
+    assert sites["a.gov.si"] == (web.ip_of("a.gov.si"), DELAY)
+    assert sites["c.gov.si"] == (web.ip_of("c.gov.si"), politeweb.CRAWL_DELAY)
+    assert sites["e.gov.si"][1] == DELAY
+    assert sites["e.gov.si"] and sites["d.gov.si"][1] is None

@@ -216,3 +216,17 @@ def test_an_address_busy_longer_than_any_request_can_take_is_reported() -> None:
     assert f.busy_longer_than(60, now=71.0) == ["a.gov.si"]
     f.finished("a.gov.si", 71.0)
     assert f.busy_longer_than(60, now=200.0) == []
+
+
+def test_a_crawl_delay_learned_after_a_request_already_applies_to_it() -> None:
+    f = frontier(default=0.5, ip=0.5)
+    ready_host(f, "c.gov.si", "10.0.0.1")
+    f.push("c.gov.si", 0, "page")
+    f.close_gate("c.gov.si")
+    f.push("c.gov.si", -2, "robots.txt", spillable=False)
+    assert f.pop(0.0)[1] == "robots.txt"  # type: ignore[index]
+    f.finished("c.gov.si", arrived_by=0.1)
+    f.set_delay("c.gov.si", 1.5)  # parsed from that robots.txt, after it finished
+    f.open_gate("c.gov.si")
+    assert f.pop(0.7) is None
+    assert f.pop(1.6)[1] == "page"  # type: ignore[index]
