@@ -1,0 +1,49 @@
+"""kill -9 half-way, then the same command again: the same crawldb as a crawl that was
+never killed, and nothing that was recorded as fetched is fetched again. (What was
+fetched but not yet written when the process died, at most DB_FLUSH_INTERVAL's worth,
+is fetched again: for crawldb it was still in flight.)"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+from tests.simweb import govweb
+from tests.simweb.expected import E2E_SETTINGS, assert_complete
+from tests.simweb.server import SimWeb
+from tests.support.crawl import query, run_crawl, snapshot, start_crawl
+
+
+def test_kill_9_half_way_then_continue(gov_web: SimWeb, tmp_path: Path) -> None:
+    db_url = f"sqlite:///{tmp_path / 'crawldb.sqlite3'}"
+    # A small delay spreads the crawl out so that the kill lands in the middle of it.
+    settings = {**E2E_SETTINGS, "DEFAULT_CRAWL_DELAY": 0.2, "DB_FLUSH_INTERVAL": 0.5}
+    gov_web.reset_log()
+    crawl = start_crawl(gov_web, db_url, tmp_path / "run1", govweb.SEEDS, **settings)
+    deadline = time.monotonic() + 60
+    while len(gov_web.requested()) < 25:
+        assert time.monotonic() < deadline, "the crawl never got going"
+        time.sleep(0.02)
+    os.kill(crawl.proc.pid, signal.SIGKILL)
+    crawl.proc.wait(timeout=30)
+    assert crawl.proc.returncode == -signal.SIGKILL
+    recorded = {
+        url
+        for url, ptype in query(db_url, "SELECT url, page_type_code FROM page")
+        if ptype != "FRONTIER"
+    }
+    assert recorded, "nothing was written before the kill; this test would prove nothing"
+    assert len(recorded) < 40, "the crawl was over before the kill; this proves nothing"
+
+    gov_web.reset_log()
+    again = run_crawl(gov_web, db_url, tmp_path / "run2", govweb.SEEDS, **settings)
+    assert again.returncode == 0, again.log[-3000:]
+    assert "Traceback" not in again.log
+    assert_complete(snapshot(db_url))
+    second = {(h.host, h.target) for h in gov_web.requested()}
+    refetched = {
+        url for url in recorded if (url.split("/", 3)[2], "/" + url.split("/", 3)[3]) in second
+    }
+    assert refetched == set()
