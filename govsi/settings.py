@@ -23,6 +23,14 @@ DEPTH_LIMIT = 0
 MAX_URL_LENGTH = 2000
 # Scrapy's own URL-length middleware would silently drop at 2083; MAX_URL_LENGTH rules.
 URLLENGTH_LIMIT = 0
+# Traps (govsi/traps.py), checked when a link is found; 0 turns a rule off. Refusals are
+# counted in the stats as govsi/traps/<rule>.
+# A path in which one segment occurs this many times (/a/b/a/b/a/b) is a trap.
+TRAP_MAX_REPEATED_SEGMENTS = 3
+# At most this many distinct queries per path (endless calendars, ?page=N, filters).
+TRAP_MAX_QUERY_VARIANTS = 1000
+# At most this many pages per host (0 = no limit).
+MAX_PAGES_PER_HOST = 0
 
 # --- Storage ---------------------------------------------------------------------------
 # SQLAlchemy URL of crawldb. The CRAWLDB_URL environment variable overrides the default,

@@ -21,6 +21,7 @@ from govsi.db import utcnow
 from govsi.extensions import CrawlStore
 from govsi.extract import classify, decode_html, extract_links, header_says_nofollow
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
+from govsi.traps import TrapGuard
 from govsi.urls import canonicalize, in_scope, resolve, url_too_long
 
 logger = logging.getLogger(__name__)
@@ -67,6 +68,12 @@ class GovsiSpider(Spider):
         spider.depth_limit = s.getint("DEPTH_LIMIT")
         spider.max_size = s.getint("DOWNLOAD_MAXSIZE")
         spider.robots_token = s.get("ROBOTSTXT_USER_AGENT").lower()
+        spider.traps = TrapGuard(
+            max_repeats=s.getint("TRAP_MAX_REPEATED_SEGMENTS"),
+            max_query_variants=s.getint("TRAP_MAX_QUERY_VARIANTS"),
+            max_pages_per_host=s.getint("MAX_PAGES_PER_HOST"),
+            on_refusal=lambda reason: crawler.stats.inc_value(f"govsi/traps/{reason}"),
+        )
         spider.seed_urls = (
             [u.strip() for u in spider._seed_arg.split(",") if u.strip()]
             if spider._seed_arg
@@ -87,6 +94,8 @@ class GovsiSpider(Spider):
             return None
         if url_too_long(canonical, self.max_url_length):
             self.crawler.stats.inc_value("govsi/url_too_long")
+            return None
+        if self.traps.check(canonical) is not None:
             return None
         return canonical
 

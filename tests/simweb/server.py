@@ -48,6 +48,8 @@ class Host:
     ip_index: int  # hosts with the same index share an IP address
     resources: dict[str, Resource]
     tls: bool = False
+    # Pages made up on request (endless traps): the request target in, a page or None out.
+    dynamic: Callable[[str], Resource | None] | None = None
 
 
 @dataclass
@@ -176,6 +178,8 @@ class SimWeb:
         res = h.resources.get(target)
         if res is None and "?" not in target:
             res = h.resources.get(target.split("#")[0])
+        if res is None and h.dynamic is not None:
+            res = h.dynamic(target)
         return res or NOT_FOUND
 
     def record(self, hit: Hit) -> None:

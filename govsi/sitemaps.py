@@ -1,0 +1,228 @@
+"""Read sitemap documents as the sitemaps.org protocol defines them and as servers serve them.
+
+Pure: no Scrapy, no network. ``parse_sitemap`` takes a response body and returns the page
+URLs (``<urlset>``) and child sitemaps (``<sitemapindex>``) it lists, and never raises.
+
+Accepted: XML in any namespace (sitemaps.org, Google's old 0.84, none, misspelt ones), gzip
+(by magic bytes, whatever the URL or Content-Type says), plain text (one URL per line) and
+RSS / Atom feeds, all of which the protocol allows. Only absolute http(s) URLs are kept, as
+written (stripped of surrounding whitespace): nothing is resolved or canonicalized here.
+
+Hostile input stays cheap: at most MAX_BYTES are inflated from gzip, the XML parser expands
+no entities and loads no DTD or anything else from the network, libxml2 stops on entity
+amplification (billion laughs), and the parsed tree is pruned as entries are read.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from lxml import etree
+
+MAX_URLS = 50_000  # protocol limit per sitemap file
+MAX_BYTES = 50 * 1024 * 1024  # protocol limit per file, uncompressed
+
+NOT_A_SITEMAP = "not a sitemap"
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_BOM = b"\xef\xbb\xbf"
+_FEED_CHUNK = 1 << 20  # small enough to stop soon after max_urls, large enough to be cheap
+
+# Root element (local name, any namespace) -> (entry elements, link element). A link counts
+# only as a direct child of an entry and in the entry's namespace, which is what keeps
+# image:loc, video:content_loc, xhtml:link and an RSS item's atom:link out.
+_LAYOUTS: dict[str, tuple[frozenset[str], str]] = {
+    "urlset": (frozenset({"url", "sitemap"}), "loc"),
+    "sitemapindex": (frozenset({"url", "sitemap"}), "loc"),
+    "rss": (frozenset({"item"}), "link"),  # RSS 2.0
+    "RDF": (frozenset({"item"}), "link"),  # RSS 1.0
+    "feed": (frozenset({"entry"}), "link"),  # Atom: the URL is in href, not in the text
+}
+
+# A bare "&" (common in generated sitemaps: "?a=1&b=2") makes libxml2's recovery silently
+# drop text, turning the URL into a different one. Escape every "&" that does not start a
+# reference; CDATA sections are matched first so that their literal text is left alone.
+_BARE_AMP = re.compile(rb"&(?![A-Za-z_:][\w.:-]*;|#[0-9]+;|#x[0-9A-Fa-f]+;)")
+_BARE_AMP_OR_CDATA = re.compile(rb"<!\[CDATA\[.*?\]\]>|" + _BARE_AMP.pattern, re.DOTALL)
+
+
+@dataclass
+class Sitemap:
+    urls: list[str]  # <urlset><url><loc>: absolute http(s) URLs, document order, deduplicated
+    sitemaps: list[str]  # <sitemapindex><sitemap><loc>: child sitemaps, same rules
+    truncated: bool  # a limit cut the document: MAX_URLS, MAX_BYTES or the caller's max_urls
+    error: str | None  # "not a sitemap", "gzip: ...", "xml: ..."; None when read cleanly
+
+
+def is_gzip(body: bytes) -> bool:
+    """True when body is gzip data, by its magic bytes."""
+    return body[:2] == _GZIP_MAGIC
+
+
+def parse_sitemap(body: bytes, url: str, *, max_urls: int = MAX_URLS) -> Sitemap:
+    """Read one sitemap response body; never raises.
+
+    ``url`` is the sitemap's own address. It is not used to resolve anything: the protocol
+    requires absolute locs, and a relative one is dropped rather than guessed at.
+    """
+    limit = MAX_BYTES  # looked up per call, so tests can lower it
+    gzip_error: str | None = None
+    if is_gzip(body):
+        data, cut, gzip_error = _gunzip(body, limit)
+    else:
+        data, cut = body[:limit], len(body) > limit
+    data = data.lstrip().removeprefix(_BOM).lstrip()
+    out = _Collector(max(0, min(max_urls, MAX_URLS)))
+    if data.startswith(b"<"):
+        # A document we cut, or whose gzip stream broke off, has no end to look for.
+        error = _read_xml(data, out, complete=not cut and gzip_error is None)
+    else:
+        error = _read_text(data, out, cut)
+    if error == NOT_A_SITEMAP:
+        return Sitemap([], [], False, gzip_error or NOT_A_SITEMAP)
+    # A broken gzip stream is the cause of whatever the XML parser then complains about.
+    return Sitemap(list(out.urls), list(out.sitemaps), cut or out.truncated, gzip_error or error)
+
+
+class _Collector:
+    """Entries in document order, each list deduplicated, up to a limit on both together."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.urls: dict[str, None] = {}  # dicts: ordered sets
+        self.sitemaps: dict[str, None] = {}
+        self.truncated = False
+
+    def add(self, text: str | None, *, child: bool = False) -> bool:
+        """Take one loc if it is a new absolute http(s) URL; False once reading must stop."""
+        url = _absolute(text)
+        target = self.sitemaps if child else self.urls
+        if url is None or url in target:
+            return True
+        if len(self.urls) + len(self.sitemaps) >= self.limit:
+            self.truncated = True
+            return False
+        target[url] = None
+        return True
+
+
+def _absolute(text: str | None) -> str | None:
+    """The stripped text when it is an absolute http(s) URL with a host, else None."""
+    if not text:
+        return None
+    url = text.strip()
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # e.g. an unbalanced "[" in the host
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return None
+    return url
+
+
+def _gunzip(body: bytes, limit: int) -> tuple[bytes, bool, str | None]:
+    """Inflate at most ``limit`` bytes of gzip data: (data, cut at limit, error)."""
+    parts: list[bytes] = []
+    size = 0
+    pending = body
+    try:
+        # Concatenated members are one file (gzip -c a b); whatever follows the last member
+        # that is not another member is ignored, as gzip(1) ignores trailing garbage.
+        while is_gzip(pending):
+            inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+            while pending and not inflater.eof:
+                # max_length bounds each step, so a bomb never expands past limit + 1 bytes.
+                part = inflater.decompress(pending, limit + 1 - size)
+                size += len(part)
+                if size > limit:
+                    parts.append(part[: len(part) - (size - limit)])
+                    return b"".join(parts), True, None
+                parts.append(part)
+                pending = inflater.unconsumed_tail
+            if not inflater.eof:
+                return b"".join(parts), False, "gzip: incomplete stream"
+            pending = inflater.unused_data
+    except zlib.error as exc:
+        return b"".join(parts), False, f"gzip: {exc}"
+    return b"".join(parts), False, None
+
+
+def _read_xml(data: bytes, out: _Collector, *, complete: bool) -> str | None:
+    """Collect entries from an XML sitemap or feed; the error, if any."""
+    if _BARE_AMP.search(data):
+        data = _BARE_AMP_OR_CDATA.sub(lambda m: m[0] if m[0] != b"&" else b"&amp;", data)
+    parser = etree.XMLPullParser(
+        events=("end",),
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        huge_tree=False,
+        recover=True,
+    )
+    layout: tuple[frozenset[str], str] | None = None
+    closed = False
+    try:
+        for offset in range(0, len(data), _FEED_CHUNK):
+            parser.feed(data[offset : offset + _FEED_CHUNK])
+            for _, el in parser.read_events():
+                if layout is None:  # the first element to end decides what the document is
+                    layout = _LAYOUTS.get(el.getroottree().getroot().tag.rpartition("}")[2])
+                    if layout is None:  # an HTML error page, or any other XML
+                        return NOT_A_SITEMAP
+                parent = el.getparent()
+                if parent is None:
+                    closed = True
+                    continue
+                if not _take(el, parent, layout, out):
+                    return _xml_error(parser)
+                # Everything is read once, so drop it: the tree stays a handful of nodes.
+                el.clear()
+                while el.getprevious() is not None:
+                    del parent[0]
+    except etree.XMLSyntaxError as exc:  # fatal even in recover mode
+        return NOT_A_SITEMAP if layout is None else f"xml: {exc}"
+    if layout is None:
+        return NOT_A_SITEMAP
+    # close() is never called: recovery would auto-close a half-written last <loc> and hand
+    # back a URL cut in the middle; an unclosed root is reported here instead.
+    error = _xml_error(parser)
+    if error is None and complete and not closed:
+        return "xml: premature end of document"
+    return error
+
+
+def _take(
+    el: etree._Element, parent: etree._Element, layout: tuple[frozenset[str], str], out: _Collector
+) -> bool:
+    """Offer ``el`` to ``out`` if it is an entry's link; False once reading must stop."""
+    entries, link = layout
+    namespace, _, name = el.tag.rpartition("}")
+    parent_namespace, _, entry = parent.tag.rpartition("}")
+    if name != link or entry not in entries or namespace != parent_namespace:
+        return True
+    if entry == "entry":  # Atom: rel defaults to "alternate", the page itself
+        if el.get("rel", "alternate") != "alternate":
+            return True
+        return out.add(el.get("href"))
+    # Child nodes mean an unexpanded entity reference or markup: not a plain URL.
+    return out.add(el.text if len(el) == 0 else None, child=entry == "sitemap")
+
+
+def _xml_error(parser: etree.XMLPullParser) -> str | None:
+    errors = parser.feed_error_log.filter_from_errors()
+    return f"xml: {errors[0].message.strip()}" if errors else None
+
+
+def _read_text(data: bytes, out: _Collector, cut: bool) -> str | None:
+    """Collect URLs from a plain-text sitemap, one per line; other lines are skipped."""
+    text = data.decode("utf-8", errors="replace")
+    if cut:  # the last line may be a URL cut in half
+        text = text[: text.rfind("\n") + 1]
+    for line in text.splitlines():
+        # A line with inner whitespace is prose that merely starts with a URL.
+        if len(line.split()) == 1 and not out.add(line):
+            break
+    return None if out.urls or out.truncated else NOT_A_SITEMAP

@@ -1,0 +1,84 @@
+"""Crawler traps: URL spaces without end that must not hold the crawl.
+
+Checked when a link is found, before it becomes a FRONTIER row, so a trap costs neither
+requests nor rows. Each rule is a setting (0 turns it off), and each refusal is counted
+in the stats under its reason. URL length and depth are bounded elsewhere
+(MAX_URL_LENGTH, DEPTH_LIMIT); politeness already keeps one host's trap from slowing the
+others, these keep it from lasting for ever.
+
+- A path segment that occurs ``max_repeats`` times or more (``/a/b/a/b/a/b``): relative
+  links that resolve against themselves, mis-configured rewrites.
+- More than ``max_query_variants`` distinct queries for one path (endless calendars,
+  ``?page=N`` without end, sort/filter combinations, session ids in every link).
+- More than ``max_pages_per_host`` pages found on one host.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+import ada_url
+
+from govsi.urls import fingerprint
+
+REPEATED_SEGMENT = "repeated_segment"
+QUERY_VARIANTS = "query_variants"
+HOST_BUDGET = "host_budget"
+
+
+def repeated_segment(path: str, max_repeats: int) -> bool:
+    """Whether one non-empty segment of ``path`` occurs ``max_repeats`` times or more."""
+    if max_repeats <= 0:
+        return False
+    counts = Counter(s for s in path.split("/") if s)
+    return bool(counts) and max(counts.values()) >= max_repeats
+
+
+class TrapGuard:
+    """Decides, for each newly found canonical URL, whether it looks like a trap."""
+
+    def __init__(
+        self,
+        max_repeats: int = 3,
+        max_query_variants: int = 1000,
+        max_pages_per_host: int = 0,
+        on_refusal: Callable[[str], None] | None = None,
+    ) -> None:
+        self.max_repeats = max_repeats
+        self.max_query_variants = max_query_variants
+        self.max_pages_per_host = max_pages_per_host
+        self.on_refusal = on_refusal
+        # The URLs counted so far, as 64-bit fingerprints, so that meeting a URL again
+        # (a menu link on every page) counts nothing. Each set is bounded by its limit.
+        self._variants: dict[int, set[int]] = {}
+        self._pages: dict[str, set[int]] = {}
+
+    def check(self, url: str) -> str | None:
+        """The trap rule ``url`` breaks, else None. The same URL always gets the same
+        answer: a URL admitted once is never refused later."""
+        parts = ada_url.parse_url(url, ("hostname", "pathname", "search"))
+        host, path = parts["hostname"], parts["pathname"]
+        reason = None
+        if repeated_segment(path, self.max_repeats):
+            reason = REPEATED_SEGMENT
+        elif self.max_query_variants > 0 and parts["search"]:
+            seen = self._variants.setdefault(fingerprint(f"{host}{path}"), set())
+            if not _admit(seen, fingerprint(parts["search"]), self.max_query_variants):
+                reason = QUERY_VARIANTS
+        if reason is None and self.max_pages_per_host > 0:
+            seen = self._pages.setdefault(host, set())
+            if not _admit(seen, fingerprint(url), self.max_pages_per_host):
+                reason = HOST_BUDGET
+        if reason is not None and self.on_refusal is not None:
+            self.on_refusal(reason)
+        return reason
+
+
+def _admit(seen: set[int], key: int, limit: int) -> bool:
+    if key in seen:
+        return True
+    if len(seen) >= limit:
+        return False
+    seen.add(key)
+    return True
