@@ -80,3 +80,15 @@ class SiteInfo:
     host: str
     ip_address: str | None
     crawl_delay: float
+
+
+@dataclass(repr=False)
+class SitemapFile:
+    """A sitemap document as read (decompressed), appended to its site's sitemap_content."""
+
+    host: str
+    url: str
+    content: str
+
+    def __repr__(self) -> str:
+        return f"SitemapFile({self.host!r}, {self.url!r}, {len(self.content)} chars)"

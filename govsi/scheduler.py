@@ -95,6 +95,7 @@ class FrontierScheduler(BaseScheduler):
         self.robots_retries = s.getint("ROBOTSTXT_RETRY_TIMES")
         self.robots_retry_delay = s.getfloat("ROBOTSTXT_RETRY_DELAY")
         self.depth_limit = s.getint("DEPTH_LIMIT")
+        self.follow_sitemaps = s.getbool("SITEMAP_FOLLOW")
         self.refill_size = s.getint("FRONTIER_REFILL_SIZE")
         self.progress_interval = s.getfloat("PROGRESS_INTERVAL")
         self.robots = RobotsFetcher(self._robots_outcome)
@@ -328,6 +329,11 @@ class FrontierScheduler(BaseScheduler):
             self.frontier.set_delay(host, outcome.rules.crawl_delay(self.token) or 0.0)
             self.store.add(SiteInfo(host, info.ip, self.frontier.host(host).delay))
             self.frontier.open_gate(host)
+            if self.follow_sitemaps:
+                for url in outcome.rules.sitemaps:
+                    request = self.spider.sitemap_request(url, host)
+                    if request is not None:
+                        self.enqueue_request(request)
         else:
             info.robots_failures += 1
             self.stats.inc_value("govsi/robots/unavailable")

@@ -65,6 +65,15 @@ ROBOTSTXT_MAX_AGE = 24 * 3600
 # the host's pages stay in the frontier with the reason, for a later run.
 ROBOTSTXT_RETRY_TIMES = 3
 ROBOTSTXT_RETRY_DELAY = 60.0
+# Read the sitemaps robots.txt lists (Sitemap lines, sitemap indexes, gzip): the pages
+# they list join the frontier one hop below the host's root page.
+SITEMAP_FOLLOW = True
+# At most this many URLs taken from one host's sitemaps, and this many sitemap files
+# read per host (an index can list 50 000 sitemaps of 50 000 URLs each).
+SITEMAP_MAX_URLS_PER_HOST = 100_000
+SITEMAP_MAX_FILES_PER_HOST = 100
+# At most this many bytes of sitemap documents kept in site.sitemap_content per host.
+SITEMAP_STORE_MAX_BYTES = 16 * 1024 * 1024
 # Seconds between two requests to one host (a longer robots Crawl-delay wins) and between
 # two requests to one IP address, counted from when the previous request reached the
 # server. Every request counts: pages, images, documents, robots.txt, sitemaps.

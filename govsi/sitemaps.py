@@ -44,9 +44,10 @@ _LAYOUTS: dict[str, tuple[frozenset[str], str]] = {
 
 # A bare "&" (common in generated sitemaps: "?a=1&b=2") makes libxml2's recovery silently
 # drop text, turning the URL into a different one. Escape every "&" that does not start a
-# reference; CDATA sections are matched first so that their literal text is left alone.
+# reference, outside CDATA sections, whose text is literal. An unterminated section runs to
+# the end (as in libxml2), which also keeps the split linear.
 _BARE_AMP = re.compile(rb"&(?![A-Za-z_:][\w.:-]*;|#[0-9]+;|#x[0-9A-Fa-f]+;)")
-_BARE_AMP_OR_CDATA = re.compile(rb"<!\[CDATA\[.*?\]\]>|" + _BARE_AMP.pattern, re.DOTALL)
+_CDATA = re.compile(rb"(<!\[CDATA\[.*?(?:\]\]>|\Z))", re.DOTALL)
 
 
 @dataclass
@@ -60,6 +61,12 @@ class Sitemap:
 def is_gzip(body: bytes) -> bool:
     """True when body is gzip data, by its magic bytes."""
     return body[:2] == _GZIP_MAGIC
+
+
+def gunzip(body: bytes) -> bytes:
+    """The body inflated as parse_sitemap inflates it: at most MAX_BYTES, whatever was readable
+    of a corrupt or cut stream, and a body that is not gzip as it is. Never raises."""
+    return _gunzip(body, MAX_BYTES)[0] if is_gzip(body) else body
 
 
 def parse_sitemap(body: bytes, url: str, *, max_urls: int = MAX_URLS) -> Sitemap:
@@ -153,7 +160,9 @@ def _gunzip(body: bytes, limit: int) -> tuple[bytes, bool, str | None]:
 def _read_xml(data: bytes, out: _Collector, *, complete: bool) -> str | None:
     """Collect entries from an XML sitemap or feed; the error, if any."""
     if _BARE_AMP.search(data):
-        data = _BARE_AMP_OR_CDATA.sub(lambda m: m[0] if m[0] != b"&" else b"&amp;", data)
+        pieces = _CDATA.split(data)  # text, CDATA, text, ...
+        pieces[::2] = [_BARE_AMP.sub(b"&amp;", text) for text in pieces[::2]]
+        data = b"".join(pieces)
     parser = etree.XMLPullParser(
         events=("end",),
         resolve_entities=False,

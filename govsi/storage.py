@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from sqlalchemy import Connection, Engine, Table, and_, bindparam, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -26,15 +26,21 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from govsi import db
 from govsi.extract import filename_of
-from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, RobotsFile, SiteInfo
+from govsi.items import (
+    DiscoveredPage,
+    FetchedImage,
+    FetchedPage,
+    RobotsFile,
+    SiteInfo,
+    SitemapFile,
+)
 from govsi.urls import host_of
 
 logger = logging.getLogger(__name__)
 
-Item = DiscoveredPage | FetchedPage | FetchedImage | RobotsFile | SiteInfo
-ITEM_TYPES: dict[str, type] = {
-    cls.__name__: cls for cls in (DiscoveredPage, FetchedPage, FetchedImage, RobotsFile, SiteInfo)
-}
+Item = DiscoveredPage | FetchedPage | FetchedImage | RobotsFile | SiteInfo | SitemapFile
+# Derived from Item, so that a record type cannot be written without being known here.
+ITEM_TYPES: dict[str, type] = {cls.__name__: cls for cls in get_args(Item)}
 
 SITE: Table = db.Site.__table__  # type: ignore[assignment]
 PAGE: Table = db.Page.__table__  # type: ignore[assignment]
@@ -150,7 +156,7 @@ class CrawlWriter:
                 for link in item.links:
                     depth_of.setdefault(link, item.link_depth)
         hosts = {host_of(u) for u in depth_of}
-        hosts.update(i.host for i in batch if isinstance(i, RobotsFile | SiteInfo))
+        hosts.update(i.host for i in batch if isinstance(i, RobotsFile | SiteInfo | SitemapFile))
         site_ids = self._ensure_sites(conn, hosts)
         page_ids = self._ensure_pages(conn, depth_of, site_ids)
 
@@ -161,6 +167,7 @@ class CrawlWriter:
         image_updates: dict[str, dict[str, Any]] = {}
         robots: dict[str, str | None] = {}
         site_info: dict[str, SiteInfo] = {}
+        sitemap_docs: dict[str, list[SitemapFile]] = {}
         for item in batch:
             if isinstance(item, FetchedPage):
                 pid = page_ids[item.url]
@@ -191,6 +198,8 @@ class CrawlWriter:
                 robots[item.host] = item.content
             elif isinstance(item, SiteInfo):
                 site_info[item.host] = item
+            elif isinstance(item, SitemapFile):
+                sitemap_docs.setdefault(item.host, []).append(item)
 
         if page_updates:
             # Keys that name columns become the SET clause of an executemany UPDATE.
@@ -212,6 +221,16 @@ class CrawlWriter:
         for host, content in robots.items():
             conn.execute(
                 update(SITE).where(SITE.c.id == site_ids[host]).values(robots_content=content)
+            )
+        for host, docs in sitemap_docs.items():
+            # Documents are appended, each after a line naming where it came from.
+            text = "".join(f"<!-- {d.url} -->\n{d.content}\n" for d in docs)
+            old = conn.execute(select(SITE.c.sitemap_content).where(SITE.c.id == site_ids[host]))
+            previous = old.scalar() or ""
+            conn.execute(
+                update(SITE)
+                .where(SITE.c.id == site_ids[host])
+                .values(sitemap_content=previous + text)
             )
         for host, info in site_info.items():
             conn.execute(

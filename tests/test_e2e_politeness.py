@@ -75,7 +75,9 @@ def test_every_allowed_page_once_nothing_forbidden(polite: Any) -> None:
         for host in ("a.gov.si", "b.gov.si", "c.gov.si", "e.gov.si")
         for i in range(politeweb.PAGES_PER_HOST)
     } - {("a.gov.si", "/p5"), ("e.gov.si", "/p4")}
-    pages = {k for k in requested if k[1] not in ("/robots.txt", "/pravila.txt")}
+    expected |= {("b.gov.si", path) for path in politeweb.SITEMAP_ONLY}
+    not_pages = ("/robots.txt", "/pravila.txt", "/sitemap.xml", "/sitemap-1.xml.gz")
+    pages = {k for k in requested if k[1] not in not_pages}
     assert pages == expected
     forbidden = dict(
         query(db_url, "SELECT url, fetch_error FROM page WHERE page_type_code = 'FRONTIER'")
@@ -104,3 +106,17 @@ def test_site_rows_record_address_and_delay(polite: Any) -> None:
     assert sites["c.gov.si"] == (web.ip_of("c.gov.si"), politeweb.CRAWL_DELAY)
     assert sites["e.gov.si"][1] == DELAY
     assert sites["e.gov.si"] and sites["d.gov.si"][1] is None
+
+
+def test_pages_only_in_sitemaps_are_found(polite: Any) -> None:
+    _, hits, _, db_url = polite
+    b = [h.target for h in hits if h.host == "b.gov.si"]
+    # robots.txt, then the index, then its gzipped child, before any page of the host.
+    assert b[:3] == ["/robots.txt", "/sitemap.xml", "/sitemap-1.xml.gz"]
+    rows = dict(
+        query(db_url, "SELECT url, depth FROM page WHERE url LIKE 'http://b.gov.si/skrito%'")
+    )
+    assert rows == {f"http://b.gov.si{p}": 1 for p in politeweb.SITEMAP_ONLY}
+    assert not query(db_url, "SELECT url FROM page WHERE url LIKE '%example.com%'")
+    (content,) = query(db_url, "SELECT sitemap_content FROM site WHERE domain = 'b.gov.si'")[0]
+    assert "sitemap-1.xml.gz" in content and "/skrito2</loc>" in content

@@ -4,9 +4,25 @@ robots.txt redirects (to its https twin's)."""
 
 from __future__ import annotations
 
+import gzip
+
 from tests.simweb.server import Host, Resource, SimWeb, html, redirect
 
 PAGES_PER_HOST = 6
+SITEMAP_ONLY = ("/skrito1", "/skrito2")
+SITEMAP_INDEX = """<?xml version="1.0" encoding="UTF-8"?>
+<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+  <sitemap><loc>http://b.gov.si/sitemap-1.xml.gz</loc></sitemap>
+</sitemapindex>
+"""
+SITEMAP_URLS = """<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+  <url><loc>http://b.gov.si/</loc></url>
+  <url><loc>http://b.gov.si/skrito1</loc></url>
+  <url><loc>http://b.gov.si/skrito2</loc></url>
+  <url><loc>https://www.example.com/not-ours</loc></url>
+</urlset>
+"""
 CRAWL_DELAY = 1.5
 
 
@@ -29,6 +45,15 @@ def build() -> SimWeb:
     a = _pages("a", '<a href="http://b.gov.si/">b</a> <a href="http://c.gov.si/">c</a>')
     a["/robots.txt"] = _robots("User-agent: *\nDisallow: /p5\n")
     b = _pages("b", '<a href="http://d.gov.si/">d</a> <a href="http://e.gov.si/">e</a>')
+    # Pages only the sitemap knows, behind an index and a gzipped child.
+    b["/robots.txt"] = _robots("User-agent: *\nDisallow:\n\nSitemap: /sitemap.xml\n")
+    b["/sitemap.xml"] = Resource(SITEMAP_INDEX.encode(), headers={"Content-Type": "text/xml"})
+    b["/sitemap-1.xml.gz"] = Resource(
+        gzip.compress(SITEMAP_URLS.encode(), mtime=0),
+        headers={"Content-Type": "application/x-gzip"},
+    )
+    for path in SITEMAP_ONLY:
+        b[path] = html(f"<html><body><h1>b {path}</h1></body></html>")
     c = _pages("c")
     c["/robots.txt"] = _robots(f"User-agent: govsi-crawler\nCrawl-delay: {CRAWL_DELAY}\n")
     d = _pages("d")
