@@ -67,6 +67,9 @@ class HostInfo:
     robots_url: str
     rules: RobotsRules | None = None
     rules_at: float = 0.0
+    # Pages released on the current rules: an expired robots.txt is fetched again only
+    # after at least one, so a host slower than ROBOTSTXT_MAX_AGE still makes progress.
+    used_rules: int = 0
     robots_failures: int = 0
     robots_retry: IDelayedCall | None = None
     # Set when the host will not be crawled in this run; its pages stay FRONTIER with it.
@@ -235,7 +238,7 @@ class FrontierScheduler(BaseScheduler):
             self._not_fetched(entry, info.unavailable, "govsi/frontier/host_unavailable")
             return False
         if self.obey and info.rules is not None:
-            if time.monotonic() - info.rules_at > self.robots_max_age:
+            if info.used_rules and time.monotonic() - info.rules_at > self.robots_max_age:
                 # Rules older than ROBOTSTXT_MAX_AGE: fetch them again before going on.
                 self.frontier.close_gate(state.name)
                 self.frontier.push(state.name, entry.depth, entry, spillable=False)
@@ -244,6 +247,7 @@ class FrontierScheduler(BaseScheduler):
             if not info.rules.allowed(entry.url, self.token):
                 self._not_fetched(entry, "forbidden by robots.txt", "govsi/robots/forbidden")
                 return False
+        info.used_rules += 1
         return True
 
     def _not_fetched(self, entry: Entry, reason: str, stat: str) -> None:
@@ -326,6 +330,7 @@ class FrontierScheduler(BaseScheduler):
         host, info = outcome.host, self.hosts[outcome.host]
         if outcome.error is None:
             info.rules, info.rules_at, info.robots_failures = outcome.rules, time.monotonic(), 0
+            info.used_rules = 0
             self.frontier.set_delay(host, outcome.rules.crawl_delay(self.token) or 0.0)
             self.store.add(SiteInfo(host, info.ip, self.frontier.host(host).delay))
             self.frontier.open_gate(host)

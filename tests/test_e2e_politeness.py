@@ -120,3 +120,28 @@ def test_pages_only_in_sitemaps_are_found(polite: Any) -> None:
     assert not query(db_url, "SELECT url FROM page WHERE url LIKE '%example.com%'")
     (content,) = query(db_url, "SELECT sitemap_content FROM site WHERE domain = 'b.gov.si'")[0]
     assert "sitemap-1.xml.gz" in content and "/skrito2</loc>" in content
+
+
+def test_old_robots_rules_are_fetched_again_and_progress_is_logged(tmp_path: Path) -> None:
+    web = politeweb.build().start()
+    try:
+        run = run_crawl(
+            web,
+            f"sqlite:///{tmp_path / 'crawldb.sqlite3'}",
+            tmp_path,
+            politeweb.SEEDS,
+            DEFAULT_CRAWL_DELAY=DELAY,
+            ROBOTSTXT_MAX_AGE=1.2,  # stands in for the 24 hours of a long crawl
+            ROBOTSTXT_RETRY_TIMES=0,
+            PROGRESS_INTERVAL=1,
+        )
+        hits = web.requested()
+    finally:
+        web.stop()
+    assert run.returncode == 0, run.log[-3000:]
+    a = [h.target for h in hits if h.host == "a.gov.si"]
+    # a.gov.si takes about 3 s at 0.5 s a request, so its rules expire on the way.
+    assert a.count("/robots.txt") >= 2, a
+    assert a[0] == "/robots.txt"
+    progress = [line for line in run.log.splitlines() if "progress:" in line]
+    assert progress and "pages fetched" in progress[0] and "slowest host" in progress[0]
