@@ -311,7 +311,8 @@ class FrontierScheduler(BaseScheduler):
             self._wake()
 
         def failed(failure: Failure) -> None:
-            reason = f"DNS lookup failed: {failure.getErrorMessage()}"[:300]
+            message = failure.getErrorMessage()
+            reason = (message if "DNS" in message else f"DNS lookup failed: {message}")[:300]
             logger.warning("%s: %s; its pages stay in the frontier", host, reason)
             self._give_up(host, reason)
             # Its own group, so that its entries are released (and recorded) at once.
