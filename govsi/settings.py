@@ -129,5 +129,8 @@ SPIDER_MIDDLEWARES = {
 LOG_LEVEL = "INFO"
 # Write the final crawl stats as JSON to this file ("" = don't).
 STATS_FILE = ""
+# No consoles: the telnet console and Scrapy's remote-control HTTP server would each
+# listen on a port of the crawling machine, which nobody asked for.
 TELNETCONSOLE_ENABLED = False
+REMOTE_CONTROL_ENABLED = False
 FEED_EXPORT_ENCODING = "utf-8"
