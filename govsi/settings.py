@@ -110,6 +110,8 @@ PROGRESS_INTERVAL = 60.0
 # --- Components ------------------------------------------------------------------------
 EXTENSIONS = {
     "govsi.extensions.CrawlStore": 100,
+    # The URLs this crawl knows, shared by the spider and the dupefilter.
+    "govsi.dupefilters.KnownUrls": 110,
     "govsi.extensions.StatsFile": 900,
 }
 ITEM_PIPELINES = {

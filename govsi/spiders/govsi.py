@@ -19,6 +19,7 @@ from twisted.python.failure import Failure
 
 from govsi import sitemaps
 from govsi.db import utcnow
+from govsi.dupefilters import KnownUrls
 from govsi.extensions import CrawlStore
 from govsi.extract import classify, decode_html, extract_links, header_says_nofollow
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, SitemapFile
@@ -210,14 +211,19 @@ class GovsiSpider(Spider):
             self.crawler.stats.inc_value("govsi/depth_limit_reached", len(urls))
             return
         for url in urls:
-            yield self.page_request(url, depth)
+            # Only links new to the crawl become requests; the rest are link rows only.
+            if f"{KIND_PAGE} {url}" not in self.known:
+                yield self.page_request(url, depth)
 
     # -- start ----------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[Any]:
-        # Extensions are built after the spider, so the store is looked up here.
+        # Extensions are built after the spider, so they are looked up here.
         store = self.crawler.get_extension(CrawlStore)
-        if store is None:
-            raise RuntimeError("govsi needs the govsi.extensions.CrawlStore extension")
+        known = self.crawler.get_extension(KnownUrls)
+        if store is None or known is None:
+            raise RuntimeError("govsi needs the CrawlStore and KnownUrls extensions")
+        known.load(store)
+        self.known = known
         for seed in self.seed_urls:
             url = self.admit(seed)
             if url is None:
@@ -299,7 +305,7 @@ class GovsiSpider(Spider):
         yield record
         yield from self.follow(record.links, record.link_depth)
         for image in record.images:
-            if self.may_fetch_image(image):
+            if f"{KIND_IMAGE} {image}" not in self.known and self.may_fetch_image(image):
                 yield self.image_request(image, record.link_depth)
 
     def page_failed(self, failure: Failure) -> Iterator[Any]:
