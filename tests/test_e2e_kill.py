@@ -47,3 +47,30 @@ def test_kill_9_half_way_then_continue(gov_web: SimWeb, tmp_path: Path) -> None:
         url for url in recorded if (url.split("/", 3)[2], "/" + url.split("/", 3)[3]) in second
     }
     assert refetched == set()
+
+
+def test_ctrl_c_half_way_then_continue(gov_web: SimWeb, tmp_path: Path) -> None:
+    """A graceful stop (SIGINT, as Ctrl-C sends) finishes what is in flight and writes it:
+    the next run fetches nothing the first one asked for."""
+    db_url = f"sqlite:///{tmp_path / 'crawldb.sqlite3'}"
+    settings = {**E2E_SETTINGS, "DEFAULT_CRAWL_DELAY": 0.2}
+    gov_web.reset_log()
+    crawl = start_crawl(gov_web, db_url, tmp_path / "run1", govweb.SEEDS, **settings)
+    deadline = time.monotonic() + 60
+    while len(gov_web.requested()) < 25:
+        assert time.monotonic() < deadline, "the crawl never got going"
+        time.sleep(0.02)
+    os.kill(crawl.proc.pid, signal.SIGINT)
+    first_run = crawl.wait()
+    assert first_run.returncode == 0, first_run.log[-3000:]
+    assert first_run.stats["finish_reason"] == "shutdown"
+    # Retried pages (a 500, a timeout) may be asked for again; robots.txt is asked per run.
+    repeatable = {"/robots.txt", "/napaka", "/pocasi"}
+    first = {(h.host, h.target) for h in gov_web.requested() if h.target not in repeatable}
+
+    gov_web.reset_log()
+    again = run_crawl(gov_web, db_url, tmp_path / "run2", govweb.SEEDS, **settings)
+    assert again.returncode == 0, again.log[-3000:]
+    assert_complete(snapshot(db_url))
+    second = {(h.host, h.target) for h in gov_web.requested()}
+    assert first & second == set()
