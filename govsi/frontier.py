@@ -202,6 +202,20 @@ class Frontier:
             if g.busy_host is not None and now - g.busy_since > seconds
         ]
 
+    def census(self, now: float) -> tuple[int, int, int]:
+        """Hosts with work: (ready to go now, waiting for a delay, in flight)."""
+        ready = waiting = busy = 0
+        for group in self._groups.values():
+            for state in group.hosts.values():
+                if state.name == group.busy_host:
+                    busy += 1
+                elif state.eligible():
+                    if max(group.free_at, state.free_at) <= now and group.busy_host is None:
+                        ready += 1
+                    else:
+                        waiting += 1
+        return ready, waiting, busy
+
     def busy_hosts(self) -> list[str]:
         return [g.busy_host for g in self._groups.values() if g.busy_host is not None]
 

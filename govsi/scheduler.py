@@ -407,30 +407,23 @@ class FrontierScheduler(BaseScheduler):
     # -- progress ---------------------------------------------------------------------------
     def _log_progress(self) -> None:
         now = time.monotonic()
-        fetched = self.stats.get_value("response_received_count", 0)
+        stats = self.stats.get_stats()
+        fetched = sum(v for k, v in stats.items() if k.startswith("govsi/pages/"))
         then, before = self._progress_last
         self._progress_last = (now, fetched)
         per_min = (fetched - before) * 60 / max(now - then, 1e-9)
-        ready = waiting = blocked = 0
+        ready, waiting, in_flight = self.frontier.census(now)
+        blocked = sum(1 for h in self.hosts.values() if h.robots_retry is not None)
         slowest, slowest_work = "-", 0.0
-        busy = set(self.frontier.busy_hosts())
         for name, state in self.frontier.hosts.items():
-            info = self.hosts.get(name)
-            if info is not None and (info.robots_retry is not None or info.unavailable):
-                blocked += 1
-            elif state.eligible() and name not in busy:
-                if state.free_at <= now:
-                    ready += 1
-                else:
-                    waiting += 1
             work = len(state.queue) * state.delay
             if work > slowest_work:
                 slowest, slowest_work = name, work
         backlog = sum(1 for h in self.hosts.values() if h.backlog)
         logger.info(
             "progress: %d pages fetched (%.0f/min); frontier %d in memory, %d hosts with more "
-            "in crawldb; hosts ready %d, waiting for their delay %d, in flight %d, blocked by "
+            "in crawldb; hosts ready %d, waiting for a delay %d, in flight %d, blocked by "
             "robots.txt errors %d; slowest host %s (%.0f s of delays queued)",
-            fetched, per_min, len(self.frontier), backlog, ready, waiting, len(busy), blocked,
+            fetched, per_min, len(self.frontier), backlog, ready, waiting, in_flight, blocked,
             slowest, slowest_work,
         )  # fmt: skip

@@ -230,3 +230,20 @@ def test_a_crawl_delay_learned_after_a_request_already_applies_to_it() -> None:
     f.open_gate("c.gov.si")
     assert f.pop(0.7) is None
     assert f.pop(1.6)[1] == "page"  # type: ignore[index]
+
+
+def test_census_counts_the_address_delay_too() -> None:
+    f = frontier(default=1, ip=5)
+    for name in ("a.gov.si", "b.gov.si"):
+        ready_host(f, name, "10.0.0.1")
+        f.push(name, 0, name)
+    ready_host(f, "c.gov.si", "10.0.0.2")
+    f.push("c.gov.si", 0, "c")
+    assert f.census(0.0) == (3, 0, 0)
+    f.pop(0.0)
+    f.pop(0.0)
+    assert f.census(0.0) == (0, 1, 2)  # the other host of the busy address waits
+    f.finished("a.gov.si", 0.0)
+    f.finished("c.gov.si", 0.0)
+    assert f.census(2.0) == (0, 1, 0)  # its own delay is over, the address's is not
+    assert f.census(5.0) == (1, 0, 0)
