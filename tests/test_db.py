@@ -104,9 +104,8 @@ STANDARD_COLUMNS = {
 }
 
 
+@pytest.mark.parametrize("engine", ["postgresql"], indirect=True)
 def test_postgres_standard_schema_exactly(engine: Engine) -> None:
-    if engine.dialect.name != "postgresql":
-        pytest.skip("information_schema check is for PostgreSQL")
     for table, expected in STANDARD_COLUMNS.items():
         rows = q(
             engine,

@@ -145,3 +145,11 @@ def test_old_robots_rules_are_fetched_again_and_progress_is_logged(tmp_path: Pat
     assert a[0] == "/robots.txt"
     progress = [line for line in run.log.splitlines() if "progress:" in line]
     assert progress and "pages fetched" in progress[0] and "slowest host" in progress[0]
+
+
+def test_nofollow_pages_are_not_followed_and_say_so(polite: Any) -> None:
+    _, hits, _, db_url = polite
+    assert not [h for h in hits if h.target.startswith("/samo-prek")]
+    nofollow = dict(query(db_url, "SELECT url, nofollow FROM page WHERE nofollow IS NOT NULL"))
+    assert nofollow == {"http://a.gov.si/p1": 1, "http://c.gov.si/p1": 1}
+    assert not query(db_url, "SELECT url FROM page WHERE url LIKE '%samo-prek%'")

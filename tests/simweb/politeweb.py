@@ -54,7 +54,17 @@ def build() -> SimWeb:
     )
     for path in SITEMAP_ONLY:
         b[path] = html(f"<html><body><h1>b {path}</h1></body></html>")
+    # Pages whose links must not be followed, each the only way to a page of its own.
+    a["/p1"] = html(
+        '<html><head><meta name="robots" content="noindex, nofollow"></head><body>'
+        '<h1>a 1</h1><a href="/p2">p2</a> <a href="/samo-prek-nofollow">x</a></body></html>'
+    )
     c = _pages("c")
+    c["/p1"] = html(
+        '<html><body><h1>c 1</h1><a href="/p2">p2</a> <a href="/samo-prek-glave">x</a>'
+        "</body></html>",
+        **{"X-Robots-Tag": "nofollow"},
+    )
     c["/robots.txt"] = _robots(f"User-agent: govsi-crawler\nCrawl-delay: {CRAWL_DELAY}\n")
     d = _pages("d")
     d["/robots.txt"] = Resource(b"busy", status=503, headers={"Content-Type": "text/plain"})
