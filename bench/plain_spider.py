@@ -4,7 +4,7 @@ It follows every ``<a href>`` to a host under the allowed suffixes, and nothing 
 images, no sitemaps); everything else is Scrapy's defaults unless set with ``-s``. Run it
 with ``scrapy runspider`` from a directory without a ``scrapy.cfg``:
 
-    GOVSI_TEST_HOSTS='{"a.gov.si": "127.0.0.2"}' PYTHONPATH=/work/main \\
+    GOVSI_TEST_HOSTS='{"a.gov.si": "127.0.0.2"}' PYTHONPATH=. \\
     scrapy runspider bench/plain_spider.py -a seeds=http://a.gov.si/ \\
         -s TWISTED_DNS_RESOLVER=tests.simweb.resolver.SimWebResolver
 

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from pathlib import Path
 
 from tests.simweb import govweb
 from tests.simweb.expected import E2E_SETTINGS, assert_complete
 from tests.simweb.server import SimWeb
-from tests.support.crawl import query, run_crawl, snapshot, start_crawl
+from tests.support.crawl import query, run_crawl, snapshot, start_crawl, wait_for_requests
 
 
 def test_kill_9_half_way_then_continue(gov_web: SimWeb, tmp_path: Path) -> None:
@@ -22,10 +21,7 @@ def test_kill_9_half_way_then_continue(gov_web: SimWeb, tmp_path: Path) -> None:
     settings = {**E2E_SETTINGS, "DEFAULT_CRAWL_DELAY": 0.2, "DB_FLUSH_INTERVAL": 0.5}
     gov_web.reset_log()
     crawl = start_crawl(gov_web, db_url, tmp_path / "run1", govweb.SEEDS, **settings)
-    deadline = time.monotonic() + 60
-    while len(gov_web.requested()) < 25:
-        assert time.monotonic() < deadline, "the crawl never got going"
-        time.sleep(0.02)
+    wait_for_requests(gov_web, 25)
     os.kill(crawl.proc.pid, signal.SIGKILL)
     crawl.proc.wait(timeout=30)
     assert crawl.proc.returncode == -signal.SIGKILL
@@ -56,10 +52,7 @@ def test_ctrl_c_half_way_then_continue(gov_web: SimWeb, tmp_path: Path) -> None:
     settings = {**E2E_SETTINGS, "DEFAULT_CRAWL_DELAY": 0.2}
     gov_web.reset_log()
     crawl = start_crawl(gov_web, db_url, tmp_path / "run1", govweb.SEEDS, **settings)
-    deadline = time.monotonic() + 60
-    while len(gov_web.requested()) < 25:
-        assert time.monotonic() < deadline, "the crawl never got going"
-        time.sleep(0.02)
+    wait_for_requests(gov_web, 25)
     os.kill(crawl.proc.pid, signal.SIGINT)
     first_run = crawl.wait()
     assert first_run.returncode == 0, first_run.log[-3000:]

@@ -12,7 +12,13 @@ from pathlib import Path
 from tests.simweb import govweb
 from tests.simweb.expected import E2E_SETTINGS, assert_complete
 from tests.simweb.server import SimWeb
-from tests.support.crawl import RunningCrawl, run_crawl, snapshot, start_crawl
+from tests.support.crawl import (
+    RunningCrawl,
+    run_crawl,
+    snapshot,
+    start_crawl,
+    wait_for_requests,
+)
 from tests.support.pgcluster import PgCluster
 
 # Flush often, so that batches are written (and fail) while the server is down.
@@ -25,10 +31,7 @@ def start_during_outage(
     """Start a crawl, and stop the database server once the crawl is under way."""
     web.reset_log()
     crawl = start_crawl(web, db_url, workdir, govweb.SEEDS, **OUTAGE_SETTINGS)
-    deadline = time.monotonic() + 30
-    while len(web.requested()) < 8:
-        assert time.monotonic() < deadline, "the crawl never got going"
-        time.sleep(0.05)
+    wait_for_requests(web, 8)
     pg_cluster.stop_server()
     return crawl
 

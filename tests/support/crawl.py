@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,15 @@ def start_crawl(
         cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     return RunningCrawl(proc, workdir)
+
+
+def wait_for_requests(web: SimWeb, n: int, timeout: float = 60) -> None:
+    """Block until the simulated web has served ``n`` requests (a crawl is under way)."""
+    deadline = time.monotonic() + timeout
+    while len(web.requested()) < n:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the crawl never got going ({len(web.requested())} requests)")
+        time.sleep(0.02)
 
 
 def run_crawl(
