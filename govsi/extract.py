@@ -44,6 +44,7 @@ __all__ = [
     "filename_of",
     "header_says_nofollow",
     "onclick_targets",
+    "parse_html",
     "sniff_html",
 ]
 
@@ -275,7 +276,7 @@ def onclick_targets(script: str) -> list[str]:
     return targets
 
 
-def _parse_html(html: str) -> etree._Element | None:
+def parse_html(html: str) -> etree._Element | None:
     if not html or html.isspace():
         return None
     # Handing libxml2 UTF-8 bytes with the encoding fixed makes it ignore any <meta
@@ -328,7 +329,7 @@ def extract_links(html: str, page_url: str) -> ExtractedLinks:
     Never raises on malformed input: what the parser can recover is used, and a
     document it cannot parse has no links.
     """
-    root = _parse_html(html)
+    root = parse_html(html)
     if root is None:
         return ExtractedLinks(base_url=page_url)
 

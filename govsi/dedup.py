@@ -1,0 +1,232 @@
+"""Is this page a copy of one already stored? The pure decisions (issue 4).
+
+Government sites wrap every page in a large template (header, menus, breadcrumbs, cookie
+banner, footer), so two different short news items can share 90 % of their text. Copies
+are therefore judged on the page's *main content* only:
+
+- ``main_text`` keeps ``<main>`` / ``<article>`` / ``role="main"`` when the page has one;
+  otherwise it removes the template's regions: ``nav``, ``header``, ``footer``, ``aside``,
+  their ARIA roles, elements whose class or id names a template part (menu, breadcrumb,
+  cookie, sidebar, ...), and link-dense blocks (menus built from plain ``div``s).
+- ``exact_key`` hashes the main text, whitespace-normalized and lower-cased: the same
+  content under another URL, in a print view or in another section's template is the same
+  key. A page with no main text at all is keyed by its whole text instead, so that two
+  template-only pages are copies only if they are identical.
+- ``signature`` is a MinHash (datasketch) of the main text's word shingles; the estimated
+  Jaccard similarity of two signatures decides near copies. Pages without main text get
+  no signature: there is nothing to compare.
+- ``band_keys`` turns a signature into LSH band keys (64-bit ints), so that candidates can
+  be found by an indexed lookup, in constant time per page, in crawldb.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from functools import lru_cache
+
+from datasketch import MinHash
+from lxml import etree
+
+from govsi.extract import parse_html
+
+__all__ = [
+    "band_keys",
+    "exact_key",
+    "is_duplicate",
+    "lsh_params",
+    "main_text",
+    "shingles",
+    "signature",
+    "similarity",
+]
+
+DEFAULT_NUM_PERM = 128
+DEFAULT_SHINGLE_SIZE = 5
+DEFAULT_THRESHOLD = 0.9
+# MinHash permutations are seeded, so signatures stored by one process compare with
+# another's (datasketch's default seed, fixed here so it can never drift).
+_SEED = 1
+
+_DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "head")
+_TEMPLATE_TAGS = ("nav", "header", "footer", "aside")
+_TEMPLATE_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
+# Words in class/id values that name template parts (compared as whole tokens).
+_TEMPLATE_WORDS = frozenset(
+    {
+        "nav", "navbar", "navigation", "menu", "menus", "submenu", "megamenu", "header",
+        "footer", "breadcrumb", "breadcrumbs", "cookie", "cookies", "consent", "gdpr",
+        "banner", "sidebar", "aside", "social", "share", "sharing", "skip", "toolbar",
+        "topbar", "language", "languages", "lang", "related", "tags", "pagination",
+        "pager", "print", "widget",
+    }
+)  # fmt: skip
+_TOKEN = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"\w+")
+# A block is a menu when most of its text is link text and it has several links.
+_LINK_DENSE_MIN_LINKS = 4
+_LINK_DENSE_RATIO = 0.6
+_BLOCKS = ("div", "ul", "ol", "table", "section", "p", "dl")
+_MAIN = etree.XPath("(//main | //*[@role='main'] | //article)[1]")
+
+
+def _is_template(element: etree._Element) -> bool:
+    if element.tag in _TEMPLATE_TAGS:
+        return True
+    if (element.get("role") or "").strip().lower() in _TEMPLATE_ROLES:
+        return True
+    names = f"{element.get('class') or ''} {element.get('id') or ''}".lower()
+    return any(token in _TEMPLATE_WORDS for token in _TOKEN.findall(names))
+
+
+def _text(element: etree._Element) -> str:
+    return " ".join(t.strip() for t in element.itertext() if t.strip())
+
+
+def _is_link_dense(element: etree._Element) -> bool:
+    links = element.findall(".//a")
+    if len(links) < _LINK_DENSE_MIN_LINKS:
+        return False
+    text = len(_text(element))
+    linked = sum(len(_text(a)) for a in links)
+    return text > 0 and linked / text >= _LINK_DENSE_RATIO
+
+
+def _remove(element: etree._Element) -> None:
+    # Keep the tail: it is text of the parent that only follows the element.
+    parent = element.getparent()
+    if parent is None:
+        return
+    if element.tail and element.tail.strip():
+        previous = element.getprevious()
+        if previous is not None:
+            previous.tail = (previous.tail or "") + " " + element.tail
+        else:
+            parent.text = (parent.text or "") + " " + element.tail
+    parent.remove(element)
+
+
+def _strip(root: etree._Element) -> etree._Element:
+    for element in list(root.iter(*_DROP_TAGS)):
+        _remove(element)
+    main = _MAIN(root)
+    if main:
+        return main[0]
+    for element in list(root.iter(etree.Element)):
+        if element.getparent() is not None and _is_template(element):
+            _remove(element)
+    for element in list(root.iter(*_BLOCKS)):
+        # Parents come before children; a removed parent takes its children with it.
+        if _attached(element, root) and _is_link_dense(element):
+            _remove(element)
+    return root
+
+
+def _attached(element: etree._Element, root: etree._Element) -> bool:
+    while element is not None and element is not root:
+        element = element.getparent()
+    return element is root
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def main_text(html: str) -> str:
+    """The page's main content as plain text, the site's template taken away."""
+    root = parse_html(html)
+    if root is None:
+        return ""
+    return " ".join(_words(_text(_strip(root))))
+
+
+def _whole_text(html: str) -> str:
+    root = parse_html(html)
+    if root is None:
+        return ""
+    for element in list(root.iter(*_DROP_TAGS)):
+        _remove(element)
+    return " ".join(_words(_text(root)))
+
+
+def exact_key(html: str) -> str:
+    """A hex SHA-256 that equal pages share: of the main text, else of the whole text."""
+    text = main_text(html) or "\x00whole:" + _whole_text(html)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def shingles(text: str, size: int = DEFAULT_SHINGLE_SIZE) -> set[str]:
+    """Word n-grams of normalized text; a text shorter than ``size`` is one shingle."""
+    words = text.split()
+    if not words:
+        return set()
+    if len(words) <= size:
+        return {" ".join(words)}
+    return {" ".join(words[i : i + size]) for i in range(len(words) - size + 1)}
+
+
+def signature_of_text(
+    text: str, *, num_perm: int = DEFAULT_NUM_PERM, shingle_size: int = DEFAULT_SHINGLE_SIZE
+) -> MinHash | None:
+    grams = shingles(text, shingle_size)
+    if not grams:
+        return None
+    minhash = MinHash(num_perm=num_perm, seed=_SEED)
+    minhash.update_batch([g.encode("utf-8", "surrogatepass") for g in grams])
+    return minhash
+
+
+def signature(
+    html: str, *, num_perm: int = DEFAULT_NUM_PERM, shingle_size: int = DEFAULT_SHINGLE_SIZE
+) -> MinHash | None:
+    """The MinHash of the main text's shingles; None for a page without main text."""
+    return signature_of_text(main_text(html), num_perm=num_perm, shingle_size=shingle_size)
+
+
+def similarity(
+    a: str, b: str, *, num_perm: int = DEFAULT_NUM_PERM, shingle_size: int = DEFAULT_SHINGLE_SIZE
+) -> float:
+    """Estimated Jaccard similarity of two pages' main-content shingles (0 without content)."""
+    sa = signature(a, num_perm=num_perm, shingle_size=shingle_size)
+    sb = signature(b, num_perm=num_perm, shingle_size=shingle_size)
+    if sa is None or sb is None:
+        return 0.0
+    return float(sa.jaccard(sb))
+
+
+def is_duplicate(
+    a: str,
+    b: str,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    num_perm: int = DEFAULT_NUM_PERM,
+    shingle_size: int = DEFAULT_SHINGLE_SIZE,
+) -> bool:
+    """Whether ``b`` is a copy of ``a``: the same main content, or a near copy of it."""
+    if exact_key(a) == exact_key(b):
+        return True
+    return similarity(a, b, num_perm=num_perm, shingle_size=shingle_size) >= threshold
+
+
+@lru_cache(maxsize=64)
+def lsh_params(threshold: float, num_perm: int, min_recall: float = 0.95) -> tuple[int, int]:
+    """(bands, rows) for LSH at ``threshold``: the most rows per band (the fewest false
+    candidates) for which a pair exactly at the threshold is still a candidate with
+    probability ``min_recall``; pairs more similar than that are found more surely."""
+    best = (num_perm, 1)
+    for rows in range(1, num_perm + 1):
+        bands = num_perm // rows
+        if 1.0 - (1.0 - threshold**rows) ** bands >= min_recall:
+            best = (bands, rows)
+    return best
+
+
+def band_keys(minhash: MinHash, bands: int, rows: int) -> list[int]:
+    """One signed 64-bit key per band (PostgreSQL bigint), band number included."""
+    values = minhash.hashvalues
+    keys = []
+    for band in range(bands):
+        chunk = values[band * rows : (band + 1) * rows].tobytes()
+        digest = hashlib.blake2b(chunk, digest_size=8, person=band.to_bytes(2, "big")).digest()
+        keys.append(int.from_bytes(digest, "big", signed=True))
+    return keys

@@ -1,0 +1,128 @@
+"""Duplicate decisions on pages built like government sites: a heavy template, little
+content."""
+
+from __future__ import annotations
+
+import pytest
+
+from govsi.dedup import (
+    band_keys,
+    exact_key,
+    is_duplicate,
+    lsh_params,
+    main_text,
+    shingles,
+    signature,
+    similarity,
+)
+
+MENU = " ".join(f'<a href="/r{i}">Rubrika številka {i}</a>' for i in range(30))
+FOOTER = "Gregorčičeva 20, 1000 Ljubljana. Telefon 01 478 10 00. Vse pravice pridržane."
+COOKIE = "Spletno mesto uporablja piškotke za boljšo uporabniško izkušnjo. Se strinjam."
+NEWS_1 = (
+    "Vlada je na današnji seji sprejela uredbo o spremembah pravil za javna naročila. "
+    "Uredba začne veljati naslednji teden in velja za vse občine."
+)
+NEWS_2 = (
+    "Ministrstvo za okolje je objavilo razpis za sofinanciranje čistilnih naprav. "
+    "Prijave sprejemajo do konca meseca na elektronski naslov ministrstva."
+)
+
+
+def semantic(content: str, date: str = "23. 11. 2026") -> str:
+    return (
+        f"<html><body><header><h1>Republika Slovenija</h1></header><nav>{MENU}</nav>"
+        f"<div class='cookie-banner'>{COOKIE}</div>"
+        f"<main><h2>Novica</h2><p>{content}</p></main>"
+        f"<aside>Objavljeno {date}</aside><footer>{FOOTER}</footer></body></html>"
+    )
+
+
+def soup(content: str, counter: int = 1) -> str:
+    # No semantic tags: the template is plain divs, told apart by classes and link density.
+    return (
+        f"<html><body><div class='top-bar'><div class='logo'>Republika Slovenija</div></div>"
+        f"<div class='main-menu'>{MENU}</div><div id='breadcrumbs'><a href='/'>Domov</a></div>"
+        f"<div class='vsebina'><h2>Novica</h2><p>{content}</p></div>"
+        f"<div class='blok'>{MENU}</div><div class='footer-info'>{FOOTER} Ogledov: {counter}</div>"
+        f"</body></html>"
+    )
+
+
+@pytest.mark.parametrize("build", [semantic, soup], ids=["semantic", "div-soup"])
+def test_main_text_is_the_content_without_the_template(build) -> None:  # type: ignore[no-untyped-def]
+    text = main_text(build(NEWS_1))
+    assert "uredbo o spremembah" in text
+    for template_word in ("rubrika", "gregorčičeva", "piškotke"):
+        assert template_word not in text
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "duplicate"),
+    [
+        (semantic(NEWS_1), semantic(NEWS_1), True),
+        (semantic(NEWS_1), soup(NEWS_1), True),  # the same item in another section's template
+        (semantic(NEWS_1), semantic(NEWS_1, date="24. 11. 2026"), True),  # a date in the template
+        (soup(NEWS_1, counter=5), soup(NEWS_1, counter=6), True),  # a view counter
+        (semantic(NEWS_1), semantic(NEWS_2), False),  # two short items on one heavy template
+        (soup(NEWS_1), soup(NEWS_2), False),
+        (
+            semantic("Ni zadetkov za iskanje 'vloga'."),
+            semantic("Ni zadetkov za iskanje 'potni list'."),
+            False,
+        ),
+    ],
+    ids=["exact", "other-template", "date", "counter", "short-items", "short-items-soup", "thin"],
+)
+def test_is_duplicate(a: str, b: str, duplicate: bool) -> None:
+    assert is_duplicate(a, b) is duplicate
+
+
+def test_whole_page_similarity_would_be_fooled_by_the_template() -> None:
+    # The reason main_text exists: on whole pages the two items look nearly the same.
+    whole_a = set(shingles(" ".join(semantic(NEWS_1).split()), 5))
+    whole_b = set(shingles(" ".join(semantic(NEWS_2).split()), 5))
+    assert len(whole_a & whole_b) / len(whole_a | whole_b) > 0.5
+    assert similarity(semantic(NEWS_1), semantic(NEWS_2)) < 0.2
+
+
+def test_exact_key_ignores_whitespace_and_case_and_keys_template_only_pages_whole() -> None:
+    assert exact_key(semantic("Ena  dva\nTRI štiri")) == exact_key(semantic("ena dva tri ŠTIRI"))
+    empty_a = "<html><body><nav>" + MENU + "</nav><main></main><footer>A</footer></body></html>"
+    empty_b = "<html><body><nav>" + MENU + "</nav><main></main><footer>B</footer></body></html>"
+    assert exact_key(empty_a) == exact_key(empty_a)
+    assert exact_key(empty_a) != exact_key(empty_b)
+    assert signature(empty_a) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "size", "expected"),
+    [
+        ("", 3, set()),
+        ("a b", 3, {"a b"}),
+        ("a b c", 3, {"a b c"}),
+        ("a b c d", 3, {"a b c", "b c d"}),
+    ],
+)
+def test_shingles(text: str, size: int, expected: set[str]) -> None:
+    assert shingles(text, size) == expected
+
+
+def test_signatures_are_the_same_in_every_process() -> None:
+    # Seeded permutations: stored band keys must match those another process computes.
+    a, b = signature(semantic(NEWS_1)), signature(semantic(NEWS_1))
+    assert a is not None and b is not None
+    bands, rows = lsh_params(0.9, 128)
+    assert band_keys(a, bands, rows) == band_keys(b, bands, rows)
+    assert all(-(2**63) <= k < 2**63 for k in band_keys(a, bands, rows))
+
+
+@pytest.mark.parametrize("threshold", [0.7, 0.8, 0.9])
+def test_lsh_params_find_pairs_above_the_threshold(threshold: float) -> None:
+    bands, rows = lsh_params(threshold, 128)
+    assert bands * rows <= 128
+    hit = 1 - (1 - threshold**rows) ** bands
+    assert hit >= 0.95  # a pair at the threshold is a candidate at least 19 times in 20
+    # And as few false candidates as that allows: one row more per band would miss it.
+    more = 1 - (1 - threshold ** (rows + 1)) ** (128 // (rows + 1))
+    assert more < 0.95
