@@ -98,6 +98,7 @@ class Page(Base):
         Index("idx_page_page_type_code", "page_type_code"),
         # govsi extension: each host's queue is "its FRONTIER rows by depth, then id".
         Index("idx_page_frontier", "site_id", "page_type_code", "depth", "id"),
+        Index("idx_page_content_hash", "content_hash"),
         {"schema": SCHEMA},
     )
 
@@ -120,6 +121,13 @@ class Page(Base):
     fetch_error: Mapped[str | None] = mapped_column(Text)
     # The page said nofollow (meta robots or X-Robots-Tag), so its links were not followed.
     nofollow: Mapped[bool | None] = mapped_column(Boolean)
+    # Duplicates (govsi.dedup): the hash of the page's main content, its MinHash signature
+    # (uint32 values), and for a DUPLICATE the page it copies.
+    content_hash: Mapped[str | None] = mapped_column(String(64))
+    minhash: Mapped[bytes | None] = mapped_column(LargeBinary)
+    duplicate_of: Mapped[int | None] = mapped_column(
+        ForeignKey(f"{SCHEMA}.page.id", name="fk_page_duplicate_of", ondelete="RESTRICT")
+    )
 
 
 class PageData(Base):
@@ -182,6 +190,23 @@ class Link(Base):
     )
     to_page: Mapped[int] = mapped_column(
         ForeignKey(f"{SCHEMA}.page.id", name="fk_link_page_1", ondelete="RESTRICT"), nullable=False
+    )
+
+
+class PageLsh(Base):
+    """govsi extension: LSH band keys of each original page's signature, so that candidate
+    near copies are found by an indexed lookup rather than by comparing with every page."""
+
+    __tablename__ = "page_lsh"
+    __table_args__ = (
+        PrimaryKeyConstraint("band_key", "page_id", name="pk_page_lsh"),
+        {"schema": SCHEMA},
+    )
+
+    band_key: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    page_id: Mapped[int] = mapped_column(
+        ForeignKey(f"{SCHEMA}.page.id", name="fk_page_lsh_page", ondelete="RESTRICT"),
+        nullable=False,
     )
 
 
@@ -253,7 +278,11 @@ def migrate(engine: Engine) -> None:
 def empty_tables(engine: Engine) -> None:
     """FRESH_START: drop the crawl's rows but keep the schema and the lookup rows."""
     with engine.begin() as conn:
-        for table in ("link", "image", "page_data", "page", "site"):
+        for table in ("page_lsh", "link", "image", "page_data"):
+            conn.execute(text(f"DELETE FROM {table}"))
+        # Duplicates point at their originals: drop those references before the rows.
+        conn.execute(text("UPDATE page SET duplicate_of = NULL"))
+        for table in ("page", "site"):
             conn.execute(text(f"DELETE FROM {table}"))
         if not is_sqlite(str(engine.url)):
             for table in ("site", "page", "page_data", "image"):

@@ -44,9 +44,10 @@ __all__ = [
 DEFAULT_NUM_PERM = 128
 DEFAULT_SHINGLE_SIZE = 5
 DEFAULT_THRESHOLD = 0.9
-# MinHash permutations are seeded, so signatures stored by one process compare with
-# another's (datasketch's default seed, fixed here so it can never drift).
-_SEED = 1
+# MinHash permutations are seeded and the hashing scheme named, so signatures stored by
+# one process (or one datasketch version) compare with another's.
+SEED = 1
+SCHEME = "affine32"
 
 _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "head")
 _TEMPLATE_TAGS = ("nav", "header", "footer", "aside")
@@ -171,7 +172,7 @@ def signature_of_text(
     grams = shingles(text, shingle_size)
     if not grams:
         return None
-    minhash = MinHash(num_perm=num_perm, seed=_SEED)
+    minhash = MinHash(num_perm=num_perm, seed=SEED, scheme=SCHEME)
     minhash.update_batch([g.encode("utf-8", "surrogatepass") for g in grams])
     return minhash
 

@@ -37,6 +37,12 @@ class FetchedPage:
     size: int | None = None
     # The page said nofollow, so its links were recorded but not followed.
     nofollow: bool | None = None
+    # Duplicates: the main content's hash and signature (uint32 values) and the signature's
+    # LSH band keys for an original; for a DUPLICATE, the URL of the page it copies.
+    content_hash: str | None = None
+    minhash: bytes | None = None
+    band_keys: list[int] = field(default_factory=list)
+    duplicate_of: str | None = None
 
     @property
     def link_depth(self) -> int:

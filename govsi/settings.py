@@ -32,6 +32,16 @@ TRAP_MAX_QUERY_VARIANTS = 1000
 # At most this many pages per host (0 = no limit).
 MAX_PAGES_PER_HOST = 0
 
+# --- Duplicates (govsi/dedup.py) --------------------------------------------------------
+# Mark exact and near copies of stored pages DUPLICATE (compared on their main content,
+# the site's template left out).
+DUPLICATE_DETECTION = True
+# Estimated Jaccard similarity of main-content shingles from which a page is a near copy.
+NEAR_DUPLICATE_THRESHOLD = 0.9
+# MinHash permutations per signature, and words per shingle.
+MINHASH_PERMUTATIONS = 128
+SHINGLE_SIZE = 5
+
 # --- Storage ---------------------------------------------------------------------------
 # SQLAlchemy URL of crawldb. The CRAWLDB_URL environment variable overrides the default,
 # so that a PostgreSQL password never has to be written into a file or a job's settings:

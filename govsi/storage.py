@@ -47,6 +47,7 @@ PAGE: Table = db.Page.__table__  # type: ignore[assignment]
 PAGE_DATA: Table = db.PageData.__table__  # type: ignore[assignment]
 IMAGE: Table = db.Image.__table__  # type: ignore[assignment]
 LINK: Table = db.Link.__table__  # type: ignore[assignment]
+PAGE_LSH: Table = db.PageLsh.__table__  # type: ignore[assignment]
 
 # Files holding items that could not be written before the crawl ended.
 SPILL_PREFIX = "crawldb-unwritten-"
@@ -155,6 +156,8 @@ class CrawlWriter:
                 depth_of.setdefault(item.url, item.depth)
                 for link in item.links:
                     depth_of.setdefault(link, item.link_depth)
+                if item.duplicate_of:
+                    depth_of.setdefault(item.duplicate_of, item.depth)
         hosts = {host_of(u) for u in depth_of}
         hosts.update(i.host for i in batch if isinstance(i, RobotsFile | SiteInfo | SitemapFile))
         site_ids = self._ensure_sites(conn, hosts)
@@ -168,10 +171,16 @@ class CrawlWriter:
         robots: dict[str, str | None] = {}
         site_info: dict[str, SiteInfo] = {}
         sitemap_docs: dict[str, list[SitemapFile]] = {}
+        lsh_rows: list[dict[str, int]] = []
         for item in batch:
             if isinstance(item, FetchedPage):
                 pid = page_ids[item.url]
-                page_updates.append(self._page_row(pid, item))
+                row = self._page_row(pid, item)
+                if item.duplicate_of:
+                    row["duplicate_of"] = page_ids[item.duplicate_of]
+                    links.add((pid, page_ids[item.duplicate_of]))
+                page_updates.append(row)
+                lsh_rows.extend({"band_key": k, "page_id": pid} for k in item.band_keys)
                 if item.page_type == "BINARY":
                     page_data.append(
                         {
@@ -210,6 +219,8 @@ class CrawlWriter:
             for part in chunks(ids):
                 conn.execute(PAGE_DATA.delete().where(PAGE_DATA.c.page_id.in_(part)))
             conn.execute(PAGE_DATA.insert(), page_data)
+        if lsh_rows:
+            conn.execute(self._insert(PAGE_LSH).on_conflict_do_nothing(), lsh_rows)
         if links:
             rows = [{"from_page": a, "to_page": b} for a, b in sorted(links)]
             conn.execute(self._insert(LINK).on_conflict_do_nothing(), rows)
@@ -250,6 +261,9 @@ class CrawlWriter:
             "content_type": (item.content_type or "")[:255] or None,
             "fetch_error": item.fetch_error,
             "nofollow": item.nofollow,
+            "content_hash": item.content_hash,
+            "minhash": item.minhash,
+            "duplicate_of": None,
         }
 
     def _ensure_sites(self, conn: Connection, hosts: Iterable[str]) -> dict[str, int]:

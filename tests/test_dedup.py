@@ -126,3 +126,12 @@ def test_lsh_params_find_pairs_above_the_threshold(threshold: float) -> None:
     # And as few false candidates as that allows: one row more per band would miss it.
     more = 1 - (1 - threshold ** (rows + 1)) ** (128 // (rows + 1))
     assert more < 0.95
+
+
+def test_a_stored_signature_compares_like_the_one_it_came_from() -> None:
+    from govsi.dupindex import pack, unpack
+
+    a, b = signature(semantic(NEWS_1)), signature(semantic(NEWS_1 + " Dodatek."))
+    assert a is not None and b is not None
+    restored = unpack(pack(a), 128)
+    assert restored.jaccard(b) == a.jaccard(b)

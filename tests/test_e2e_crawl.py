@@ -14,6 +14,7 @@ from tests.simweb import govweb
 from tests.simweb.expected import (
     E2E_SETTINGS,
     EXPECTED_DOCUMENTS,
+    EXPECTED_DUPLICATES,
     EXPECTED_FETCH_ERRORS,
     EXPECTED_IMAGES,
     EXPECTED_LINKS,
@@ -209,3 +210,21 @@ def test_depth_recorded(crawled: Result) -> None:
     assert depth[f"{W}/podrocja/a/b/c/"] == 4
     assert depth[f"{W}/nov-naslov"] == 1  # a redirect target keeps its source's depth
     assert depth[f"{P}/"] == 1
+
+
+def test_duplicates_name_their_original(crawled: Result) -> None:
+    ids = page_ids(crawled)
+    rows = crawled.rows(
+        "SELECT url, duplicate_of, html_content, http_status_code, accessed_time FROM page "
+        "WHERE page_type_code = 'DUPLICATE'"
+    )
+    assert {url: ids[orig] for url, orig, _, _, _ in rows} == EXPECTED_DUPLICATES
+    for url, _, html, status, when in rows:
+        assert html is None and status == 200 and when is not None, url
+    # A copy's own links are not followed: the page only the copy links to is unknown.
+    assert not [h for h in crawled.hits if h.target == "/samo-v-kopiji"]
+    # Originals carry what later copies are found by.
+    hashes = crawled.rows(
+        "SELECT count(*) FROM page WHERE page_type_code = 'HTML' AND content_hash IS NOT NULL"
+    )
+    assert hashes[0][0] > 20

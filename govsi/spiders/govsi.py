@@ -20,6 +20,7 @@ from twisted.python.failure import Failure
 from govsi import sitemaps
 from govsi.db import utcnow
 from govsi.dupefilters import KnownUrls
+from govsi.dupindex import DuplicateIndex, Verdict
 from govsi.extensions import CrawlStore
 from govsi.extract import classify, decode_html, extract_links, header_says_nofollow
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, SitemapFile
@@ -224,6 +225,17 @@ class GovsiSpider(Spider):
             raise RuntimeError("govsi needs the CrawlStore and KnownUrls extensions")
         known.load(store)
         self.known = known
+        s = self.crawler.settings
+        self.duplicates = (
+            DuplicateIndex(
+                store.engine,
+                threshold=s.getfloat("NEAR_DUPLICATE_THRESHOLD"),
+                num_perm=s.getint("MINHASH_PERMUTATIONS"),
+                shingle_size=s.getint("SHINGLE_SIZE"),
+            )
+            if s.getbool("DUPLICATE_DETECTION")
+            else None
+        )
         for seed in self.seed_urls:
             url = self.admit(seed)
             if url is None:
@@ -280,6 +292,19 @@ class GovsiSpider(Spider):
 
     def _html(self, response: Response, record: FetchedPage) -> Iterator[Any]:
         text, _encoding = decode_html(response.body, record.content_type)
+        # Error pages are a record of their own, not content: only 2xx pages are compared.
+        if self.duplicates is not None and 200 <= response.status < 300:
+            verdict = self._duplicate_verdict(record.url, text)
+            record.content_hash = verdict.content_hash if verdict else None
+            if verdict is not None and verdict.original is not None:
+                # The original's links were followed already; this copy's are not.
+                record.page_type = "DUPLICATE"
+                record.duplicate_of = verdict.original
+                self.crawler.stats.inc_value("govsi/pages/duplicate")
+                yield record
+                return
+            if verdict is not None:
+                record.minhash, record.band_keys = verdict.minhash, verdict.band_keys
         record.html_content = text
         found = extract_links(text, response.url)
         links: dict[str, None] = {}
@@ -307,6 +332,16 @@ class GovsiSpider(Spider):
         for image in record.images:
             if f"{KIND_IMAGE} {image}" not in self.known and self.may_fetch_image(image):
                 yield self.image_request(image, record.link_depth)
+
+    def _duplicate_verdict(self, url: str, text: str) -> Verdict | None:
+        """The duplicate check; when it fails, the page is kept as an original, never lost."""
+        assert self.duplicates is not None
+        try:
+            return self.duplicates.check(url, text)
+        except Exception:
+            logger.exception("duplicate check of %s failed; keeping the page as it is", url)
+            self.crawler.stats.inc_value("govsi/duplicates/check_failed")
+            return None
 
     def page_failed(self, failure: Failure) -> Iterator[Any]:
         request = failure.request  # type: ignore[attr-defined]

@@ -273,6 +273,70 @@ def napake() -> Host:
     return Host("napake.gov.si", 4, r)
 
 
+ARTICLE = (
+    "Vlada Republike Slovenije je na današnji seji sprejela sklep o novih pravilih za "
+    "sofinanciranje občinskih projektov. Občine bodo lahko sredstva porabile za obnovo "
+    "šol, vrtcev in zdravstvenih domov ter za gradnjo kolesarskih poti. Razpis bo objavljen "
+    "prihodnji mesec, prijave pa bodo odprte do konca leta. Ministrstvo bo za vsako občino "
+    "pripravilo pregled porabe in ga objavilo na svoji spletni strani. Pri pripravi pravil "
+    "so sodelovali predstavniki skupnosti občin, ki so predlagali poenostavitev postopkov in "
+    "krajše roke za odločanje. Vlada je večino predlogov upoštevala. Sredstva bodo na voljo "
+    "tudi manjšim občinam, ki doslej niso imele dovolj lastnih virov za sofinanciranje, zato "
+    "bo delež države pri njihovih projektih višji. Prvi razpis bo namenjen predvsem projektom, "
+    "ki izboljšujejo dostopnost javnih storitev za starejše in za ljudi s posebnimi potrebami."
+)
+NEWS = (
+    "Ministrstvo za okolje je objavilo poziv za oddajo mnenj o osnutku zakona o vodah.",
+    "Na upravni enoti Ljubljana bodo v petek zaradi prenove sistema zaprta vsa okenca.",
+)
+
+
+def _template(content: str, *, date: str = "23. 11. 2026", views: int = 10, extra: str = "") -> str:
+    menu = " ".join(f'<a href="/">Rubrika {i}</a>' for i in range(25)) + extra
+    return (
+        "<!DOCTYPE html><html><head><title>Kopije</title></head><body>"
+        f"<header><h1>Republika Slovenija</h1></header><nav>{menu}</nav>"
+        "<div class='cookie-banner'>Spletno mesto uporablja piškotke. Se strinjam.</div>"
+        f"<main><h2>Obvestilo</h2><p>{content}</p></main>"
+        f"<aside>Objavljeno {date}. Ogledov: {views}.</aside>"
+        "<footer>Gregorčičeva 20, 1000 Ljubljana. Vse pravice pridržane.</footer></body></html>"
+    )
+
+
+def kopije() -> Host:
+    """The same content under several URLs, and different content on the same template."""
+    index = page(
+        "Kopije",
+        " ".join(
+            f'<a href="{p}">{p}</a>'
+            for p in (
+                "/clanek",
+                "/clanek-kopija",
+                "/clanek?print=1",
+                "/clanek-datum",
+                "/novica-1",
+                "/novica-2",
+            )
+        ),
+    )
+    # A "last updated" stamp inside the content, and another date and counter around it.
+    near = ARTICLE + " Posodobljeno 24. 11. 2026 ob 10.15."
+    r = {
+        "/": html(index),
+        "/clanek": html(_template(ARTICLE)),
+        # Its template links to a page nothing else links to: a copy's links are not followed.
+        "/clanek-kopija": html(_template(ARTICLE, extra='<a href="/samo-v-kopiji">x</a>')),
+        "/clanek?print=1": html(
+            f"<html><body><main><h2>Obvestilo</h2><p>{ARTICLE}</p></main></body></html>"
+        ),
+        "/clanek-datum": html(_template(near, date="24. 11. 2026", views=11)),
+        "/novica-1": html(_template(NEWS[0])),
+        "/novica-2": html(_template(NEWS[1])),
+        "/samo-v-kopiji": html(page("Samo v kopiji", "")),
+    }
+    return Host("kopije.gov.si", 5, r)
+
+
 OUTSIDE = ["www.google.com", "gov.si.example.com", "notgov.si"]
 SEEDS = [
     "http://www.gov.si/",
@@ -280,8 +344,11 @@ SEEDS = [
     "https://e-uprava.gov.si/",
     "http://e-prostor.gov.si/",
     "http://napake.gov.si/",
+    "http://kopije.gov.si/",
 ]
 
 
 def build() -> SimWeb:
-    return SimWeb([www(), evem(), euprava(), podatki(), eprostor(), napake()], outside=OUTSIDE)
+    return SimWeb(
+        [www(), evem(), euprava(), podatki(), eprostor(), napake(), kopije()], outside=OUTSIDE
+    )

@@ -26,7 +26,8 @@ def _trap(target: str) -> Resource | None:
     if m := re.fullmatch(r"/koledar\?mesec=(\d+)", target):
         return _page("Koledar", [f"/koledar?mesec={int(m.group(1)) + 1}"])
     if re.fullmatch(r"/a/(a/)*", target):
-        return _page("Gnezdo", ["a/"])
+        # Each level says where it is, so no level is a copy of another.
+        return _page(f"Gnezdo {target}", ["a/"])
     if re.fullmatch(r"/prijava(;jsessionid=\d+)?", target):
         return _page("Prijava", [f"/prijava;jsessionid={next(_session)}"])
     if m := re.fullmatch(r"/iskanje\?q=(\d+)", target):
