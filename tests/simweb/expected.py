@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tests.simweb.govweb import KOPIJE_LINKED
 from tests.support.crawl import Snapshot
 
 K = "http://kopije.gov.si"
@@ -77,15 +78,7 @@ EXPECTED_DUPLICATES = {
     f"{K}/clanek?print=1": f"{K}/clanek",
     f"{K}/clanek-datum": f"{K}/clanek",
 }
-_KOPIJE = (
-    "/",
-    "/clanek",
-    "/clanek-kopija",
-    "/clanek?print=1",
-    "/clanek-datum",
-    "/novica-1",
-    "/novica-2",
-)
+_KOPIJE = ("/", *KOPIJE_LINKED)
 EXPECTED_PAGES.update(
     {f"{K}{p}": ("DUPLICATE" if f"{K}{p}" in EXPECTED_DUPLICATES else "HTML", 200) for p in _KOPIJE}
 )

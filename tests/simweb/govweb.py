@@ -303,22 +303,20 @@ def _template(content: str, *, date: str = "23. 11. 2026", views: int = 10, extr
     )
 
 
+# What the index of kopije.gov.si links to, in order: the original first.
+KOPIJE_LINKED = (
+    "/clanek",
+    "/clanek-kopija",
+    "/clanek?print=1",
+    "/clanek-datum",
+    "/novica-1",
+    "/novica-2",
+)
+
+
 def kopije() -> Host:
     """The same content under several URLs, and different content on the same template."""
-    index = page(
-        "Kopije",
-        " ".join(
-            f'<a href="{p}">{p}</a>'
-            for p in (
-                "/clanek",
-                "/clanek-kopija",
-                "/clanek?print=1",
-                "/clanek-datum",
-                "/novica-1",
-                "/novica-2",
-            )
-        ),
-    )
+    index = page("Kopije", " ".join(f'<a href="{p}">{p}</a>' for p in KOPIJE_LINKED))
     # A "last updated" stamp inside the content, and another date and counter around it.
     near = ARTICLE + " Posodobljeno 24. 11. 2026 ob 10.15."
     r = {
