@@ -43,7 +43,7 @@ __all__ = [
 
 DEFAULT_NUM_PERM = 128
 DEFAULT_SHINGLE_SIZE = 5
-DEFAULT_THRESHOLD = 0.9
+DEFAULT_THRESHOLD = 0.75
 # MinHash permutations are seeded and the hashing scheme named, so signatures stored by
 # one process (or one datasketch version) compare with another's.
 SEED = 1
@@ -59,9 +59,13 @@ _TEMPLATE_WORDS = frozenset(
         "footer", "breadcrumb", "breadcrumbs", "cookie", "cookies", "consent", "gdpr",
         "banner", "sidebar", "aside", "social", "share", "sharing", "skip", "toolbar",
         "topbar", "language", "languages", "lang", "related", "tags", "pagination",
-        "pager", "print", "widget",
+        "pager", "widget", "cc", "cookieconsent",
+        # Slovenian class names: head, foot, menu, breadcrumbs, cookies, side, related.
+        "glava", "noga", "meni", "drobtinice", "piskotki", "piskotek", "stranski",
+        "stranska", "sorodne", "sorodni", "navigacija",
     }
 )  # fmt: skip
+# Not "print": print views put the article itself in class="print-body".
 _TOKEN = re.compile(r"[a-z0-9]+")
 _WORD = re.compile(r"\w+")
 # A block is a menu when most of its text is link text and it has several links.
@@ -112,15 +116,22 @@ def _strip(root: etree._Element) -> etree._Element:
         _remove(element)
     main = _MAIN(root)
     if main:
+        # Template parts inside the main region (a related-news aside) go too; link-dense
+        # blocks stay, since there they are usually the content (a list of news).
+        _remove_template_parts(main[0])
         return main[0]
-    for element in list(root.iter(etree.Element)):
-        if element.getparent() is not None and _is_template(element):
-            _remove(element)
+    _remove_template_parts(root)
     for element in list(root.iter(*_BLOCKS)):
         # Parents come before children; a removed parent takes its children with it.
         if _attached(element, root) and _is_link_dense(element):
             _remove(element)
     return root
+
+
+def _remove_template_parts(root: etree._Element) -> None:
+    for element in list(root.iter(etree.Element)):
+        if element is not root and element.getparent() is not None and _is_template(element):
+            _remove(element)
 
 
 def _attached(element: etree._Element, root: etree._Element) -> bool:

@@ -37,7 +37,9 @@ MAX_PAGES_PER_HOST = 0
 # the site's template left out).
 DUPLICATE_DETECTION = True
 # Estimated Jaccard similarity of main-content shingles from which a page is a near copy.
-NEAR_DUPLICATE_THRESHOLD = 0.9
+# Measured on bench/dedup_accuracy (650 labelled pairs): 0.75 gives precision 0.975, recall
+# 0.969; 0.9 gave 0.968 / 0.754 (small edits to short pages fall below 0.9).
+NEAR_DUPLICATE_THRESHOLD = 0.75
 # MinHash permutations per signature, and words per shingle.
 MINHASH_PERMUTATIONS = 128
 SHINGLE_SIZE = 5
