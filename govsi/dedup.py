@@ -33,11 +33,13 @@ from govsi.extract import parse_html
 __all__ = [
     "band_keys",
     "exact_key",
+    "exact_key_of",
     "is_duplicate",
     "lsh_params",
     "main_text",
     "shingles",
     "signature",
+    "signature_of_text",
     "similarity",
 ]
 
@@ -163,8 +165,13 @@ def _whole_text(html: str) -> str:
 
 def exact_key(html: str) -> str:
     """A hex SHA-256 that equal pages share: of the main text, else of the whole text."""
-    text = main_text(html) or "\x00whole:" + _whole_text(html)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return exact_key_of(main_text(html), html)
+
+
+def exact_key_of(text: str, html: str) -> str:
+    """``exact_key`` for a page whose ``main_text`` is already known (it is the costly part)."""
+    keyed = text or "\x00whole:" + _whole_text(html)
+    return hashlib.sha256(keyed.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def shingles(text: str, size: int = DEFAULT_SHINGLE_SIZE) -> set[str]:
@@ -215,9 +222,12 @@ def is_duplicate(
     shingle_size: int = DEFAULT_SHINGLE_SIZE,
 ) -> bool:
     """Whether ``b`` is a copy of ``a``: the same main content, or a near copy of it."""
-    if exact_key(a) == exact_key(b):
+    text_a, text_b = main_text(a), main_text(b)
+    if exact_key_of(text_a, a) == exact_key_of(text_b, b):
         return True
-    return similarity(a, b, num_perm=num_perm, shingle_size=shingle_size) >= threshold
+    sa = signature_of_text(text_a, num_perm=num_perm, shingle_size=shingle_size)
+    sb = signature_of_text(text_b, num_perm=num_perm, shingle_size=shingle_size)
+    return sa is not None and sb is not None and float(sa.jaccard(sb)) >= threshold
 
 
 @lru_cache(maxsize=64)

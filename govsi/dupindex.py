@@ -20,7 +20,15 @@ from sqlalchemy import Engine, Row, Select, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from govsi import db
-from govsi.dedup import SCHEME, SEED, band_keys, exact_key, lsh_params, signature
+from govsi.dedup import (
+    SCHEME,
+    SEED,
+    band_keys,
+    exact_key_of,
+    lsh_params,
+    main_text,
+    signature_of_text,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -66,11 +74,13 @@ class DuplicateIndex:
 
     def check(self, url: str, html: str) -> Verdict:
         """The original ``url`` copies, if any; otherwise ``url`` becomes an original."""
-        key = exact_key(html)
+        # Extracting the main text is the costly step; it is done once per page.
+        text = main_text(html)
+        key = exact_key_of(text, html)
         original = self._recent_exact.get(key) or self._stored_exact(key, url)
         if original is not None and original != url:
             return Verdict(original, key)
-        sig = signature(html, num_perm=self.num_perm, shingle_size=self.shingle_size)
+        sig = signature_of_text(text, num_perm=self.num_perm, shingle_size=self.shingle_size)
         if sig is None:
             self._remember(url, key, None, [])
             return Verdict(None, key)
