@@ -106,6 +106,8 @@ class FrontierScheduler(BaseScheduler):
         # Every page or image released in this run, so that none is released twice while
         # its row in crawldb still says FRONTIER (writes lag behind).
         self.released: set[int] = set()
+        # Hosts with FRONTIER rows in crawldb that memory does not hold (HostInfo.backlog).
+        self._backlogged: set[str] = set()
         self._wake_call: IDelayedCall | None = None
         self._wake_at = 0.0
         self._progress: task.LoopingCall | None = None
@@ -131,7 +133,8 @@ class FrontierScheduler(BaseScheduler):
         self.df.open()
         # A continuing crawl: every host with FRONTIER rows has work in crawldb.
         for host, sample_url in store.frontier_hosts(self.depth_limit):
-            self._host(host, sample_url).backlog = True
+            self._host(host, sample_url)
+            self._set_backlog(host, True)
         if self.progress_interval > 0:
             self._progress = task.LoopingCall(self._log_progress)
             self._progress.start(self.progress_interval, now=False)
@@ -196,7 +199,7 @@ class FrontierScheduler(BaseScheduler):
     def _spilled(self, host: str, depth: int) -> None:
         # The entry's FRONTIER row is (or will be) in crawldb: read it back later.
         info = self.hosts[host]
-        info.backlog = True
+        self._set_backlog(host, True)
         info.backlog_written_at = self.store.items_added
         if depth < info.cursor[0]:
             info.cursor = (-1, 0)
@@ -364,9 +367,18 @@ class FrontierScheduler(BaseScheduler):
         if len(self.frontier) >= self.frontier.window:
             return
         low = self.refill_size // 4
-        for host, info in self.hosts.items():
-            if info.backlog and not info.unavailable and len(self.frontier.host(host).queue) < low:
+        # Only hosts with rows in crawldb: this runs whenever nothing is ready to go.
+        for host in list(self._backlogged):
+            info = self.hosts[host]
+            if not info.unavailable and len(self.frontier.host(host).queue) < low:
                 self._refill(host, now)
+
+    def _set_backlog(self, host: str, backlog: bool) -> None:
+        self.hosts[host].backlog = backlog
+        if backlog:
+            self._backlogged.add(host)
+        else:
+            self._backlogged.discard(host)
 
     def _refill(self, host: str, now: float) -> None:
         info = self.hosts[host]
@@ -392,7 +404,7 @@ class FrontierScheduler(BaseScheduler):
             # Exhausted only if every refused entry's row had been written when we read.
             if len(rows) < self.refill_size:
                 if written >= info.backlog_written_at:
-                    info.backlog = False
+                    self._set_backlog(host, False)
                 else:
                     info.refill_after = time.monotonic() + REFILL_RETRY
         self.stats.inc_value("govsi/frontier/refills")
