@@ -149,7 +149,10 @@ def ideal_main(html: str) -> list[str]:
     header, menu, sidebar, footer, cookie banner, related or share box). Only this benchmark
     knows it; it shows which errors the threshold alone would cause."""
     doc = _parse(html)
-    wraps = "//*[@id='vsebina'] | //*[@class='print-body'] | //article | //*[@id='content']"
+    wraps = (
+        "//*[@data-bench='content'] | //main[@id='vsebina'] | //*[@class='print-body'] | "
+        "//article | //*[@id='content']"
+    )
     root = doc.xpath(wraps)[0]
     for e in root.xpath(".//*[@class]"):
         if e.get("class") in ("share", *CLASSES["related"].split()):

@@ -261,6 +261,10 @@ def make_engine(url: str) -> Engine:
     )
 
 
+# The advisory lock key schema migrations run under ("govm").
+MIGRATE_LOCK = 0x676F766D
+
+
 def migrate(engine: Engine) -> None:
     """Bring the schema to the newest Alembic revision (creates it on first run)."""
     from alembic import command
@@ -270,6 +274,9 @@ def migrate(engine: Engine) -> None:
     cfg.set_main_option("script_location", str(Path(__file__).with_name("migrations")))
     with engine.begin() as conn:
         if not is_sqlite(str(engine.url)):
+            # Crawler processes starting together on one new database: one migrates, the
+            # others wait for it and then find the schema at head.
+            conn.execute(text(f"SELECT pg_advisory_xact_lock({MIGRATE_LOCK})"))
             conn.execute(text(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}"))
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")

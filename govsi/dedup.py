@@ -4,10 +4,13 @@ Government sites wrap every page in a large template (header, menus, breadcrumbs
 banner, footer), so two different short news items can share 90 % of their text. Copies
 are therefore judged on the page's *main content* only:
 
-- ``main_text`` keeps ``<main>`` / ``<article>`` / ``role="main"`` when the page has one;
-  otherwise it removes the template's regions: ``nav``, ``header``, ``footer``, ``aside``,
-  their ARIA roles, elements whose class or id names a template part (menu, breadcrumb,
-  cookie, sidebar, ...), and link-dense blocks (menus built from plain ``div``s).
+- ``main_text`` keeps ``<main>`` / ``<article>`` / ``role="main"`` when the page has one,
+  else the first element whose id or class names the content (``content``, ``vsebina``,
+  ``print-body``, ...) outside any template part; inside it, template parts go. A page with
+  neither loses the template's regions: ``nav``, ``header``, ``footer``, ``aside``, their
+  ARIA roles, elements whose class or id names a template part (menu, breadcrumb, cookie,
+  sidebar, ...), and menus built from plain ``div``s: link-dense blocks of short labels. A
+  list of news is link-dense too, but its links are whole titles, so it stays.
 - ``exact_key`` hashes the main text, whitespace-normalized and lower-cased: the same
   content under another URL, in a print view or in another section's template is the same
   key. A page with no main text at all is keyed by its whole text instead, so that two
@@ -68,13 +71,23 @@ _TEMPLATE_WORDS = frozenset(
     }
 )  # fmt: skip
 # Not "print": print views put the article itself in class="print-body".
+# Words in id/class values that name the content column of a page without <main>.
+_CONTENT_WORDS = frozenset(
+    {"content", "maincontent", "vsebina", "main", "article", "clanek", "body", "story"}
+)
 _TOKEN = re.compile(r"[a-z0-9]+")
 _WORD = re.compile(r"\w+")
 # A block is a menu when most of its text is link text and it has several links.
 _LINK_DENSE_MIN_LINKS = 4
 _LINK_DENSE_RATIO = 0.6
+# Menu labels are a few words ("Teme in projekti"); news titles in a list are sentences.
+_MENU_MAX_WORDS_PER_LINK = 4.0
 _BLOCKS = ("div", "ul", "ol", "table", "section", "p", "dl")
 _MAIN = etree.XPath("(//main | //*[@role='main'] | //article)[1]")
+
+
+def _names(element: etree._Element) -> list[str]:
+    return _TOKEN.findall(f"{element.get('class') or ''} {element.get('id') or ''}".lower())
 
 
 def _is_template(element: etree._Element) -> bool:
@@ -82,21 +95,40 @@ def _is_template(element: etree._Element) -> bool:
         return True
     if (element.get("role") or "").strip().lower() in _TEMPLATE_ROLES:
         return True
-    names = f"{element.get('class') or ''} {element.get('id') or ''}".lower()
-    return any(token in _TEMPLATE_WORDS for token in _TOKEN.findall(names))
+    return any(token in _TEMPLATE_WORDS for token in _names(element))
+
+
+def _content_column(root: etree._Element) -> etree._Element | None:
+    """The first element named as the content that no template part encloses."""
+    for element in root.iter(etree.Element):
+        names = _names(element)
+        if not any(token in _CONTENT_WORDS for token in names):
+            continue
+        if any(token in _TEMPLATE_WORDS for token in names) or _inside_template(element):
+            continue
+        if _text(element):
+            return element
+    return None
+
+
+def _inside_template(element: etree._Element) -> bool:
+    return any(_is_template(ancestor) for ancestor in element.iterancestors())
 
 
 def _text(element: etree._Element) -> str:
     return " ".join(t.strip() for t in element.itertext() if t.strip())
 
 
-def _is_link_dense(element: etree._Element) -> bool:
+def _is_menu(element: etree._Element) -> bool:
     links = element.findall(".//a")
     if len(links) < _LINK_DENSE_MIN_LINKS:
         return False
     text = len(_text(element))
-    linked = sum(len(_text(a)) for a in links)
-    return text > 0 and linked / text >= _LINK_DENSE_RATIO
+    labels = [_text(a) for a in links]
+    if text == 0 or sum(map(len, labels)) / text < _LINK_DENSE_RATIO:
+        return False
+    words = sum(len(label.split()) for label in labels)
+    return words / len(labels) <= _MENU_MAX_WORDS_PER_LINK
 
 
 def _remove(element: etree._Element) -> None:
@@ -117,15 +149,16 @@ def _strip(root: etree._Element) -> etree._Element:
     for element in list(root.iter(*_DROP_TAGS)):
         _remove(element)
     main = _MAIN(root)
-    if main:
+    column = main[0] if main else _content_column(root)
+    if column is not None:
         # Template parts inside the main region (a related-news aside) go too; link-dense
-        # blocks stay, since there they are usually the content (a list of news).
-        _remove_template_parts(main[0])
-        return main[0]
+        # blocks stay, since there they are usually the content (a list of documents).
+        _remove_template_parts(column)
+        return column
     _remove_template_parts(root)
     for element in list(root.iter(*_BLOCKS)):
         # Parents come before children; a removed parent takes its children with it.
-        if _attached(element, root) and _is_link_dense(element):
+        if _attached(element, root) and _is_menu(element):
             _remove(element)
     return root
 

@@ -5,6 +5,11 @@ near copy through ``page_lsh`` (the original's LSH band keys, indexed), each can
 compared by its stored signature. Both are a few indexed lookups, whatever the size of the
 crawl. Pages fetched moments ago may not be written yet (writes are batched), so the index
 also remembers the most recent originals in memory, a bounded number of them.
+
+Several processes sharing one crawldb can fetch two copies at the same moment, each before
+the other's page is written. ``stored_originals`` settles that when the pages are written:
+under one database lock, a page about to be stored as an original is checked again against
+what is committed, and becomes the DUPLICATE of a copy another process stored first.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from datasketch import MinHash
-from sqlalchemy import Engine, Row, Select, select
+from sqlalchemy import Connection, Engine, Row, Select, func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from govsi import db
@@ -29,6 +34,7 @@ from govsi.dedup import (
     main_text,
     signature_of_text,
 )
+from govsi.items import FetchedPage
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +42,13 @@ PAGE = db.Page.__table__
 PAGE_LSH = db.PageLsh.__table__
 # Originals remembered in memory until their rows are surely written (a few flushes' worth).
 RECENT = 10_000
+# The advisory lock key under which originals are written to PostgreSQL ("govs"). One key
+# rather than one per content hash or band: a batch holds hundreds of pages, and per-key
+# locks would fill the server's lock table and could deadlock; the writes it serializes
+# are one short transaction per process every few seconds.
+ORIGINALS_LOCK = 0x676F7673
+# Rows per IN (...) list: SQLite allows 32 766 bound parameters per statement.
+IN_CHUNK = 10_000
 
 
 @dataclass
@@ -159,3 +172,77 @@ class DuplicateIndex:
                     self._recent_bands[k] = entries
                 else:
                     self._recent_bands.pop(k, None)
+
+
+def stored_originals(
+    conn: Connection, pages: list[FetchedPage], *, threshold: float, num_perm: int
+) -> dict[str, str]:
+    """For pages about to be written as originals, the committed original each one copies.
+
+    Call it inside the writing transaction: on PostgreSQL it takes the lock that makes
+    every process's check-then-write of originals happen one after another, held until
+    that transaction ends.
+    """
+    pages = [p for p in pages if p.content_hash]
+    if not pages:
+        return {}
+    if conn.dialect.name == "postgresql":
+        conn.execute(select(func.pg_advisory_xact_lock(ORIGINALS_LOCK)))
+    found = _exact_originals(conn, pages)
+    rest = [p for p in pages if p.url not in found and p.minhash and p.band_keys]
+    if rest:
+        found.update(_near_originals(conn, rest, threshold=threshold, num_perm=num_perm))
+    return found
+
+
+def _in_chunks(values: list[Any]) -> list[list[Any]]:
+    return [values[i : i + IN_CHUNK] for i in range(0, len(values), IN_CHUNK)]
+
+
+def _exact_originals(conn: Connection, pages: list[FetchedPage]) -> dict[str, str]:
+    owners: dict[str, list[tuple[int, str]]] = {}
+    for part in _in_chunks(sorted({p.content_hash for p in pages if p.content_hash})):
+        q = select(PAGE.c.id, PAGE.c.url, PAGE.c.content_hash).where(
+            PAGE.c.content_hash.in_(part), PAGE.c.page_type_code == "HTML"
+        )
+        for pid, url, key in conn.execute(q):
+            owners.setdefault(key, []).append((pid, url))
+    found = {}
+    for page in pages:
+        # The first stored is the original; the page's own row (a re-fetch) is not a copy.
+        others = sorted(o for o in owners.get(page.content_hash or "", ()) if o[1] != page.url)
+        if others:
+            found[page.url] = others[0][1]
+    return found
+
+
+def _near_originals(
+    conn: Connection, pages: list[FetchedPage], *, threshold: float, num_perm: int
+) -> dict[str, str]:
+    by_key: dict[int, list[tuple[str, bytes]]] = {}
+    for part in _in_chunks(sorted({k for p in pages for k in p.band_keys})):
+        q = (
+            select(PAGE_LSH.c.band_key, PAGE.c.url, PAGE.c.minhash)
+            .join(PAGE, PAGE.c.id == PAGE_LSH.c.page_id)
+            .where(PAGE_LSH.c.band_key.in_(part), PAGE.c.page_type_code == "HTML")
+        )
+        for key, url, data in conn.execute(q):
+            if data:
+                by_key.setdefault(key, []).append((url, data))
+    found = {}
+    for page in pages:
+        assert page.minhash is not None
+        mine = unpack(page.minhash, num_perm)
+        best, best_score = None, threshold
+        seen: set[str] = set()
+        for key in page.band_keys:
+            for url, data in by_key.get(key, ()):
+                if url == page.url or url in seen:
+                    continue
+                seen.add(url)
+                score = float(mine.jaccard(unpack(data, num_perm)))
+                if score >= best_score:
+                    best, best_score = url, score
+        if best is not None:
+            found[page.url] = best
+    return found

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 from scrapy import Spider, signals
@@ -19,7 +20,11 @@ from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
 from govsi import db
-from govsi.storage import CrawlWriter, Item, replay_spills, set_spills_aside
+from govsi.crawlreads import CrawlReader
+from govsi.dupindex import stored_originals
+from govsi.items import Item
+from govsi.spill import replay_spills, set_spills_aside
+from govsi.storage import CrawlWriter
 
 logger = logging.getLogger(__name__)
 
@@ -34,12 +39,22 @@ class CrawlStore:
         self.url = db.resolve_crawldb_url(s.get("CRAWLDB_URL"))
         self.engine = db.make_engine(self.url)
         db.migrate(self.engine)
+        find_originals = None
+        if s.getbool("DUPLICATE_DETECTION"):
+            # Copies another process stored first are settled when the batch is written.
+            find_originals = partial(
+                stored_originals,
+                threshold=s.getfloat("NEAR_DUPLICATE_THRESHOLD"),
+                num_perm=s.getint("MINHASH_PERMUTATIONS"),
+            )
         self.writer = CrawlWriter(
             self.engine,
             store_image_data=s.getbool("STORE_IMAGE_DATA"),
             store_binary_data=s.getbool("STORE_BINARY_DATA"),
             retries=s.getint("DB_WRITE_RETRIES"),
+            find_originals=find_originals,
         )
+        self.reader = CrawlReader(self.engine)
         self.batch_size = s.getint("DB_BATCH_SIZE")
         self.flush_interval = s.getfloat("DB_FLUSH_INTERVAL")
         self.spill_dir = s.get("DB_SPILL_DIR")
@@ -64,27 +79,27 @@ class CrawlStore:
 
     # Reads for a continuing crawl.
     def fetched_urls(self) -> Iterator[str]:
-        return self.writer.fetched_urls()
+        return self.reader.fetched_urls()
 
     def fetched_image_urls(self) -> Iterator[str]:
-        return self.writer.fetched_image_urls()
+        return self.reader.fetched_image_urls()
 
     def unfetched_image_urls(self) -> Iterator[str]:
-        return self.writer.unfetched_image_urls()
+        return self.reader.unfetched_image_urls()
 
     def frontier(self, max_depth: int = 0) -> Iterator[tuple[str, int]]:
-        return self.writer.frontier(max_depth)
+        return self.reader.frontier(max_depth)
 
     def frontier_hosts(self, max_depth: int = 0) -> list[tuple[str, str]]:
-        return self.writer.frontier_hosts(max_depth)
+        return self.reader.frontier_hosts(max_depth)
 
     def frontier_batch(
         self, host: str, after: tuple[int, int], limit: int, max_depth: int = 0
     ) -> list[tuple[str, int, int]]:
-        return self.writer.frontier_batch(host, after, limit, max_depth)
+        return self.reader.frontier_batch(host, after, limit, max_depth)
 
     def known_urls(self) -> Iterator[str]:
-        return self.writer.known_urls()
+        return self.reader.known_urls()
 
     def add(self, item: Item) -> None:
         # Items are written in the order they are added, so "items_written has reached the
@@ -109,6 +124,11 @@ class CrawlStore:
             if written:
                 self.items_written += len(batch)
                 self.crawler.stats.inc_value("govsi/db_items_written", len(batch))
+                if self.writer.copies_settled:
+                    # Pages another process stored a copy of first (see dupindex).
+                    self.crawler.stats.set_value(
+                        "govsi/pages/duplicate_at_write", self.writer.copies_settled
+                    )
             else:
                 self.writer.putback(batch)
                 self.crawler.stats.inc_value("govsi/db_flush_failed")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import get_args
 
 
 @dataclass
@@ -98,3 +99,8 @@ class SitemapFile:
 
     def __repr__(self) -> str:
         return f"SitemapFile({self.host!r}, {self.url!r}, {len(self.content)} chars)"
+
+
+Item = DiscoveredPage | FetchedPage | FetchedImage | RobotsFile | SiteInfo | SitemapFile
+# Derived from Item, so that a record type cannot be written without being known here.
+ITEM_TYPES: dict[str, type] = {cls.__name__: cls for cls in get_args(Item)}

@@ -9,7 +9,7 @@ from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
 
 from govsi.extensions import CrawlStore
-from govsi.storage import ITEM_TYPES
+from govsi.items import ITEM_TYPES
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Batched writes of crawl results into crawldb, and the reads a restarted crawl needs.
+"""Batched writes of crawl results into crawldb.
 
 ``CrawlWriter`` is plain Python over an SQLAlchemy engine (tests drive it directly);
 ``CrawlStore`` is the Scrapy extension that owns one writer per crawl and flushes it on a
@@ -9,18 +9,14 @@ cannot be written when the crawl closes is saved to a JSON-lines file, never dro
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import json
 import logging
-import os
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
-from sqlalchemy import Connection, Engine, Table, and_, bindparam, func, or_, select, update
+from sqlalchemy import Connection, Engine, Table, and_, bindparam, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -30,17 +26,16 @@ from govsi.items import (
     DiscoveredPage,
     FetchedImage,
     FetchedPage,
+    Item,
     RobotsFile,
     SiteInfo,
     SitemapFile,
 )
+from govsi.spill import save_spill
 from govsi.urls import host_of
 
 logger = logging.getLogger(__name__)
 
-Item = DiscoveredPage | FetchedPage | FetchedImage | RobotsFile | SiteInfo | SitemapFile
-# Derived from Item, so that a record type cannot be written without being known here.
-ITEM_TYPES: dict[str, type] = {cls.__name__: cls for cls in get_args(Item)}
 
 SITE: Table = db.Site.__table__  # type: ignore[assignment]
 PAGE: Table = db.Page.__table__  # type: ignore[assignment]
@@ -49,12 +44,26 @@ IMAGE: Table = db.Image.__table__  # type: ignore[assignment]
 LINK: Table = db.Link.__table__  # type: ignore[assignment]
 PAGE_LSH: Table = db.PageLsh.__table__  # type: ignore[assignment]
 
-# Files holding items that could not be written before the crawl ended.
-SPILL_PREFIX = "crawldb-unwritten-"
-SPILL_SUFFIX = ".jsonl"
-
 # Bound parameters per statement stay well under SQLite's and psycopg2's limits.
 CHUNK = 500
+
+# Given the pages a batch is about to store as originals, inside the batch's transaction:
+# the URL of the committed original each copies (see govsi.dupindex.stored_originals).
+FindOriginals = Callable[[Connection, list[FetchedPage]], dict[str, str]]
+
+
+def as_duplicate(page: FetchedPage, original: str) -> FetchedPage:
+    """``page`` stored as a copy of ``original``: no content, links or signature of its own."""
+    return dataclasses.replace(
+        page,
+        page_type="DUPLICATE",
+        duplicate_of=original,
+        html_content=None,
+        links=[],
+        images=[],
+        minhash=None,
+        band_keys=[],
+    )
 
 
 def chunks(seq: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
@@ -71,8 +80,11 @@ class CrawlWriter:
         store_binary_data: bool = False,
         retries: int = 3,
         retry_backoff: float = 0.5,
+        find_originals: FindOriginals | None = None,
     ) -> None:
         self.engine = engine
+        self.find_originals = find_originals
+        self.copies_settled = 0
         self.store_image_data = store_image_data
         self.store_binary_data = store_binary_data
         self.retries = retries
@@ -107,7 +119,8 @@ class CrawlWriter:
         for attempt in range(self.retries + 1):
             try:
                 with self.engine.begin() as conn:
-                    self._apply(conn, batch)
+                    settled = self._apply(conn, batch)
+                self.copies_settled += settled
                 return True
             except SQLAlchemyError as exc:
                 self._site_ids.clear()  # ids read in a rolled-back transaction may be gone
@@ -137,17 +150,55 @@ class CrawlWriter:
         """Save what could not be written, so a later ``replay`` can load it."""
         if not self.pending:
             return None
-        # Names sort in the order the files were written, for replay_spills.
-        path = Path(directory) / f"{SPILL_PREFIX}{time.time_ns()}-{os.getpid()}{SPILL_SUFFIX}"
-        with path.open("w", encoding="utf-8") as fh:
-            for item in self.pending:
-                fh.write(json.dumps(encode_item(item)) + "\n")
-        logger.error("saved %d unwritten items to %s", len(self.pending), path)
+        path = save_spill(directory, self.pending)
         self.pending = []
         return path
 
     # -- the batch ---------------------------------------------------------------------
-    def _apply(self, conn: Connection, batch: list[Item]) -> None:
+    def _settle_copies(self, conn: Connection, batch: list[Item]) -> tuple[list[Item], int]:
+        """The batch with each would-be original that another process's committed page
+        already covers turned into that page's DUPLICATE, and every DUPLICATE pointing at
+        the first original of its chain. The batch itself is left as it is, for a retry."""
+        if self.find_originals is None:
+            return batch, 0
+        fresh = [
+            i
+            for i in batch
+            if isinstance(i, FetchedPage) and i.page_type == "HTML" and not i.duplicate_of
+        ]
+        found = self.find_originals(conn, fresh) if fresh else {}
+        for url, original in found.items():
+            logger.info("%s: another process stored a copy first, %s; a DUPLICATE", url, original)
+        settled_here = len(found)
+        targets = {i.duplicate_of for i in batch if isinstance(i, FetchedPage) and i.duplicate_of}
+        targets.difference_update(found)
+        found.update(self._originals_of(conn, sorted(targets)))
+        settled: list[Item] = []
+        for item in batch:
+            if isinstance(item, FetchedPage) and item.url in found and not item.duplicate_of:
+                item = as_duplicate(item, found[item.url])
+            elif isinstance(item, FetchedPage) and item.duplicate_of in found:
+                item = dataclasses.replace(item, duplicate_of=found[item.duplicate_of])
+            settled.append(item)
+        return settled, settled_here
+
+    @staticmethod
+    def _originals_of(conn: Connection, urls: list[str]) -> dict[str, str]:
+        """For stored pages among ``urls`` that are DUPLICATEs, the page each copies."""
+        original = PAGE.alias("original")
+        found: dict[str, str] = {}
+        for part in chunks(urls):
+            q = (
+                select(PAGE.c.url, original.c.url)
+                .join(original, original.c.id == PAGE.c.duplicate_of)
+                .where(PAGE.c.url.in_(part), PAGE.c.page_type_code == "DUPLICATE")
+            )
+            found.update((copy, first) for copy, first in conn.execute(q))
+        return found
+
+    def _apply(self, conn: Connection, batch: list[Item]) -> int:
+        """Write ``batch``; the number of would-be originals that turned out copies."""
+        batch, settled = self._settle_copies(conn, batch)
         depth_of: dict[str, int] = {}
         for item in batch:
             if isinstance(item, DiscoveredPage):
@@ -249,6 +300,7 @@ class CrawlWriter:
                 .where(SITE.c.id == site_ids[host])
                 .values(ip_address=info.ip_address, crawl_delay=info.crawl_delay)
             )
+        return settled
 
     @staticmethod
     def _page_row(pid: int, item: FetchedPage) -> dict[str, Any]:
@@ -331,142 +383,3 @@ class CrawlWriter:
         conn.execute(
             self._insert(IMAGE).on_conflict_do_nothing(index_elements=["page_id", "url"]), full
         )
-
-    # -- reads for a continuing crawl ------------------------------------------------------
-    def fetched_urls(self) -> Iterator[str]:
-        """Every URL this crawldb has already fetched (anything but FRONTIER)."""
-        with self.engine.connect() as conn:
-            q = select(PAGE.c.url).where(PAGE.c.page_type_code != "FRONTIER")
-            yield from conn.execute(q.execution_options(yield_per=5000)).scalars()
-
-    def fetched_image_urls(self) -> Iterator[str]:
-        with self.engine.connect() as conn:
-            q = select(IMAGE.c.url).where(IMAGE.c.accessed_time.is_not(None)).distinct()
-            yield from conn.execute(q.execution_options(yield_per=5000)).scalars()
-
-    def unfetched_image_urls(self) -> Iterator[str]:
-        """Image URLs shown on stored pages whose download no row records yet."""
-        with self.engine.connect() as conn:
-            fetched = select(IMAGE.c.url).where(IMAGE.c.accessed_time.is_not(None))
-            q = select(IMAGE.c.url).where(IMAGE.c.url.not_in(fetched)).distinct()
-            yield from conn.execute(q.execution_options(yield_per=5000)).scalars()
-
-    def frontier_hosts(self, max_depth: int = 0) -> list[tuple[str, str]]:
-        """Hosts with FRONTIER rows (within ``max_depth`` > 0), each with one of their URLs:
-        a continuing crawl's work."""
-        with self.engine.connect() as conn:
-            q = (
-                select(SITE.c.domain, func.min(PAGE.c.url))
-                .join(PAGE, PAGE.c.site_id == SITE.c.id)
-                .where(PAGE.c.page_type_code == "FRONTIER")
-                .group_by(SITE.c.id, SITE.c.domain)
-                .order_by(SITE.c.id)
-            )
-            if max_depth > 0:
-                q = q.where(PAGE.c.depth <= max_depth)
-            return [(domain, url) for domain, url in conn.execute(q)]
-
-    def frontier_batch(
-        self, host: str, after: tuple[int, int], limit: int, max_depth: int = 0
-    ) -> list[tuple[str, int, int]]:
-        """The next FRONTIER rows of one host in queue order: (url, depth, id) after the
-        (depth, id) cursor ``after``."""
-        depth, last_id = after
-        with self.engine.connect() as conn:
-            q = (
-                select(PAGE.c.url, PAGE.c.depth, PAGE.c.id)
-                .join(SITE, SITE.c.id == PAGE.c.site_id)
-                .where(SITE.c.domain == host, PAGE.c.page_type_code == "FRONTIER")
-                .where(or_(PAGE.c.depth > depth, and_(PAGE.c.depth == depth, PAGE.c.id > last_id)))
-                .order_by(PAGE.c.depth, PAGE.c.id)
-                .limit(limit)
-            )
-            if max_depth > 0:
-                q = q.where(PAGE.c.depth <= max_depth)
-            return [(u, d or 0, i) for u, d, i in conn.execute(q)]
-
-    def known_urls(self) -> Iterator[str]:
-        """Every URL crawldb has a page row for, fetched or not."""
-        with self.engine.connect() as conn:
-            q = select(PAGE.c.url).execution_options(yield_per=10000)
-            yield from conn.execute(q).scalars()
-
-    def frontier(self, max_depth: int = 0) -> Iterator[tuple[str, int]]:
-        """FRONTIER rows in breadth-first order: depth, then discovery.
-
-        ``max_depth`` > 0 leaves out the rows a depth-limited crawl must not fetch.
-        """
-        with self.engine.connect() as conn:
-            q = (
-                select(PAGE.c.url, PAGE.c.depth)
-                .where(PAGE.c.page_type_code == "FRONTIER")
-                .order_by(PAGE.c.depth, PAGE.c.id)
-            )
-            if max_depth > 0:
-                q = q.where(PAGE.c.depth <= max_depth)
-            for url, depth in conn.execute(q.execution_options(yield_per=5000)):
-                yield url, depth or 0
-
-
-def encode_item(item: Item) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": type(item).__name__}
-    for k, v in dataclasses.asdict(item).items():
-        if isinstance(v, bytes):
-            v = {"b64": base64.b64encode(v).decode()}
-        elif isinstance(v, datetime):
-            v = {"dt": v.isoformat()}
-        out[k] = v
-    return out
-
-
-def decode_item(row: dict[str, Any]) -> Item:
-    kwargs: dict[str, Any] = {}
-    for k, v in row.items():
-        if k == "type":
-            continue
-        if isinstance(v, dict) and "b64" in v:
-            v = base64.b64decode(v["b64"])
-        elif isinstance(v, dict) and "dt" in v:
-            v = datetime.fromisoformat(v["dt"])
-        kwargs[k] = v
-    return ITEM_TYPES[row["type"]](**kwargs)  # type: ignore[no-any-return]
-
-
-def spill_files(directory: str | Path) -> list[Path]:
-    return sorted(Path(directory).glob(f"{SPILL_PREFIX}*{SPILL_SUFFIX}"))
-
-
-def replay_spills(directory: str | Path, writer: CrawlWriter) -> int:
-    """Load every spill file in ``directory``, oldest first, deleting each once written.
-
-    Raises RuntimeError, keeping the file, when crawldb still cannot be written.
-    """
-    total = 0
-    for path in spill_files(directory):
-        n = replay(path, writer)
-        path.unlink()
-        logger.info("loaded %d items saved in %s when crawldb was unreachable", n, path)
-        total += n
-    return total
-
-
-def set_spills_aside(directory: str | Path) -> list[Path]:
-    """Rename spill files so they are never loaded (a fresh crawl must not get them)."""
-    moved = []
-    for path in spill_files(directory):
-        target = path.with_name(path.name + ".discarded")
-        path.rename(target)
-        logger.warning("FRESH_START: %s is not loaded; kept as %s", path, target)
-        moved.append(target)
-    return moved
-
-
-def replay(path: str | Path, writer: CrawlWriter) -> int:
-    """Load a spill file written by ``CrawlWriter.spill`` into crawldb."""
-    with Path(path).open(encoding="utf-8") as fh:
-        items = [decode_item(json.loads(line)) for line in fh if line.strip()]
-    for item in items:
-        writer.add(item)
-    if not writer.flush():
-        raise RuntimeError(f"crawldb still unreachable; {path} kept")
-    return len(items)

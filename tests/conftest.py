@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from sqlalchemy import Engine
 
+from govsi import db
 from tests.simweb import govweb
 from tests.simweb.server import SimWeb
 from tests.support.pgcluster import PgCluster, find_pg_bin
@@ -31,3 +35,20 @@ def gov_web() -> Iterator[SimWeb]:
     web = govweb.build().start()
     yield web
     web.stop()
+
+
+_db_names = itertools.count()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    """A migrated, empty crawldb: an SQLite file, then a database on the test PostgreSQL."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'crawldb.sqlite3'}"
+    else:
+        cluster: PgCluster = request.getfixturevalue("pg_cluster")
+        url = cluster.create_database(f"unit{next(_db_names)}")
+    eng = db.make_engine(url)
+    db.migrate(eng)
+    yield eng
+    eng.dispose()

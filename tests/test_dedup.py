@@ -78,6 +78,59 @@ def test_is_duplicate(a: str, b: str, duplicate: bool) -> None:
     assert is_duplicate(a, b) is duplicate
 
 
+TITLES = [
+    "Vlada sprejela uredbo o javnih naročilih za občine",
+    "Ministrstvo objavilo razpis za čistilne naprave v letu 2027",
+    "Minister obiskal upravno enoto v Kopru in podelil priznanja",
+    "Podaljšan rok za oddajo vlog za subvencije kmetom",
+    "Nova pravila za izdajo potnih listov stopijo v veljavo",
+    "Javno posvetovanje o spremembah zakona o gozdovih",
+    "Sprejet program ukrepov za zmanjšanje emisij v prometu",
+    "Državni sekretar predstavil načrt digitalizacije sodišč",
+]
+
+
+def news_list(titles: list[str], column: str = "<div class='col-md-8'>") -> str:
+    # A div-soup site whose content column is not named: the list of news is link-dense
+    # like the menu, but its links are whole titles, not labels.
+    rows = "".join(f"<div class='item'><a href='/n{i}'>{t}</a> 1. 2. 2026</div>"
+                   for i, t in enumerate(titles))  # fmt: skip
+    return (
+        f"<html><body><div class='region-top'>Republika Slovenija</div><div class='c9'>{MENU}"
+        f"</div>{column}<h1>Novice</h1>{rows}</div><div class='ft'>{FOOTER}</div></body></html>"
+    )
+
+
+def test_a_list_of_news_is_content_where_a_menu_is_not() -> None:
+    text = main_text(news_list(TITLES))
+    assert "razpis za čistilne naprave" in text
+    assert "rubrika" not in text
+    assert not is_duplicate(news_list(TITLES[:4]), news_list(TITLES[4:]))  # page 1 and 2
+    assert is_duplicate(news_list(TITLES[1:]), news_list(TITLES[:1] + TITLES[1:]))  # one new
+
+
+@pytest.mark.parametrize(
+    "column",
+    ["<div id='content'>", "<div class='content-main col-md-8'>", "<div class='print-body'>"],
+)
+def test_a_named_content_column_is_the_main_content(column: str) -> None:
+    page = (
+        f"<html><body><div class='print-head'>Republika Slovenija, ministrstvo</div>{column}"
+        f"<p>{NEWS_1}</p></div><p>Natisnjeno s spletnega mesta https://www.gov.si/n1</p>"
+        "</body></html>"
+    )
+    assert main_text(page) == main_text(f"<html><body><main><p>{NEWS_1}</p></main></body></html>")
+
+
+def test_a_content_column_inside_a_template_part_is_not_the_main_content() -> None:
+    page = (
+        f"<html><body><div class='sidebar'><div class='content'>{COOKIE}</div></div>"
+        f"<div class='vsebina'><p>{NEWS_1}</p></div></body></html>"
+    )
+    assert "piškotke" not in main_text(page)
+    assert "uredbo" in main_text(page)
+
+
 def test_whole_page_similarity_would_be_fooled_by_the_template() -> None:
     # The reason main_text exists: on whole pages the two items look nearly the same.
     whole_a = set(shingles(" ".join(semantic(NEWS_1).split()), 5))

@@ -1,0 +1,259 @@
+"""Cost of the duplicate check per page with 1 000, 10 000 and 100 000 pages already
+stored in a PostgreSQL crawldb (issue 4: flat, at most 2 ms per page at 100 000).
+
+A throwaway PostgreSQL 15 cluster gets a migrated crawldb. Stored pages are rows as the
+crawler writes them for originals: ``page`` (HTML, content hash, MinHash signature) and
+their LSH band keys in ``page_lsh``. Their text comes from the vocabulary of
+``bench.dedup_pairs``, so band keys collide as often as on real government text. Some of
+the stored pages are the main text of rendered government-style pages; the probes are
+those pages again under other URLs (exact copies), with a changed date or counter (near
+copies), and pages not stored (new). Each probe is one ``DuplicateIndex.check`` with an
+empty in-memory cache, so every answer comes from crawldb, as after a restart or from
+another process. Reported per level: mean, median and p95 milliseconds per check, split
+into the main-content extraction (parsing the page) and the rest (hashing, MinHash,
+indexed lookups, comparing candidates); and whether every copy was found.
+
+    PYTHONPATH=. python -m bench.dedup_cost
+    PYTHONPATH=. python -m bench.dedup_cost --levels 1000,10000,100000 --probes 600
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import io
+import json
+import random
+import time
+from datetime import datetime
+from pathlib import Path
+from statistics import mean, median
+from typing import Any
+
+from sqlalchemy import Engine
+
+from bench.dedup_pairs import _news, _say, _sent, make_site, render
+from bench.sysinfo import code, machine
+from govsi import db
+from govsi.dedup import (
+    DEFAULT_NUM_PERM,
+    DEFAULT_SHINGLE_SIZE,
+    DEFAULT_THRESHOLD,
+    band_keys,
+    exact_key_of,
+    lsh_params,
+    main_text,
+    signature_of_text,
+)
+from govsi.dupindex import DuplicateIndex, pack
+from tests.support.pgcluster import PgCluster, find_pg_bin
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+PAGES_PER_SITE = 1000
+
+
+@dataclasses.dataclass
+class Probe:
+    kind: str  # exact, near, new
+    url: str
+    html: str
+    original: str | None  # the stored URL it must be found to copy
+
+
+def filler_text(rng: random.Random) -> str:
+    """The main text of a stored page that is nobody's copy: a news item of 3..40 sentences."""
+    sentences = " ".join(_say(_sent(rng), "sl") for _ in range(rng.randint(3, 40)))
+    return main_text(f"<main><p>{sentences}</p></main>")
+
+
+class Store:
+    """Writes stored-page rows straight into crawldb with COPY, as originals look there."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.bands, self.rows = lsh_params(DEFAULT_THRESHOLD, DEFAULT_NUM_PERM)
+        self.count = 0
+
+    def add(self, texts: list[tuple[str, str]]) -> None:
+        """(url, main text) pairs, stored as HTML originals."""
+        pages, lsh = io.StringIO(), io.StringIO()
+        now = datetime(2026, 11, 23).isoformat()
+        sites = set()
+        for url, main in texts:
+            self.count += 1
+            pid = self.count
+            site = 1 + (pid - 1) // PAGES_PER_SITE
+            sites.add(site)
+            sig = signature_of_text(main)
+            assert sig is not None
+            key = exact_key_of(main, "")
+            blob = "\\\\x" + pack(sig).hex()
+            pages.write(f"{pid}\t{site}\tHTML\t{url}\t200\t{now}\t1\t{key}\t{blob}\n")
+            for k in band_keys(sig, self.bands, self.rows):
+                lsh.write(f"{k}\t{pid}\n")
+        raw = self.engine.raw_connection()
+        try:
+            cur = raw.cursor()
+            cur.execute("SET search_path TO crawldb")
+            for site in sorted(sites):
+                cur.execute(
+                    "INSERT INTO site (id, domain) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                    (site, f"www.s{site}.gov.si"),
+                )
+            pages.seek(0)
+            cur.copy_expert(
+                "COPY page (id, site_id, page_type_code, url, http_status_code, accessed_time,"
+                " depth, content_hash, minhash) FROM STDIN",
+                pages,
+            )
+            lsh.seek(0)
+            cur.copy_expert("COPY page_lsh (band_key, page_id) FROM STDIN", lsh)
+            cur.execute("SELECT setval('page_id_seq', %s)", (self.count,))
+            cur.execute("SELECT setval('site_id_seq', %s)", (max(sites),))
+            raw.commit()
+            cur.execute("ANALYZE page")
+            cur.execute("ANALYZE page_lsh")
+            raw.commit()
+        finally:
+            raw.close()
+
+
+def build_probes(rng: random.Random, n: int) -> tuple[list[Probe], list[tuple[str, str]]]:
+    """Probes (a third each: exact copies, near copies, new pages) and the stored originals
+    (url, main text) the copies must be found to copy."""
+    sites = [make_site(i, rng) for i in range(10)]
+    probes: list[Probe] = []
+    originals: list[tuple[str, str]] = []
+    for i in range(n):
+        site = sites[i % len(sites)]
+        page = _news(rng, 3, 30)
+        page = dataclasses.replace(page, path=f"/novice/{i}/")
+        html = render(site, page)
+        url = f"https://{site.host}/novice/{i}/"
+        kind = ("exact", "near", "new")[i % 3]
+        if kind == "new":
+            probes.append(Probe(kind, url, html, None))
+            continue
+        originals.append((url, main_text(html)))
+        copy = page
+        if kind == "near":
+            copy = dataclasses.replace(page, date="1. 1. 2027", views=rng.randint(10, 999))
+        probes.append(Probe(kind, url + "?print=0", render(site, copy), url))
+    return probes, originals
+
+
+def measure(engine: Engine, probes: list[Probe]) -> dict[str, Any]:
+    # A fresh index: nothing in memory, every lookup goes to crawldb.
+    index = DuplicateIndex(
+        engine,
+        threshold=DEFAULT_THRESHOLD,
+        num_perm=DEFAULT_NUM_PERM,
+        shingle_size=DEFAULT_SHINGLE_SIZE,
+    )
+    for probe in probes[:20]:  # warm the connection pool and the caches
+        index.check(probe.url + "#warm", probe.html)
+    index = DuplicateIndex(
+        engine,
+        threshold=DEFAULT_THRESHOLD,
+        num_perm=DEFAULT_NUM_PERM,
+        shingle_size=DEFAULT_SHINGLE_SIZE,
+    )
+    totals, extract, missed, false = [], [], [], []
+    for probe in probes:
+        t0 = time.perf_counter()
+        main_text(probe.html)
+        t1 = time.perf_counter()
+        verdict = index.check(probe.url, probe.html)
+        t2 = time.perf_counter()
+        extract.append((t1 - t0) * 1000)
+        totals.append((t2 - t1) * 1000)
+        if verdict.original != probe.original:
+            (missed if probe.original else false).append((probe.kind, probe.url, verdict.original))
+    rest = [t - e for t, e in zip(totals, extract, strict=True)]
+
+    def stats(xs: list[float]) -> dict[str, float]:
+        ordered = sorted(xs)
+        return {
+            "mean": round(mean(xs), 3),
+            "median": round(median(xs), 3),
+            "p95": round(ordered[int(0.95 * (len(ordered) - 1))], 3),
+        }
+
+    return {
+        "check_ms": stats(totals),
+        "main_text_ms": stats(extract),
+        "index_ms": stats(rest),
+        "copies_missed": missed,
+        "false_copies": false,
+        "db_lookup_failures": index.lookup_failures,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--levels", default="1000,10000,100000")
+    ap.add_argument("--probes", type=int, default=600)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    levels = [int(x) for x in args.levels.split(",")]
+    rng = random.Random(args.seed)
+    probes, originals = build_probes(rng, args.probes)
+    assert len(originals) < levels[0]
+
+    bin_dir = find_pg_bin()
+    if bin_dir is None:
+        raise SystemExit("PostgreSQL server binaries (initdb, pg_ctl) not found; set PG_BIN")
+    pg = PgCluster(bin_dir)
+    pg.start()
+    results: list[dict[str, Any]] = []
+    try:
+        engine = db.make_engine(pg.create_database("dedup_cost"))
+        db.migrate(engine)
+        store = Store(engine)
+        store.add(originals)
+        print(f"{'stored':>8} {'check mean':>10} {'median':>7} {'p95':>7}   "
+              f"{'main text':>9} {'index':>7} {'index p95':>9}   copies found")  # fmt: skip
+        for level in levels:
+            t0 = time.perf_counter()
+            while store.count < level:
+                n = min(10_000, level - store.count)
+                store.add([(f"https://www.f.gov.si/{store.count + i}", filler_text(rng))
+                           for i in range(n)])  # fmt: skip
+            fill_s = time.perf_counter() - t0
+            r = measure(engine, probes)
+            r.update(stored=store.count, fill_seconds=round(fill_s, 1))
+            results.append(r)
+            copies = sum(p.original is not None for p in probes)
+            found = copies - len(r["copies_missed"])
+            c, m, i = r["check_ms"], r["main_text_ms"], r["index_ms"]
+            false = f"  false copies: {len(r['false_copies'])}" if r["false_copies"] else ""
+            print(f"{store.count:>8} {c['mean']:>10.2f} {c['median']:>7.2f} {c['p95']:>7.2f}   "
+                  f"{m['mean']:>9.2f} {i['mean']:>7.2f} {i['p95']:>9.2f}   {found}/{copies}{false}",
+                  flush=True)  # fmt: skip
+        engine.dispose()
+    finally:
+        pg.stop()
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / "dedup_cost.json"
+    payload = {
+        "source": "bench/dedup_cost.py",
+        "argv": vars(args),
+        "machine": machine(),
+        "code": code(ROOT),
+        "settings": {
+            "threshold": DEFAULT_THRESHOLD,
+            "num_perm": DEFAULT_NUM_PERM,
+            "shingle_size": DEFAULT_SHINGLE_SIZE,
+            "bands_rows": lsh_params(DEFAULT_THRESHOLD, DEFAULT_NUM_PERM),
+        },
+        "probes": {"total": len(probes), "copies": sum(p.original is not None for p in probes)},
+        "levels": results,
+    }
+    out.write_text(json.dumps(payload, indent=1, default=str))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,92 @@
+"""The reads a continuing crawl makes of crawldb: what is fetched, known, and still to do."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sqlalchemy import Engine, Table, and_, func, or_, select
+
+from govsi import db
+
+SITE: Table = db.Site.__table__  # type: ignore[assignment]
+PAGE: Table = db.Page.__table__  # type: ignore[assignment]
+IMAGE: Table = db.Image.__table__  # type: ignore[assignment]
+
+
+class CrawlReader:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def fetched_urls(self) -> Iterator[str]:
+        """Every URL this crawldb has already fetched (anything but FRONTIER)."""
+        with self.engine.connect() as conn:
+            q = select(PAGE.c.url).where(PAGE.c.page_type_code != "FRONTIER")
+            yield from conn.execute(q.execution_options(yield_per=5000)).scalars()
+
+    def fetched_image_urls(self) -> Iterator[str]:
+        with self.engine.connect() as conn:
+            q = select(IMAGE.c.url).where(IMAGE.c.accessed_time.is_not(None)).distinct()
+            yield from conn.execute(q.execution_options(yield_per=5000)).scalars()
+
+    def unfetched_image_urls(self) -> Iterator[str]:
+        """Image URLs shown on stored pages whose download no row records yet."""
+        with self.engine.connect() as conn:
+            fetched = select(IMAGE.c.url).where(IMAGE.c.accessed_time.is_not(None))
+            q = select(IMAGE.c.url).where(IMAGE.c.url.not_in(fetched)).distinct()
+            yield from conn.execute(q.execution_options(yield_per=5000)).scalars()
+
+    def frontier_hosts(self, max_depth: int = 0) -> list[tuple[str, str]]:
+        """Hosts with FRONTIER rows (within ``max_depth`` > 0), each with one of their URLs:
+        a continuing crawl's work."""
+        with self.engine.connect() as conn:
+            q = (
+                select(SITE.c.domain, func.min(PAGE.c.url))
+                .join(PAGE, PAGE.c.site_id == SITE.c.id)
+                .where(PAGE.c.page_type_code == "FRONTIER")
+                .group_by(SITE.c.id, SITE.c.domain)
+                .order_by(SITE.c.id)
+            )
+            if max_depth > 0:
+                q = q.where(PAGE.c.depth <= max_depth)
+            return [(domain, url) for domain, url in conn.execute(q)]
+
+    def frontier_batch(
+        self, host: str, after: tuple[int, int], limit: int, max_depth: int = 0
+    ) -> list[tuple[str, int, int]]:
+        """The next FRONTIER rows of one host in queue order: (url, depth, id) after the
+        (depth, id) cursor ``after``."""
+        depth, last_id = after
+        with self.engine.connect() as conn:
+            q = (
+                select(PAGE.c.url, PAGE.c.depth, PAGE.c.id)
+                .join(SITE, SITE.c.id == PAGE.c.site_id)
+                .where(SITE.c.domain == host, PAGE.c.page_type_code == "FRONTIER")
+                .where(or_(PAGE.c.depth > depth, and_(PAGE.c.depth == depth, PAGE.c.id > last_id)))
+                .order_by(PAGE.c.depth, PAGE.c.id)
+                .limit(limit)
+            )
+            if max_depth > 0:
+                q = q.where(PAGE.c.depth <= max_depth)
+            return [(u, d or 0, i) for u, d, i in conn.execute(q)]
+
+    def known_urls(self) -> Iterator[str]:
+        """Every URL crawldb has a page row for, fetched or not."""
+        with self.engine.connect() as conn:
+            q = select(PAGE.c.url).execution_options(yield_per=10000)
+            yield from conn.execute(q).scalars()
+
+    def frontier(self, max_depth: int = 0) -> Iterator[tuple[str, int]]:
+        """FRONTIER rows in breadth-first order: depth, then discovery.
+
+        ``max_depth`` > 0 leaves out the rows a depth-limited crawl must not fetch.
+        """
+        with self.engine.connect() as conn:
+            q = (
+                select(PAGE.c.url, PAGE.c.depth)
+                .where(PAGE.c.page_type_code == "FRONTIER")
+                .order_by(PAGE.c.depth, PAGE.c.id)
+            )
+            if max_depth > 0:
+                q = q.where(PAGE.c.depth <= max_depth)
+            for url, depth in conn.execute(q.execution_options(yield_per=5000)):
+                yield url, depth or 0

@@ -1,0 +1,166 @@
+"""Copies across processes: two crawlers sharing one crawldb, each checking a page before
+the other's is written, still end with one original and its DUPLICATEs."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime
+from functools import partial
+
+import pytest
+from sqlalchemy import Connection, Engine, text
+
+from govsi import db
+from govsi.dupindex import DuplicateIndex, stored_originals
+from govsi.items import FetchedPage
+from govsi.storage import CrawlWriter, FindOriginals
+from tests.support.pgcluster import PgCluster
+from tests.test_dedup import NEWS_1, NEWS_2, semantic
+
+T = datetime(2026, 11, 23, 12, 0, 0)
+SETTINGS = {"threshold": 0.75, "num_perm": 128}
+
+
+def index(engine: Engine) -> DuplicateIndex:
+    return DuplicateIndex(engine, shingle_size=5, **SETTINGS)
+
+
+FIND_ORIGINALS = partial(stored_originals, **SETTINGS)
+
+
+def writer(engine: Engine, find_originals: FindOriginals | None = FIND_ORIGINALS) -> CrawlWriter:
+    return CrawlWriter(engine, find_originals=find_originals)
+
+
+def fetched(idx: DuplicateIndex, url: str, html: str) -> FetchedPage:
+    """The page as the spider yields it after asking ``idx``."""
+    verdict = idx.check(url, html)
+    page = FetchedPage(url, 1, "HTML", T, 200, content_type="text/html", html_content=html)
+    page.content_hash = verdict.content_hash
+    if verdict.original:
+        page.page_type, page.duplicate_of, page.html_content = "DUPLICATE", verdict.original, None
+    else:
+        page.minhash, page.band_keys = verdict.minhash, verdict.band_keys
+        page.links = [url + "samo-tu/"]
+    return page
+
+
+def rows(engine: Engine) -> dict[str, tuple]:
+    """url -> (type, has html, original's url, outgoing links, band keys)."""
+    sql = """
+        SELECT p.url, p.page_type_code, p.html_content IS NOT NULL, o.url,
+               (SELECT count(*) FROM link l WHERE l.from_page = p.id),
+               (SELECT count(*) FROM page_lsh b WHERE b.page_id = p.id)
+        FROM page p LEFT JOIN page o ON o.id = p.duplicate_of
+        WHERE p.page_type_code != 'FRONTIER'
+    """
+    with engine.connect() as conn:
+        return {r[0]: tuple(r[1:]) for r in conn.execute(text(sql))}
+
+
+@pytest.mark.parametrize(
+    ("html_a", "html_b"),
+    [
+        (semantic(NEWS_1), semantic(NEWS_1)),  # exact: the same content under another URL
+        (semantic(NEWS_1), semantic(NEWS_1 + " Posodobljeno ob 14.02.")),  # near
+    ],
+    ids=["exact", "near"],
+)
+def test_a_copy_checked_before_the_original_was_written_is_stored_as_its_duplicate(
+    engine: Engine, html_a: str, html_b: str
+) -> None:
+    first, second = index(engine), index(engine)  # two processes: neither sees the other
+    a = fetched(first, "https://a.gov.si/novica/", html_a)
+    b = fetched(second, "https://b.gov.si/novica/", html_b)
+    assert a.page_type == b.page_type == "HTML"
+    assert writer(engine).write([a]) and writer(engine).write([b])
+    stored = rows(engine)
+    assert stored["https://a.gov.si/novica/"] == ("HTML", True, None, 1, 21)
+    # No content, no links or band keys of its own: one link, to the original.
+    assert stored["https://b.gov.si/novica/"] == (
+        "DUPLICATE", False, "https://a.gov.si/novica/", 1, 0,
+    )  # fmt: skip
+    assert "https://b.gov.si/novica/samo-tu/" not in set(urls(engine))
+
+
+def urls(engine: Engine) -> list[str]:
+    with engine.connect() as conn:
+        return [r[0] for r in conn.execute(text("SELECT url FROM page"))]
+
+
+def test_different_pages_both_stay_originals(engine: Engine) -> None:
+    first, second = index(engine), index(engine)
+    a = fetched(first, "https://a.gov.si/1/", semantic(NEWS_1))
+    b = fetched(second, "https://a.gov.si/2/", semantic(NEWS_2))
+    assert writer(engine).write([a]) and writer(engine).write([b])
+    assert {v[0] for v in rows(engine).values()} == {"HTML"}
+
+
+def test_refetching_the_same_url_is_not_a_copy_of_itself(engine: Engine) -> None:
+    page = fetched(index(engine), "https://a.gov.si/1/", semantic(NEWS_1))
+    assert writer(engine).write([page]) and writer(engine).write([page])
+    assert rows(engine)["https://a.gov.si/1/"][:3] == ("HTML", True, None)
+
+
+def test_copies_of_a_page_that_turned_out_a_copy_point_at_the_first_original(
+    engine: Engine,
+) -> None:
+    first, second = index(engine), index(engine)
+    a = fetched(first, "https://a.gov.si/n/", semantic(NEWS_1))
+    b = fetched(second, "https://b.gov.si/n/", semantic(NEWS_1))
+    c = fetched(second, "https://b.gov.si/n/?print=1", semantic(NEWS_1))  # b's copy, in memory
+    d = fetched(second, "https://b.gov.si/n/?lang=sl", semantic(NEWS_1))
+    assert c.duplicate_of == d.duplicate_of == "https://b.gov.si/n/"
+    assert writer(engine).write([a])
+    late = writer(engine)
+    assert late.write([b, c])  # in the same batch as b
+    assert late.write([d])  # after b was written
+    stored = rows(engine)
+    for copy in (
+        "https://b.gov.si/n/",
+        "https://b.gov.si/n/?print=1",
+        "https://b.gov.si/n/?lang=sl",
+    ):
+        assert stored[copy][:3] == ("DUPLICATE", False, "https://a.gov.si/n/")
+
+
+def test_without_duplicate_detection_the_writer_stores_what_it_is_given(engine: Engine) -> None:
+    first, second = index(engine), index(engine)
+    a = fetched(first, "https://a.gov.si/n/", semantic(NEWS_1))
+    b = fetched(second, "https://b.gov.si/n/", semantic(NEWS_1))
+    assert writer(engine, None).write([a]) and writer(engine, None).write([b])
+    assert {v[0] for v in rows(engine).values()} == {"HTML"}
+
+
+def test_two_processes_writing_copies_at_the_same_moment_keep_one_original(
+    pg_cluster: PgCluster,
+) -> None:
+    # PostgreSQL only: an SQLite crawldb has one crawler process.
+    engine = db.make_engine(pg_cluster.create_database("dupindex_race"))
+    db.migrate(engine)
+    pages = [fetched(index(engine), f"https://{host}.gov.si/n/", semantic(NEWS_1)) for host in "ab"]
+    assert all(p.page_type == "HTML" for p in pages)
+    start = threading.Barrier(2)
+
+    def slow_check(conn: Connection, batch: list[FetchedPage]) -> dict[str, str]:
+        # Both processes check at once; the other's commit lands while this one waits.
+        found = stored_originals(conn, batch, **SETTINGS)
+        time.sleep(0.5)
+        return found
+
+    results: list[bool] = []
+
+    def write(page: FetchedPage) -> None:
+        w = writer(engine, slow_check)
+        start.wait()
+        results.append(w.write([page]))
+
+    threads = [threading.Thread(target=write, args=(p,)) for p in pages]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [True, True]
+    kinds = sorted(v[0] for v in rows(engine).values())
+    assert kinds == ["DUPLICATE", "HTML"]
