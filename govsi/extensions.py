@@ -43,9 +43,7 @@ class CrawlStore:
         if s.getbool("DUPLICATE_DETECTION"):
             # Copies another process stored first are settled when the batch is written.
             find_originals = partial(
-                stored_originals,
-                threshold=s.getfloat("NEAR_DUPLICATE_THRESHOLD"),
-                num_perm=s.getint("MINHASH_PERMUTATIONS"),
+                stored_originals, threshold=s.getfloat("NEAR_DUPLICATE_THRESHOLD")
             )
         self.writer = CrawlWriter(
             self.engine,

@@ -323,13 +323,15 @@ def header_says_nofollow(values: list[str], token: str) -> bool:
     return False
 
 
-def extract_links(html: str, page_url: str) -> ExtractedLinks:
+def extract_links(html: str, page_url: str, root: etree._Element | None = None) -> ExtractedLinks:
     """Links and images of an HTML document, resolved as a browser resolves them.
 
-    Never raises on malformed input: what the parser can recover is used, and a
-    document it cannot parse has no links.
+    ``root`` is the document already parsed by ``parse_html``, when the caller has it (it
+    is left as it is). Never raises on malformed input: what the parser can recover is
+    used, and a document it cannot parse has no links.
     """
-    root = parse_html(html)
+    if root is None:
+        root = parse_html(html)
     if root is None:
         return ExtractedLinks(base_url=page_url)
 

@@ -19,14 +19,14 @@ from tests.support.pgcluster import PgCluster
 from tests.test_dedup import NEWS_1, NEWS_2, semantic
 
 T = datetime(2026, 11, 23, 12, 0, 0)
-SETTINGS = {"threshold": 0.75, "num_perm": 128}
+THRESHOLD = 0.75
 
 
 def index(engine: Engine) -> DuplicateIndex:
-    return DuplicateIndex(engine, shingle_size=5, **SETTINGS)
+    return DuplicateIndex(engine, threshold=THRESHOLD, num_perm=128, shingle_size=5)
 
 
-FIND_ORIGINALS = partial(stored_originals, **SETTINGS)
+FIND_ORIGINALS = partial(stored_originals, threshold=THRESHOLD)
 
 
 def writer(engine: Engine, find_originals: FindOriginals | None = FIND_ORIGINALS) -> CrawlWriter:
@@ -145,7 +145,7 @@ def test_two_processes_writing_copies_at_the_same_moment_keep_one_original(
 
     def slow_check(conn: Connection, batch: list[FetchedPage]) -> dict[str, str]:
         # Both processes check at once; the other's commit lands while this one waits.
-        found = stored_originals(conn, batch, **SETTINGS)
+        found = stored_originals(conn, batch, threshold=THRESHOLD)
         time.sleep(0.5)
         return found
 
@@ -164,3 +164,18 @@ def test_two_processes_writing_copies_at_the_same_moment_keep_one_original(
     assert results == [True, True]
     kinds = sorted(v[0] for v in rows(engine).values())
     assert kinds == ["DUPLICATE", "HTML"]
+
+
+def test_an_index_started_later_finds_the_originals_stored_before(engine: Engine) -> None:
+    # As after a restart, or in another process: nothing in memory, all from crawldb.
+    a = fetched(index(engine), "https://a.gov.si/n/", semantic(NEWS_1))
+    assert writer(engine).write([a])
+    later = index(engine)
+    exact = later.check("https://b.gov.si/n/", semantic(NEWS_1))
+    near = later.check("https://b.gov.si/m/", semantic(NEWS_1 + " Posodobljeno ob 14.02."))
+    other = later.check("https://b.gov.si/o/", semantic(NEWS_2))
+    itself = later.check("https://a.gov.si/n/", semantic(NEWS_1))  # fetched again
+    assert (exact.original, near.original) == ("https://a.gov.si/n/", "https://a.gov.si/n/")
+    assert other.original is None and itself.original is None
+    assert later.lookup_failures == 0
+    later.close()

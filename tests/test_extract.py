@@ -16,6 +16,7 @@ from govsi.extract import (
     filename_of,
     header_says_nofollow,
     onclick_targets,
+    parse_html,
     sniff_html,
 )
 
@@ -848,3 +849,16 @@ def test_filename_of(url: str, expected: str) -> None:
 )
 def test_header_says_nofollow(values: list[str], expected: bool) -> None:
     assert header_says_nofollow(values, "govsi-crawler") is expected
+
+
+def test_links_from_a_tree_parsed_once_are_those_of_the_text() -> None:
+    # The spider parses each page once for its links and its duplicate check.
+    html = (
+        "<html><head><base href='/x/'></head><body><a href='a'>a</a>"
+        "<span onclick=\"location.href='b'\">b</span><img src='c.png'></body></html>"
+    )
+    root = parse_html(html)
+    assert root is not None
+    before = len(list(root.iter()))
+    assert extract_links(html, PAGE, root) == extract_links(html, PAGE)
+    assert len(list(root.iter())) == before  # the tree is left as it was

@@ -10,6 +10,7 @@ import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from lxml import etree
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DownloadCancelledError, IgnoreRequest
@@ -22,7 +23,13 @@ from govsi.db import utcnow
 from govsi.dupefilters import KnownUrls
 from govsi.dupindex import DuplicateIndex, Verdict
 from govsi.extensions import CrawlStore
-from govsi.extract import classify, decode_html, extract_links, header_says_nofollow
+from govsi.extract import (
+    classify,
+    decode_html,
+    extract_links,
+    header_says_nofollow,
+    parse_html,
+)
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, SitemapFile
 from govsi.traps import TrapGuard
 from govsi.urls import canonicalize, in_scope, resolve, url_too_long
@@ -62,6 +69,7 @@ class GovsiSpider(Spider):
     def __init__(self, *args: Any, seeds: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._seed_arg = seeds
+        self.duplicates: DuplicateIndex | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> GovsiSpider:
@@ -249,6 +257,10 @@ class GovsiSpider(Spider):
             if self.may_fetch_image(url):
                 yield self.image_request(url, depth=0)
 
+    def closed(self, reason: str) -> None:
+        if self.duplicates is not None:
+            self.duplicates.close()
+
     # -- pages ------------------------------------------------------------------------------
     def parse_page(self, response: Response) -> Iterator[Any]:
         meta = response.meta
@@ -292,9 +304,13 @@ class GovsiSpider(Spider):
 
     def _html(self, response: Response, record: FetchedPage) -> Iterator[Any]:
         text, _encoding = decode_html(response.body, record.content_type)
+        # One parse serves both: links are read from the tree, then the duplicate check
+        # cuts the template out of it.
+        root = parse_html(text)
+        found = extract_links(text, response.url, root)
         # Error pages are a record of their own, not content: only 2xx pages are compared.
         if self.duplicates is not None and 200 <= response.status < 300:
-            verdict = self._duplicate_verdict(record.url, text)
+            verdict = self._duplicate_verdict(record.url, text, root)
             record.content_hash = verdict.content_hash if verdict else None
             if verdict is not None and verdict.original is not None:
                 # The original's links were followed already; this copy's are not.
@@ -306,7 +322,6 @@ class GovsiSpider(Spider):
             if verdict is not None:
                 record.minhash, record.band_keys = verdict.minhash, verdict.band_keys
         record.html_content = text
-        found = extract_links(text, response.url)
         links: dict[str, None] = {}
         tag = [v.decode("latin-1") for v in response.headers.getlist("X-Robots-Tag")]
         if found.nofollow or header_says_nofollow(tag, self.robots_token):
@@ -333,11 +348,13 @@ class GovsiSpider(Spider):
             if f"{KIND_IMAGE} {image}" not in self.known and self.may_fetch_image(image):
                 yield self.image_request(image, record.link_depth)
 
-    def _duplicate_verdict(self, url: str, text: str) -> Verdict | None:
+    def _duplicate_verdict(
+        self, url: str, text: str, root: etree._Element | None
+    ) -> Verdict | None:
         """The duplicate check; when it fails, the page is kept as an original, never lost."""
         assert self.duplicates is not None
         try:
-            return self.duplicates.check(url, text)
+            return self.duplicates.check(url, text, root)
         except Exception:
             logger.exception("duplicate check of %s failed; keeping the page as it is", url)
             self.crawler.stats.inc_value("govsi/duplicates/check_failed")
