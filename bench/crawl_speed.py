@@ -131,6 +131,7 @@ def run_once(
         CONCURRENT_REQUESTS=args.concurrency,
         CONCURRENT_REQUESTS_PER_DOMAIN=args.per_domain,
         LOG_LEVEL="INFO",
+        **dict(item.split("=", 1) for item in args.set),
     )
     wall = time.perf_counter() - started
     time.sleep(0.2)  # let the postmaster reap the crawl's backend
@@ -214,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep work dirs (logs, SQLite files)")
     ap.add_argument("--out", type=Path, default=RESULTS, help="directory for the JSON")
     ap.add_argument("--commit", help="measure this commit (a git export), not the work tree")
+    ap.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE", help="a crawl setting"
+    )
     args = ap.parse_args(argv)
     if args.commit:
         rest = without_option(sys.argv[1:] if argv is None else argv, "--commit")

@@ -49,14 +49,16 @@ RECENT = 10_000
 # locks would fill the server's lock table and could deadlock; the writes it serializes
 # are one short transaction per process every few seconds.
 ORIGINALS_LOCK = 0x676F7673
-# The lookup of one page: stored originals with its exact key (kind 0), and those sharing
-# one of its LSH band keys, with their signatures (kind 1). Unqualified names: the
-# PostgreSQL engine's search_path finds the crawldb schema.
+# The lookup of one page: stored pages with its exact key (kind 0), and those sharing one
+# of its LSH band keys, with their signatures (kind 1); callers keep the HTML ones.
+# Unqualified names: the PostgreSQL engine's search_path finds the crawldb schema. The page
+# type is not in the WHERE clause on purpose: SQLite (no statistics) would then walk every
+# HTML page through idx_page_page_type_code instead of the few band-key matches.
 _LOOKUP_SQL = (
-    "SELECT 0, id, url, NULL FROM page WHERE content_hash = {key} AND page_type_code = 'HTML' "
+    "SELECT 0, id, url, NULL, page_type_code FROM page WHERE content_hash = {key} "
     "UNION ALL "
-    "SELECT 1, p.id, p.url, p.minhash FROM page_lsh b JOIN page p ON p.id = b.page_id "
-    "WHERE b.band_key {keys} AND p.page_type_code = 'HTML'"
+    "SELECT 1, p.id, p.url, p.minhash, p.page_type_code FROM page_lsh b "
+    "JOIN page p ON p.id = b.page_id WHERE b.band_key {keys}"
 )
 LOOKUP = text(_LOOKUP_SQL.format(key=":key", keys="IN :keys")).bindparams(
     bindparam("keys", expanding=True)
@@ -98,6 +100,16 @@ def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.count_nonzero(a == b)) / len(a)
 
 
+@dataclass
+class Question:
+    """A page ready to be looked up."""
+
+    url: str
+    key: str
+    sig: MinHash | None
+    keys: list[int]
+
+
 class DuplicateIndex:
     def __init__(
         self, engine: Engine, *, threshold: float, num_perm: int, shingle_size: int
@@ -120,17 +132,41 @@ class DuplicateIndex:
         """The original ``url`` copies, if any; otherwise ``url`` becomes an original.
 
         ``root``: the page parsed by ``parse_html``, if the caller has it; it is consumed.
+        The three steps, for a caller that runs ``lookup`` in another thread.
         """
+        question = self.prepare(url, html, root)
+        rows = self.lookup(question) if self.needs_lookup(question) else []
+        return self.decide(question, rows)
+
+    def prepare(self, url: str, html: str, root: etree._Element | None = None) -> Question:
+        """What the page is compared by: main text's key, signature and band keys (CPU)."""
         # Extracting the main text is the costly step; it is done once per page.
         text = main_text(html, root)
         key = exact_key_of(text, html)
+        sig = signature_of_text(text, num_perm=self.num_perm, shingle_size=self.shingle_size)
+        keys = band_keys(sig, self.bands, self.rows) if sig is not None else []
+        return Question(url, key, sig, keys)
+
+    def needs_lookup(self, question: Question) -> bool:
+        """False when memory already knows an exact copy: no need to ask crawldb."""
+        return self._recent_exact.get(question.key) in (None, question.url)
+
+    def lookup(self, question: Question) -> list[Row[Any]]:
+        """Ask crawldb (the only step that waits on it): stored originals with the exact
+        key or a shared band key. Safe in a worker thread, one lookup at a time; it touches
+        no memory that ``decide`` uses."""
+        # Both questions in one round trip: most pages are new and need both answers.
+        return self._read(question.key, question.keys)
+
+    def decide(self, question: Question, rows: list[Row[Any]]) -> Verdict:
+        """The verdict from crawldb's answer and from memory, which is read now, not when
+        the lookup started: a copy fetched while its original was being looked up is
+        still found."""
+        url, key, sig, keys = question.url, question.key, question.sig, question.keys
         recent = self._recent_exact.get(key)
         if recent is not None and recent != url:
             return Verdict(recent, key)
-        sig = signature_of_text(text, num_perm=self.num_perm, shingle_size=self.shingle_size)
-        keys = band_keys(sig, self.bands, self.rows) if sig is not None else []
-        # Both questions in one round trip: most pages are new and need both answers.
-        exact, near = self._stored(key, keys, url)
+        exact, near = self._stored(rows, url)
         if exact is not None:
             return Verdict(exact, key)
         if sig is None:
@@ -152,16 +188,15 @@ class DuplicateIndex:
             self._conn = None
 
     # -- crawldb ----------------------------------------------------------------------------
-    def _stored(
-        self, key: str, keys: list[int], url: str
-    ) -> tuple[str | None, dict[str, np.ndarray]]:
-        """The first stored original with this exact key, and the stored originals that
-        share a band key, with their signatures."""
+    @staticmethod
+    def _stored(rows: list[Row[Any]], url: str) -> tuple[str | None, dict[str, np.ndarray]]:
+        """From a lookup's rows: the first stored original with the exact key, and the
+        stored originals that share a band key, with their signatures."""
         exact: tuple[int, str] | None = None
         near: dict[str, np.ndarray] = {}
-        for kind, pid, other, data in self._read(key, keys):
-            if other == url:
-                continue  # the page itself, stored by an earlier fetch
+        for kind, pid, other, data, page_type in rows:
+            if other == url or page_type != "HTML":
+                continue  # the page itself (stored by an earlier fetch), or not an original
             if kind == 0 and (exact is None or pid < exact[0]):
                 exact = (pid, other)
             elif kind == 1 and data:
@@ -280,11 +315,12 @@ def _in_chunks(values: list[Any]) -> list[list[Any]]:
 def _exact_originals(conn: Connection, pages: list[FetchedPage]) -> dict[str, str]:
     owners: dict[str, list[tuple[int, str]]] = {}
     for part in _in_chunks(sorted({p.content_hash for p in pages if p.content_hash})):
-        q = select(PAGE.c.id, PAGE.c.url, PAGE.c.content_hash).where(
-            PAGE.c.content_hash.in_(part), PAGE.c.page_type_code == "HTML"
+        q = select(PAGE.c.id, PAGE.c.url, PAGE.c.content_hash, PAGE.c.page_type_code).where(
+            PAGE.c.content_hash.in_(part)
         )
-        for pid, url, key in conn.execute(q):
-            owners.setdefault(key, []).append((pid, url))
+        for pid, url, key, page_type in conn.execute(q):
+            if page_type == "HTML":  # filtered here, not in SQL: see _LOOKUP_SQL
+                owners.setdefault(key, []).append((pid, url))
     found = {}
     for page in pages:
         # The first stored is the original; the page's own row (a re-fetch) is not a copy.
@@ -300,12 +336,12 @@ def _near_originals(
     by_key: dict[int, list[tuple[str, bytes]]] = {}
     for part in _in_chunks(sorted({k for p in pages for k in p.band_keys})):
         q = (
-            select(PAGE_LSH.c.band_key, PAGE.c.url, PAGE.c.minhash)
+            select(PAGE_LSH.c.band_key, PAGE.c.url, PAGE.c.minhash, PAGE.c.page_type_code)
             .join(PAGE, PAGE.c.id == PAGE_LSH.c.page_id)
-            .where(PAGE_LSH.c.band_key.in_(part), PAGE.c.page_type_code == "HTML")
+            .where(PAGE_LSH.c.band_key.in_(part))
         )
-        for key, url, data in conn.execute(q):
-            if data:
+        for key, url, data, page_type in conn.execute(q):
+            if data and page_type == "HTML":  # filtered here, not in SQL: see _LOOKUP_SQL
                 by_key.setdefault(key, []).append((url, data))
     found = {}
     for page in pages:

@@ -179,3 +179,20 @@ def test_an_index_started_later_finds_the_originals_stored_before(engine: Engine
     assert other.original is None and itself.original is None
     assert later.lookup_failures == 0
     later.close()
+
+
+def test_the_sqlite_lookup_walks_band_keys_not_every_html_page(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # Without statistics SQLite once chose idx_page_page_type_code and read every HTML page
+    # per lookup: five times slower crawls. The plan must start from the band-key index.
+    from govsi.dupindex import _LOOKUP_SQL
+
+    engine = db.make_engine(f"sqlite:///{tmp_path / 'plan.sqlite3'}")
+    db.migrate(engine)
+    sql = _LOOKUP_SQL.format(key="'x'", keys="IN (1, 2, 3)")
+    with engine.connect() as conn:
+        plan = " | ".join(row[3] for row in conn.execute(text("EXPLAIN QUERY PLAN " + sql)))
+    assert "idx_page_content_hash" in plan
+    assert "SEARCH b USING COVERING INDEX" in plan and "(band_key=?)" in plan
+    assert "SEARCH p USING INTEGER PRIMARY KEY" in plan
+    assert "page_type_code" not in plan
+    engine.dispose()

@@ -16,7 +16,10 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DownloadCancelledError, IgnoreRequest
 from scrapy.http import Response
 from scrapy.settings import BaseSettings
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.threads import deferToThreadPool
 from twisted.python.failure import Failure
+from twisted.python.threadpool import ThreadPool
 
 from govsi import sitemaps
 from govsi.db import utcnow
@@ -24,6 +27,7 @@ from govsi.dupefilters import KnownUrls
 from govsi.dupindex import DuplicateIndex, Verdict
 from govsi.extensions import CrawlStore
 from govsi.extract import (
+    ExtractedLinks,
     classify,
     decode_html,
     extract_links,
@@ -70,6 +74,8 @@ class GovsiSpider(Spider):
         super().__init__(*args, **kwargs)
         self._seed_arg = seeds
         self.duplicates: DuplicateIndex | None = None
+        # One thread: the index keeps one connection, and lookups answer in order.
+        self._lookups: ThreadPool | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> GovsiSpider:
@@ -244,6 +250,9 @@ class GovsiSpider(Spider):
             if s.getbool("DUPLICATE_DETECTION")
             else None
         )
+        if self.duplicates is not None:
+            self._lookups = ThreadPool(1, 1, name="govsi-duplicate-lookups")
+            self._lookups.start()
         for seed in self.seed_urls:
             url = self.admit(seed)
             if url is None:
@@ -258,11 +267,13 @@ class GovsiSpider(Spider):
                 yield self.image_request(url, depth=0)
 
     def closed(self, reason: str) -> None:
+        if self._lookups is not None:
+            self._lookups.stop()  # waits for a lookup in progress
         if self.duplicates is not None:
             self.duplicates.close()
 
     # -- pages ------------------------------------------------------------------------------
-    def parse_page(self, response: Response) -> Iterator[Any]:
+    async def parse_page(self, response: Response) -> list[Any]:
         meta = response.meta
         url: str = meta["govsi_url"]
         depth: int = meta["depth"]
@@ -281,14 +292,12 @@ class GovsiSpider(Spider):
             if target and target != url:
                 record.links = [target]
             self.crawler.stats.inc_value("govsi/pages/redirect")
-            yield record
-            yield from self.follow(record.links, record.link_depth)
-            return
+            return [record, *self.follow(record.links, record.link_depth)]
 
         kind = classify(ctype, url, response.body[:1024])
         if kind == "HTML":
-            yield from self._html(response, record)
-        elif kind in DOCUMENT_TYPES:
+            return await self._html(response, record)
+        if kind in DOCUMENT_TYPES:
             record.page_type = "BINARY"
             record.data_type = kind
             length = header(response, "Content-Length")
@@ -296,13 +305,12 @@ class GovsiSpider(Spider):
             if "download_stopped" not in response.flags:
                 record.data = response.body
             self.crawler.stats.inc_value(f"govsi/pages/binary/{kind}")
-            yield record
-        else:
-            record.page_type = "OTHER"
-            self.crawler.stats.inc_value("govsi/pages/other")
-            yield record
+            return [record]
+        record.page_type = "OTHER"
+        self.crawler.stats.inc_value("govsi/pages/other")
+        return [record]
 
-    def _html(self, response: Response, record: FetchedPage) -> Iterator[Any]:
+    async def _html(self, response: Response, record: FetchedPage) -> list[Any]:
         text, _encoding = decode_html(response.body, record.content_type)
         # One parse serves both: links are read from the tree, then the duplicate check
         # cuts the template out of it.
@@ -310,17 +318,21 @@ class GovsiSpider(Spider):
         found = extract_links(text, response.url, root)
         # Error pages are a record of their own, not content: only 2xx pages are compared.
         if self.duplicates is not None and 200 <= response.status < 300:
-            verdict = self._duplicate_verdict(record.url, text, root)
+            verdict = await self._duplicate_verdict(record.url, text, root)
             record.content_hash = verdict.content_hash if verdict else None
             if verdict is not None and verdict.original is not None:
                 # The original's links were followed already; this copy's are not.
                 record.page_type = "DUPLICATE"
                 record.duplicate_of = verdict.original
                 self.crawler.stats.inc_value("govsi/pages/duplicate")
-                yield record
-                return
+                return [record]
             if verdict is not None:
                 record.minhash, record.band_keys = verdict.minhash, verdict.band_keys
+        return list(self._html_output(response, record, text, found))
+
+    def _html_output(
+        self, response: Response, record: FetchedPage, text: str, found: ExtractedLinks
+    ) -> Iterator[Any]:
         record.html_content = text
         links: dict[str, None] = {}
         tag = [v.decode("latin-1") for v in response.headers.getlist("X-Robots-Tag")]
@@ -348,13 +360,26 @@ class GovsiSpider(Spider):
             if f"{KIND_IMAGE} {image}" not in self.known and self.may_fetch_image(image):
                 yield self.image_request(image, record.link_depth)
 
-    def _duplicate_verdict(
+    async def _duplicate_verdict(
         self, url: str, text: str, root: etree._Element | None
     ) -> Verdict | None:
-        """The duplicate check; when it fails, the page is kept as an original, never lost."""
-        assert self.duplicates is not None
+        """The duplicate check; when it fails, the page is kept as an original, never lost.
+
+        The crawldb lookup runs in a thread of its own, so the reactor goes on with other
+        responses while the database answers (a remote one takes milliseconds)."""
+        assert self.duplicates is not None and self._lookups is not None
         try:
-            return self.duplicates.check(url, text, root)
+            question = self.duplicates.prepare(url, text, root)
+            rows: list[Any] = []
+            if self.duplicates.needs_lookup(question):
+                # Imported here: importing the reactor at module level would install the
+                # default one before Scrapy installs the configured one.
+                from twisted.internet import reactor
+
+                rows = await maybe_deferred_to_future(
+                    deferToThreadPool(reactor, self._lookups, self.duplicates.lookup, question)
+                )
+            return self.duplicates.decide(question, rows)
         except Exception:
             logger.exception("duplicate check of %s failed; keeping the page as it is", url)
             self.crawler.stats.inc_value("govsi/duplicates/check_failed")
