@@ -6,9 +6,11 @@ cd "$(dirname "$0")/.."
 
 PY=${PYTHON:-python3}
 
-# Python packages, pinned.
-if ! "$PY" -m pip install -q --disable-pip-version-check -r requirements.txt; then
-  echo "test.sh: installing requirements.txt failed" >&2
+# Python packages, pinned, and Chromium for the rendering tests.
+bash scripts/setup.sh
+if [ -n "${CI:-}" ] && [ ! -x /usr/lib/chromium/chromium ] && [ -z "${CHROMIUM_PATH:-}" ] \
+    && ! command -v chromium >/dev/null 2>&1; then
+  echo "test.sh: Chromium is required for the rendering tests" >&2
   exit 1
 fi
 
