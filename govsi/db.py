@@ -121,6 +121,8 @@ class Page(Base):
     fetch_error: Mapped[str | None] = mapped_column(Text)
     # The page said nofollow (meta robots or X-Robots-Tag), so its links were not followed.
     nofollow: Mapped[bool | None] = mapped_column(Boolean)
+    # html_content is the DOM a browser built (RENDER_JS), not the HTML as served.
+    rendered: Mapped[bool | None] = mapped_column(Boolean)
     # Duplicates (govsi.dedup): the hash of the page's main content, its MinHash signature
     # (uint32 values), and for a DUPLICATE the page it copies.
     content_hash: Mapped[str | None] = mapped_column(String(64))

@@ -44,6 +44,8 @@ class FetchedPage:
     minhash: bytes | None = None
     band_keys: list[int] = field(default_factory=list)
     duplicate_of: str | None = None
+    # The content and links are those of the page rendered by a browser (RENDER_JS).
+    rendered: bool | None = None
 
     @property
     def link_depth(self) -> int:

@@ -146,7 +146,8 @@ def rendering_adds(plain: Yield, rendered: Yield, text_gain: float = 0.2) -> boo
 
 @dataclass
 class Learned:
-    samples: int = 0
+    started: int = 0  # samples asked for (their rendered versions may still be on the way)
+    samples: int = 0  # samples compared
     gains: int = 0
     since_sample: int = 0
     decided: str | None = None  # "render" or "plain" once the samples agree
@@ -162,20 +163,31 @@ class RenderLearner:
     hosts: dict[str, Learned] = field(default_factory=dict)
 
     def plan(self, host: str) -> str:
-        """ "render", "plain" or "sample" (render and compare) for the host's next page."""
+        """The next page of ``host``: "render", "plain" or "sample" (render and compare).
+
+        A host's pages may all be fetched before its first sample is rendered: once its
+        samples are asked for, the pages in between are fetched plainly (the cheaper guess),
+        and the samples' outcome decides for the pages after them.
+        """
         h = self.hosts.setdefault(host, Learned())
         if h.decided == "render":
             return "render"
-        if h.decided == "plain" and h.since_sample < self.resample_every:
-            h.since_sample += 1
-            return "plain"
-        return "sample"
+        if h.decided == "plain":
+            if h.since_sample < self.resample_every:
+                h.since_sample += 1
+                return "plain"
+            h.since_sample = 0
+            h.started += 1
+            return "sample"
+        if h.started < self.samples:
+            h.started += 1
+            return "sample"
+        return "plain"
 
     def learn(self, host: str, gained: bool) -> None:
         h = self.hosts.setdefault(host, Learned())
         h.samples += 1
         h.gains += gained
-        h.since_sample = 0
         if gained:
             h.decided = "render"
         elif h.decided == "plain" or h.samples >= self.samples:

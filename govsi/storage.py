@@ -313,6 +313,7 @@ class CrawlWriter:
             "content_type": (item.content_type or "")[:255] or None,
             "fetch_error": item.fetch_error,
             "nofollow": item.nofollow,
+            "rendered": item.rendered,
             "content_hash": item.content_hash,
             "minhash": item.minhash,
             "duplicate_of": None,

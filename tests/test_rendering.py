@@ -126,3 +126,12 @@ def test_a_host_where_rendering_matters_is_rendered() -> None:
     learner.learn("e-uprava.gov.si", gained=True)
     assert [learner.plan("e-uprava.gov.si") for _ in range(10)] == ["render"] * 10
     assert learner.plan("evem.gov.si") == "sample"  # hosts are learned one by one
+
+
+def test_pages_fetched_while_the_samples_are_rendered_are_not_all_samples() -> None:
+    # A fast host: all its pages come before the first rendered sample is back.
+    learner = RenderLearner(samples=3)
+    plans = [learner.plan("staticno.gov.si") for _ in range(7)]
+    assert plans == ["sample"] * 3 + ["plain"] * 4
+    learner.learn("staticno.gov.si", gained=True)  # then a sample shows rendering matters
+    assert learner.plan("staticno.gov.si") == "render"

@@ -14,7 +14,7 @@ from lxml import etree
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DownloadCancelledError, IgnoreRequest
-from scrapy.http import Response
+from scrapy.http import HtmlResponse, Response
 from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThreadPool
@@ -35,8 +35,10 @@ from govsi.extract import (
     parse_html,
 )
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, SitemapFile
+from govsi.rendering import RenderLearner, Yield, needs_browser, rendering_adds
+from govsi.spiders import render
 from govsi.traps import TrapGuard
-from govsi.urls import canonicalize, in_scope, resolve, url_too_long
+from govsi.urls import canonicalize, host_of, in_scope, resolve, url_too_long
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +64,8 @@ def forbidden_by_robots(failure: Failure) -> bool:
 
 class GovsiSpider(Spider):
     name = "govsi"
+    # RENDER_JS in effect, set by update_settings (off when there is no Chromium).
+    render_js = "off"
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
@@ -69,6 +73,7 @@ class GovsiSpider(Spider):
         # Delays are the frontier's (govsi.scheduler), per host and per address, counted
         # from when a request reached the server; Scrapy's per-slot delay would add to them.
         settings.set("DOWNLOAD_DELAY", 0, priority="spider")
+        cls.render_js = render.configure(settings)
 
     def __init__(self, *args: Any, seeds: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -97,6 +102,11 @@ class GovsiSpider(Spider):
             max_query_variants=s.getint("TRAP_MAX_QUERY_VARIANTS"),
             max_pages_per_host=s.getint("MAX_PAGES_PER_HOST"),
             on_refusal=lambda reason: crawler.stats.inc_value(f"govsi/traps/{reason}"),
+        )
+        spider.render_timeout = s.getfloat("RENDER_TIMEOUT")
+        spider.learner = RenderLearner(
+            samples=s.getint("RENDER_SAMPLE_PAGES"),
+            resample_every=s.getint("RENDER_RESAMPLE_EVERY"),
         )
         spider.seed_urls = (
             [u.strip() for u in spider._seed_arg.split(",") if u.strip()]
@@ -316,6 +326,25 @@ class GovsiSpider(Spider):
         # cuts the template out of it.
         root = parse_html(text)
         found = extract_links(text, response.url, root)
+        tag = [v.decode("latin-1") for v in response.headers.getlist("X-Robots-Tag")]
+        # Kept with the links: a rendered version's response may not carry the header.
+        found.nofollow = found.nofollow or header_says_nofollow(tag, self.robots_token)
+        if 200 <= response.status < 300 and self.render_js != "off":
+            plan = self._render_plan(record.url, root)
+            if plan != "plain":
+                # The page is stored when its rendered version arrives (or fails).
+                plain = render.PlainPage(record, text, found, sample=plan == "sample")
+                return [self._render_request(plain)]
+        return await self._finish_html(response, record, text, root, found)
+
+    async def _finish_html(
+        self,
+        response: Response,
+        record: FetchedPage,
+        text: str,
+        root: etree._Element | None,
+        found: ExtractedLinks,
+    ) -> list[Any]:
         # Error pages are a record of their own, not content: only 2xx pages are compared.
         if self.duplicates is not None and 200 <= response.status < 300:
             verdict = await self._duplicate_verdict(record.url, text, root)
@@ -359,6 +388,67 @@ class GovsiSpider(Spider):
         for image in record.images:
             if f"{KIND_IMAGE} {image}" not in self.known and self.may_fetch_image(image):
                 yield self.image_request(image, record.link_depth)
+
+    # -- rendering (govsi/spiders/render.py) ----------------------------------------------
+    def _render_plan(self, url: str, root: etree._Element | None) -> str:
+        """ "render", "sample" (render, and compare with the plain page) or "plain"."""
+        if self.render_js == "always":
+            return "render"
+        reason = needs_browser(root)
+        if reason is not None:
+            self.crawler.stats.inc_value(f"govsi/render/needed/{reason.replace(' ', '_')}")
+            return "render"
+        return self.learner.plan(host_of(url))
+
+    def _render_request(self, plain: render.PlainPage) -> Request:
+        record = plain.record
+        return Request(
+            record.url,
+            callback=self.parse_rendered,
+            errback=self.render_failed,
+            priority=-record.depth,
+            dont_filter=True,  # the same URL again, on purpose
+            meta={
+                "depth": record.depth,
+                "govsi_kind": KIND_PAGE,
+                "govsi_url": record.url,
+                "govsi_plain": plain,
+                "playwright": True,
+                "playwright_page_methods": render.page_methods(self.render_timeout),
+            },
+        )
+
+    async def parse_rendered(self, response: Response) -> list[Any]:
+        plain: render.PlainPage = response.meta["govsi_plain"]
+        record = plain.record
+        host = host_of(record.url)
+        text = response.text
+        root = parse_html(text)
+        found = extract_links(text, response.url, root)
+        if plain.sample:
+            gained = rendering_adds(_yield(plain.text, plain.found), _yield(text, found))
+            self.learner.learn(host, gained)
+            self.crawler.stats.inc_value(f"govsi/render/sampled/{'gained' if gained else 'same'}")
+        self.crawler.stats.inc_value("govsi/render/pages")
+        self.crawler.stats.inc_value(f"govsi/render/host/{host}")
+        record.rendered = True
+        return await self._finish_html(
+            response, record, text, root, render.merge(plain.found, found)
+        )
+
+    async def render_failed(self, failure: Failure) -> list[Any]:
+        """A page the browser could not render is kept as fetched plainly, with the reason."""
+        plain: render.PlainPage = failure.request.meta["govsi_plain"]  # type: ignore[attr-defined]
+        error = self.failure_reason(failure)
+        logger.warning("rendering %s failed (%s); keeping it as fetched", plain.record.url, error)
+        self.crawler.stats.inc_value("govsi/render/failed")
+        plain.record.fetch_error = f"rendering failed: {error}"[:1000]
+        plain.record.rendered = False
+        response = HtmlResponse(
+            plain.record.url, body=b"", status=plain.record.http_status_code or 200
+        )
+        root = parse_html(plain.text)
+        return await self._finish_html(response, plain.record, plain.text, root, plain.found)
 
     async def _duplicate_verdict(
         self, url: str, text: str, root: etree._Element | None
@@ -433,3 +523,10 @@ class GovsiSpider(Spider):
         request = failure.request  # type: ignore[attr-defined]
         logger.warning("fetching image %s failed: %s", request.url, failure.getErrorMessage())
         yield FetchedImage(url=request.meta["govsi_url"], accessed_time=utcnow())
+
+
+def _yield(text: str, found: ExtractedLinks) -> Yield:
+    """What one version of a page gives, for comparing the plain and rendered versions."""
+    root = parse_html(text)
+    chars = len(" ".join(root.itertext())) if root is not None else 0
+    return Yield(frozenset(found.links), frozenset(found.images), chars)

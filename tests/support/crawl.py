@@ -23,6 +23,9 @@ BASE_SETTINGS = {
     "DEFAULT_CRAWL_DELAY": "0",
     "DOWNLOAD_TIMEOUT": "15",
     "LOG_LEVEL": "INFO",
+    # Tests about other things crawl without a browser; tests/test_e2e_render.py sets the
+    # mode (and tells Chromium where the simulated hosts are).
+    "RENDER_JS": "off",
 }
 
 

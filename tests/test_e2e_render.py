@@ -1,0 +1,91 @@
+"""JavaScript rendering, crawled for real with Debian's Chromium: what each RENDER_JS mode
+finds and stores, and what the browser never requests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from govsi.rendering import find_chromium
+from tests.simweb import jsweb
+from tests.simweb.expected import E2E_SETTINGS
+from tests.simweb.server import SimWeb
+from tests.support.crawl import CrawlRun, query, run_crawl
+
+S = "http://spa.gov.si"
+T = "http://staticno.gov.si"
+
+
+@pytest.fixture(scope="module")
+def js_web() -> Iterator[SimWeb]:
+    if find_chromium() is None:
+        pytest.fail("Chromium is missing: scripts/setup.sh installs Debian's chromium")
+    web = jsweb.build().start()
+    yield web
+    web.stop()
+
+
+def crawl(web: SimWeb, tmp_path: Path, mode: str) -> tuple[CrawlRun, dict[str, tuple]]:
+    db_url = f"sqlite:///{tmp_path / 'crawldb.sqlite3'}"
+    web.reset_log()
+    run = run_crawl(
+        web,
+        db_url,
+        tmp_path,
+        jsweb.SEEDS,
+        RENDER_JS=mode,
+        RENDER_BROWSER_ARGS=jsweb.browser_args(web),
+        RENDER_TIMEOUT=10,
+        **E2E_SETTINGS,
+    )
+    assert run.returncode == 0, run.log[-3000:]
+    assert "Traceback" not in run.log, run.log[-5000:]
+    rows = query(db_url, "SELECT url, page_type_code, rendered, html_content FROM page")
+    return run, {url: (kind, rendered, html) for url, kind, rendered, html in rows}
+
+
+def js_only(pages: dict[str, tuple]) -> set[str]:
+    return {p for p in jsweb.JS_ONLY if f"{S}{p}" in pages and pages[f"{S}{p}"][0] == "HTML"}
+
+
+def never_requested_by_the_browser(web: SimWeb) -> None:
+    hits = web.requested()
+    assert not [h for h in hits if h.target in ("/site.css", "/font.woff2")]
+    assert not [h for h in hits if h.host == "cdn.example.com"]
+
+
+def test_off_sees_only_the_served_html(js_web: SimWeb, tmp_path: Path) -> None:
+    _, pages = crawl(js_web, tmp_path, "off")
+    assert js_only(pages) == set()
+    assert not any(rendered for _, rendered, _ in pages.values())
+    assert f"{S}/app" in pages and pages[f"{S}/app"][0] == "HTML"
+    assert not [h for h in js_web.requested() if h.target in ("/app.js", "/api/menu")]
+
+
+def test_always_renders_every_html_page_and_finds_what_scripts_add(
+    js_web: SimWeb, tmp_path: Path
+) -> None:
+    _, pages = crawl(js_web, tmp_path, "always")
+    assert js_only(pages) == jsweb.JS_ONLY
+    html_pages = {u: v for u, v in pages.items() if v[0] == "HTML"}
+    assert all(rendered for _, rendered, _ in html_pages.values()), html_pages.keys()
+    # The stored content is the DOM after scripts ran.
+    assert 'href="/storitve-js"' in pages[f"{S}/app"][2]
+    images = {u for (u,) in query(f"sqlite:///{tmp_path / 'crawldb.sqlite3'}",
+                                  "SELECT url FROM image")}  # fmt: skip
+    assert f"{S}/grb-js.png" in images
+    never_requested_by_the_browser(js_web)
+
+
+def test_auto_renders_what_needs_it_and_learns_hosts(js_web: SimWeb, tmp_path: Path) -> None:
+    run, pages = crawl(js_web, tmp_path, "auto")
+    assert js_only(pages) == jsweb.JS_ONLY
+    # The app shell plainly needed a browser; spa.gov.si's first sample showed that
+    # rendering adds links there; staticno.gov.si's samples showed it adds nothing.
+    assert pages[f"{S}/app"][1] is True or pages[f"{S}/app"][1] == 1
+    static_rendered = [u for u, v in pages.items() if u.startswith(T) and v[1]]
+    assert len(static_rendered) <= 3  # the samples, then plain HTTP
+    assert run.stats.get("govsi/render/needed/app_root") == 1
+    never_requested_by_the_browser(js_web)
