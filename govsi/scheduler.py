@@ -140,6 +140,21 @@ class FrontierScheduler(BaseScheduler):
             self._progress.start(self.progress_interval, now=False)
         self._watchdog = task.LoopingCall(self._free_stuck)
         self._watchdog.start(10.0, now=False)
+        # The browser's own requests (RENDER_JS) ask the same robots.txt and delays.
+        gate = self.crawler.settings.get("PLAYWRIGHT_ABORT_REQUEST")
+        if callable(getattr(gate, "bind", None)):
+            gate.bind(self.browser_policy)
+
+    def browser_policy(self, url: str) -> float | None:
+        """For a request a rendered page's script makes: None if it must not be made (a
+        host whose robots.txt is not known, or forbids it), else the host's delay."""
+        host = host_of(url)
+        info = self.hosts.get(host)
+        if info is None or info.unavailable is not None:
+            return None
+        if self.obey and (info.rules is None or not info.rules.allowed(url, self.token)):
+            return None
+        return self.frontier.delay_of(host)
 
     def close(self, reason: str) -> None:
         for call in [self._wake_call] + [h.robots_retry for h in self.hosts.values()]:
@@ -264,8 +279,11 @@ class FrontierScheduler(BaseScheduler):
     def _headers_received(
         self, headers: Headers, body_length: int, request: Request, spider: Spider
     ) -> None:
-        # The server has answered, so the request reached it by now.
-        request.meta.setdefault("govsi_arrived", time.monotonic())
+        # The server has answered, so the request reached it by now. Not for a rendered
+        # page: its scripts' requests follow the document, so the host's next delay counts
+        # from the render's end (when it leaves the downloader).
+        if not request.meta.get("playwright"):
+            request.meta.setdefault("govsi_arrived", time.monotonic())
 
     def _left_downloader(self, request: Request, spider: Spider) -> None:
         host = request.meta.get("govsi_host")

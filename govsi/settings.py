@@ -54,9 +54,10 @@ RENDER_JS = "auto"
 CHROMIUM_PATH = ""
 # Extra Chromium command-line switches (a list, or comma-separated with -s).
 RENDER_BROWSER_ARGS: list[str] = []
-# Seconds a page may take to load and settle (network idle) before its DOM is taken as it
-# is; a page past it is kept as fetched plainly.
-RENDER_TIMEOUT = 15.0
+# Seconds a page may take to load and settle (network idle); a page past it is kept as
+# fetched plainly. Its scripts' requests to its host wait DEFAULT_CRAWL_DELAY each, so this
+# allows about ten of them at the default delay.
+RENDER_TIMEOUT = 60.0
 # Browser pages open at once.
 RENDER_MAX_PAGES = 4
 # auto: pages of each host rendered both ways before deciding, and how many plainly fetched

@@ -4,6 +4,7 @@ finds and stores, and what the browser never requests."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,9 @@ def js_web() -> Iterator[SimWeb]:
     web.stop()
 
 
-def crawl(web: SimWeb, tmp_path: Path, mode: str) -> tuple[CrawlRun, dict[str, tuple]]:
+def crawl(
+    web: SimWeb, tmp_path: Path, mode: str, **settings: object
+) -> tuple[CrawlRun, dict[str, tuple]]:
     db_url = f"sqlite:///{tmp_path / 'crawldb.sqlite3'}"
     web.reset_log()
     run = run_crawl(
@@ -37,8 +40,8 @@ def crawl(web: SimWeb, tmp_path: Path, mode: str) -> tuple[CrawlRun, dict[str, t
         jsweb.SEEDS,
         RENDER_JS=mode,
         RENDER_BROWSER_ARGS=jsweb.browser_args(web),
-        RENDER_TIMEOUT=10,
-        **E2E_SETTINGS,
+        RENDER_TIMEOUT=3,
+        **{**E2E_SETTINGS, **settings},
     )
     assert run.returncode == 0, run.log[-3000:]
     assert "Traceback" not in run.log, run.log[-5000:]
@@ -52,7 +55,8 @@ def js_only(pages: dict[str, tuple]) -> set[str]:
 
 def never_requested_by_the_browser(web: SimWeb) -> None:
     hits = web.requested()
-    assert not [h for h in hits if h.target in ("/site.css", "/font.woff2")]
+    refused = ("/site.css", "/font.woff2", "/zasebno/skrito.js", "/lib.js")
+    assert not [h for h in hits if h.target in refused]
     assert not [h for h in hits if h.host == "cdn.example.com"]
 
 
@@ -67,9 +71,9 @@ def test_off_sees_only_the_served_html(js_web: SimWeb, tmp_path: Path) -> None:
 def test_always_renders_every_html_page_and_finds_what_scripts_add(
     js_web: SimWeb, tmp_path: Path
 ) -> None:
-    _, pages = crawl(js_web, tmp_path, "always")
+    run, pages = crawl(js_web, tmp_path, "always")
     assert js_only(pages) == jsweb.JS_ONLY
-    html_pages = {u: v for u, v in pages.items() if v[0] == "HTML"}
+    html_pages = {u: v for u, v in pages.items() if v[0] == "HTML" and u != f"{S}/visi"}
     assert all(rendered for _, rendered, _ in html_pages.values()), html_pages.keys()
     # The stored content is the DOM after scripts ran.
     assert 'href="/storitve-js"' in pages[f"{S}/app"][2]
@@ -77,6 +81,13 @@ def test_always_renders_every_html_page_and_finds_what_scripts_add(
                                   "SELECT url FROM image")}  # fmt: skip
     assert f"{S}/grb-js.png" in images
     never_requested_by_the_browser(js_web)
+    # A page that hangs the renderer is kept as fetched, with the reason.
+    db_url = f"sqlite:///{tmp_path / 'crawldb.sqlite3'}"
+    ((rendered, error, html),) = query(
+        db_url, f"SELECT rendered, fetch_error, html_content FROM page WHERE url = '{S}/visi'"
+    )
+    assert not rendered and error.startswith("rendering failed") and "Visi" in html
+    assert run.stats.get("govsi/render/failed") == 1
 
 
 def test_auto_renders_what_needs_it_and_learns_hosts(js_web: SimWeb, tmp_path: Path) -> None:
@@ -89,3 +100,19 @@ def test_auto_renders_what_needs_it_and_learns_hosts(js_web: SimWeb, tmp_path: P
     assert len(static_rendered) <= 3  # the samples, then plain HTTP
     assert run.stats.get("govsi/render/needed/app_root") == 1
     never_requested_by_the_browser(js_web)
+
+
+def test_the_browser_asks_a_host_no_faster_than_its_delay(js_web: SimWeb, tmp_path: Path) -> None:
+    delay = 0.4
+    run, pages = crawl(js_web, tmp_path, "always", DEFAULT_CRAWL_DELAY=delay)
+    assert js_only(pages) == jsweb.JS_ONLY
+    # Scripts and their fetches went out (the browser's own requests to the page's host)...
+    assert {"/a.js", "/b.js", "/app.js"} <= {h.target for h in js_web.requested()}
+    # ...each after the host's delay, counted at the server like every other request.
+    for host in ("spa.gov.si", "staticno.gov.si"):
+        times = sorted(h.time for h in js_web.requested() if h.host == host)
+        gaps = [b - a for a, b in pairwise(times)]
+        assert min(gaps) >= delay * 0.95, (host, min(gaps))
+    never_requested_by_the_browser(js_web)
+    assert run.stats.get("govsi/render/browser/robots") == 1
+    assert run.stats.get("govsi/render/browser/other_host") == 1

@@ -277,6 +277,9 @@ class GovsiSpider(Spider):
                 yield self.image_request(url, depth=0)
 
     def closed(self, reason: str) -> None:
+        gate = self.crawler.settings.get("PLAYWRIGHT_ABORT_REQUEST")
+        for what, count in getattr(gate, "counts", {}).items():
+            self.crawler.stats.set_value(f"govsi/render/browser/{what}", count)
         if self._lookups is not None:
             self._lookups.stop()  # waits for a lookup in progress
         if self.duplicates is not None:

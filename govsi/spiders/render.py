@@ -10,10 +10,12 @@ response is the DOM after scripts ran.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from scrapy.settings import BaseSettings
@@ -21,18 +23,74 @@ from scrapy.settings import BaseSettings
 from govsi.extract import ExtractedLinks
 from govsi.items import FetchedPage
 from govsi.rendering import blocked_resource, find_chromium, render_mode
-from govsi.urls import in_scope
+from govsi.urls import host_of, in_scope
 
 logger = logging.getLogger(__name__)
 
 HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
 
 
-def _abort(suffixes: list[str], request: Any) -> bool:
-    """PLAYWRIGHT_ABORT_REQUEST: what the browser must not load."""
-    url = request.url
-    scoped = url.startswith(("http://", "https://")) and in_scope(url, suffixes)
-    return blocked_resource(request.resource_type, url, scoped) is not None
+# What the crawl's politeness says about a request the browser wants to make: None if it
+# must not be made (robots.txt, or a host not known yet), else the host's delay in seconds.
+BrowserPolicy = Callable[[str], float | None]
+
+
+class BrowserGate:
+    """PLAYWRIGHT_ABORT_REQUEST: every request the browser wants to make passes here.
+
+    Images, media, fonts, stylesheets and anything outside scope are refused. The page's
+    own document was released by the frontier. A script's request to the page's host must
+    be allowed by robots.txt, and goes out only after the previous request to that host
+    (the document first) has been answered and the host's delay has passed since: the rule
+    the frontier keeps, so a rendered page asks its host no faster than plain fetches
+    would. After the render, the frontier counts the host's next delay from the render's
+    end. A request to another host is refused: that host's turn is the frontier's to give.
+    """
+
+    def __init__(self, suffixes: list[str]) -> None:
+        self.suffixes = suffixes
+        self.policy: BrowserPolicy | None = None
+        self.counts: dict[str, int] = {}
+        # The latest request let through per host: the next one waits for its answer.
+        self._previous: dict[str, Any] = {}
+
+    def bind(self, policy: BrowserPolicy) -> None:
+        """Called by the scheduler, which knows robots.txt and delays."""
+        self.policy = policy
+
+    def _count(self, what: str) -> None:
+        self.counts[what] = self.counts.get(what, 0) + 1
+
+    async def __call__(self, request: Any) -> bool:
+        url: str = request.url
+        web = url.startswith(("http://", "https://"))
+        reason = blocked_resource(request.resource_type, url, web and in_scope(url, self.suffixes))
+        if reason is not None:
+            self._count(reason.replace(" ", "_"))
+            return True
+        if not web:
+            return False  # data:, blob:, about: never reach a server
+        host = host_of(url)
+        frame = request.frame
+        if request.is_navigation_request() and frame.parent_frame is None:
+            self._previous[host] = request  # the page itself; what follows waits for it
+            return False
+        if host != host_of(frame.page.url):
+            self._count("other_host")
+            return True
+        delay = self.policy(url) if self.policy is not None else None
+        if delay is None:
+            self._count("robots")
+            return True
+        # Queue behind the previous request first, so requests made together go in turn.
+        previous, self._previous[host] = self._previous.get(host), request
+        if previous is not None:
+            # Its answer (None if it failed); a failed or cancelled request is answered too.
+            with contextlib.suppress(Exception):
+                await previous.response()
+            await asyncio.sleep(delay)
+        self._count("allowed")
+        return False
 
 
 def browser_args(value: Any) -> list[str]:
@@ -43,6 +101,16 @@ def browser_args(value: Any) -> list[str]:
     if isinstance(value, str):
         value = json.loads(value) if value.lstrip().startswith("[") else value.split(",")
     return [str(v).strip() for v in value if str(v).strip()]
+
+
+class _WithoutTraceback(logging.Filter):
+    """scrapy-playwright logs a page that timed out or crashed with its traceback; it is an
+    expected outcome here, logged by the spider in one line and kept in fetch_error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info = None
+        record.exc_text = None
+        return True
 
 
 def configure(settings: BaseSettings) -> str:
@@ -60,6 +128,9 @@ def configure(settings: BaseSettings) -> str:
         )
         return "off"
     timeout_ms = settings.getfloat("RENDER_TIMEOUT") * 1000
+    playwright_log = logging.getLogger("scrapy-playwright")
+    if not any(isinstance(f, _WithoutTraceback) for f in playwright_log.filters):
+        playwright_log.addFilter(_WithoutTraceback())
     for name, value in {
         "DOWNLOAD_HANDLERS": {"http": HANDLER, "https": HANDLER},
         "PLAYWRIGHT_BROWSER_TYPE": "chromium",
@@ -74,7 +145,7 @@ def configure(settings: BaseSettings) -> str:
         # Scrapy does not verify certificates either; a page must not be lost to it.
         "PLAYWRIGHT_CONTEXTS": {"default": {"ignore_https_errors": True}},
         "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": timeout_ms,
-        "PLAYWRIGHT_ABORT_REQUEST": partial(_abort, settings.getlist("ALLOWED_DOMAIN_SUFFIXES")),
+        "PLAYWRIGHT_ABORT_REQUEST": BrowserGate(settings.getlist("ALLOWED_DOMAIN_SUFFIXES")),
     }.items():
         settings.set(name, value, priority="spider")
     return mode

@@ -43,6 +43,15 @@ document.addEventListener('DOMContentLoaded', () => {
   document.body.appendChild(a);
 });
 """
+B_JS = """
+const a = document.createElement('a'); a.href = '/iz-b-js'; a.textContent = 'Iz b';
+document.body.appendChild(a);
+"""
+MORE_SCRIPTS = (
+    '<script src="/a.js"></script><script src="/b.js"></script>'
+    '<script src="/zasebno/skrito.js"></script><script src="http://staticno.gov.si/lib.js">'
+    "</script>"
+)
 MENU = '[{"href": "/storitve-js", "title": "Storitve"}, {"href": "/vloge-js", "title": "Vloge"}]'
 
 
@@ -53,7 +62,10 @@ def _page(title: str, body: str, head: str = HEAD) -> str:
     )
 
 
-INDEX = f'{TEXT}<a href="/app">Aplikacija</a> <a href="/navadna">N</a><script>{ADD_LINK}</script>'
+INDEX = (
+    f'{TEXT}<a href="/app">Aplikacija</a> <a href="/navadna">N</a> <a href="/vec-skript">V</a>'
+    f' <a href="/visi">H</a><script>{ADD_LINK}</script>'
+)
 
 
 def spa() -> Host:
@@ -63,6 +75,18 @@ def spa() -> Host:
         "/app.js": Resource(APP_JS.encode(), headers={"Content-Type": "text/javascript"}),
         "/api/menu": Resource(MENU.encode(), headers={"Content-Type": "application/json"}),
         "/navadna": html(_page("Navadna", _text("Navadna"))),
+        # Scripts of its own host (spaced by the delay), one robots.txt forbids, and one
+        # of another host (refused: that host's turn is the frontier's).
+        "/vec-skript": html(_page("Več skript", _text("Skripte") + MORE_SCRIPTS)),
+        "/a.js": Resource(b"fetch('/api/menu');", headers={"Content-Type": "text/javascript"}),
+        "/b.js": Resource(B_JS.encode(), headers={"Content-Type": "text/javascript"}),
+        "/zasebno/skrito.js": Resource(b"1", headers={"Content-Type": "text/javascript"}),
+        "/iz-b-js": html(_page("Iz b", _text("Iz b"))),
+        # A script that never ends: the renderer hangs, the page never loads.
+        "/visi": html(_page("Visi", _text("Visi") + "<script>while (true) {}</script>")),
+        "/robots.txt": Resource(
+            b"User-agent: *\nDisallow: /zasebno/\n", headers={"Content-Type": "text/plain"}
+        ),
         "/storitve-js": html(_page("Storitve", _text("Storitve"))),
         "/vloge-js": html(_page("Vloge", _text("Vloge"))),
         "/dodano-js": html(_page("Dodano", _text("Dodano"))),
@@ -76,13 +100,16 @@ def spa() -> Host:
 def static() -> Host:
     pages = [f"/stran-{i}" for i in range(1, 7)]
     links = " ".join(f'<a href="{p}">{p}</a>' for p in pages)
-    r = {"/": html(_page("Static", f"{TEXT}{links}", head=""))}
+    r = {
+        "/": html(_page("Static", f"{TEXT}{links}", head="")),
+        "/lib.js": Resource(b"1", headers={"Content-Type": "text/javascript"}),
+    }
     r.update({p: html(_page(p, _text(p), head="")) for p in pages})
     return Host("staticno.gov.si", 2, r)
 
 
 SEEDS = ["http://spa.gov.si/", "http://staticno.gov.si/"]
-JS_ONLY = {"/storitve-js", "/vloge-js", "/dodano-js"}
+JS_ONLY = {"/storitve-js", "/vloge-js", "/dodano-js", "/iz-b-js"}
 
 
 def build() -> SimWeb:

@@ -1,0 +1,136 @@
+"""RENDER_JS off / always / auto on a local web where about 10 % of the pages need
+JavaScript for some of their links (issue 5).
+
+The web: ``--hosts`` hosts of ``--pages`` pages. On the first host ("the app host") every
+page is served with part of its links and text inserted by a script, each pointing to a
+page reachable only that way; on the others, pages are plain HTML with an analytics script
+that changes nothing. Every page has a stylesheet, a font and an outside script the
+browser must not load. Delay 0. Reported per mode: crawl time, pages/s, pages rendered
+(and how many needed it), the share of JavaScript-only pages found, and the browser's
+refused requests. ``auto`` must find >= 99 % of the JavaScript-only pages while rendering
+at most 1.2 x the pages that need it plus RENDER_SAMPLE_PAGES per host.
+
+    PYTHONPATH=. python -m bench.render_speed                 # ~5 min
+    PYTHONPATH=. python -m bench.render_speed --modes auto --hosts 10 --pages 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.sysinfo import code, machine
+from tests.simweb import jsweb
+from tests.simweb.server import Host, Resource, SimWeb, html
+from tests.support.crawl import query, run_crawl
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+HEAD = (
+    '<link rel="stylesheet" href="/site.css"><link rel="preload" href="/f.woff2" as="font" '
+    'crossorigin><script src="https://cdn.example.com/analytics.js"></script>'
+)
+ADD = (
+    "<script>document.addEventListener('DOMContentLoaded', () => {{"
+    "const p = document.createElement('p'); p.innerHTML = "
+    "'<a href=\"/js-{n}\">Storitev {n}</a> je na voljo tudi v e-obliki.';"
+    "document.body.appendChild(p); }});</script>"
+)
+
+
+def _page(title: str, body: str) -> str:
+    text = " ".join(f"{title}: odstavek {i} o storitvah in postopkih." for i in range(30))
+    return (
+        f"<!DOCTYPE html><html><head><title>{title}</title>{HEAD}</head><body><h1>{title}</h1>"
+        f"<p>{text}</p>{body}</body></html>"
+    )
+
+
+def build(hosts: int, pages: int) -> tuple[SimWeb, list[str], set[str]]:
+    built: list[Host] = []
+    js_only: set[str] = set()
+    for h in range(hosts):
+        name = f"s{h}.gov.si"
+        r: dict[str, Resource] = {
+            "/site.css": Resource(b"body{}", headers={"Content-Type": "text/css"}),
+        }
+        for i in range(pages):
+            nxt = " ".join(f'<a href="/p{j}">p{j}</a>' for j in (i * 2 + 1, i * 2 + 2) if j < pages)
+            if h == 0:  # the app host: part of every page comes from a script
+                r[f"/p{i}"] = html(_page(f"{name} p{i}", nxt + ADD.format(n=i)))
+                r[f"/js-{i}"] = html(_page(f"{name} js {i}", ""))
+                js_only.add(f"http://{name}/js-{i}")
+            else:
+                r[f"/p{i}"] = html(_page(f"{name} p{i}", nxt + "<script>var _paq = [];</script>"))
+        r["/"] = r["/p0"]
+        built.append(Host(name, h, r))
+    web = SimWeb(built, outside=["cdn.example.com"])
+    return web, [f"http://s{h}.gov.si/" for h in range(hosts)], js_only
+
+
+def run(web: SimWeb, seeds: list[str], js_only: set[str], mode: str, work: Path) -> dict[str, Any]:
+    db = f"sqlite:///{work / f'{mode}.sqlite3'}"
+    web.reset_log()
+    started = time.perf_counter()
+    result = run_crawl(
+        web, db, work / mode, seeds, timeout=3600, RENDER_JS=mode,
+        RENDER_BROWSER_ARGS=jsweb.browser_args(web), DEFAULT_CRAWL_DELAY=0,
+        CONCURRENT_REQUESTS=16, LOG_LEVEL="INFO",
+    )  # fmt: skip
+    wall = time.perf_counter() - started
+    stats = result.stats
+    rows = query(db, "SELECT url, page_type_code, rendered FROM page")
+    html_pages = [u for u, t, _ in rows if t in ("HTML", "DUPLICATE")]
+    found = js_only & set(html_pages)
+    crawl_s = float(stats.get("elapsed_time_seconds", wall))  # type: ignore[arg-type]
+    return {
+        "mode": mode,
+        "ok": result.returncode == 0,
+        "crawl_seconds": round(crawl_s, 1),
+        "pages": len(html_pages),
+        "pages_per_s": round(len(html_pages) / crawl_s, 1),
+        "rendered": sum(1 for _, _, r in rows if r),
+        "js_only_found": len(found),
+        "js_only_total": len(js_only),
+        "browser": {k: v for k, v in stats.items() if str(k).startswith("govsi/render")},
+        "requests": len(web.requested()),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--hosts", type=int, default=10)
+    ap.add_argument("--pages", type=int, default=60, help="pages per host (the app host too)")
+    ap.add_argument("--modes", default="off,always,auto")
+    args = ap.parse_args()
+    web, seeds, js_only = build(args.hosts, args.pages)
+    web.start()
+    results = []
+    need = args.pages  # the app host's pages
+    allowance = 3 * args.hosts
+    try:
+        with tempfile.TemporaryDirectory(prefix="govsi-render-") as tmp:
+            for mode in args.modes.split(","):
+                r = run(web, seeds, js_only, mode, Path(tmp))
+                results.append(r)
+                share = r["js_only_found"] / r["js_only_total"]
+                print(f"{mode:>6}: {r['crawl_seconds']:>6.1f} s  {r['pages']:>5} pages  "
+                      f"{r['pages_per_s']:>5.1f} pages/s  rendered {r['rendered']:>4} "
+                      f"(need {need}, bound {1.2 * need + allowance:.0f})  "
+                      f"JS-only found {share:.1%}  ok={r['ok']}", flush=True)  # fmt: skip
+    finally:
+        web.stop()
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / "render_speed.json"
+    payload = {"argv": vars(args), "machine": machine(), "code": code(ROOT), "results": results}
+    out.write_text(json.dumps(payload, indent=1, default=str))
+    print(f"wrote {out}")
+    return 0 if all(r["ok"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
