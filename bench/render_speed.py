@@ -11,19 +11,21 @@ refused requests. ``auto`` must find >= 99 % of the JavaScript-only pages while 
 at most 1.2 x the pages that need it plus RENDER_SAMPLE_PAGES per host.
 
     PYTHONPATH=. python -m bench.render_speed                 # ~5 min
-    PYTHONPATH=. python -m bench.render_speed --modes auto --hosts 10 --pages 60
+    PYTHONPATH=. python -m bench.render_speed --modes auto --hosts 10 --pages 40
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from bench.sysinfo import code, machine
+from bench.webgen import _text
 from tests.simweb import jsweb
 from tests.simweb.server import Host, Resource, SimWeb, html
 from tests.support.crawl import query, run_crawl
@@ -43,7 +45,9 @@ ADD = (
 
 
 def _page(title: str, body: str) -> str:
-    text = " ".join(f"{title}: odstavek {i} o storitvah in postopkih." for i in range(30))
+    # Text of its own (bench.webgen's sentences, seeded by the title): copies would be
+    # DUPLICATE pages whose links are not followed.
+    text = _text(random.Random(title), 1500)
     return (
         f"<!DOCTYPE html><html><head><title>{title}</title>{HEAD}</head><body><h1>{title}</h1>"
         f"<p>{text}</p>{body}</body></html>"
@@ -66,7 +70,7 @@ def build(hosts: int, pages: int) -> tuple[SimWeb, list[str], set[str]]:
                 js_only.add(f"http://{name}/js-{i}")
             else:
                 r[f"/p{i}"] = html(_page(f"{name} p{i}", nxt + "<script>var _paq = [];</script>"))
-        r["/"] = r["/p0"]
+        r["/"] = html(_page(f"{name} index", '<a href="/p0">p0</a>'))
         built.append(Host(name, h, r))
     web = SimWeb(built, outside=["cdn.example.com"])
     return web, [f"http://s{h}.gov.si/" for h in range(hosts)], js_only
@@ -104,7 +108,7 @@ def run(web: SimWeb, seeds: list[str], js_only: set[str], mode: str, work: Path)
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--hosts", type=int, default=10)
-    ap.add_argument("--pages", type=int, default=60, help="pages per host (the app host too)")
+    ap.add_argument("--pages", type=int, default=40, help="pages per host (the app host too)")
     ap.add_argument("--modes", default="off,always,auto")
     args = ap.parse_args()
     web, seeds, js_only = build(args.hosts, args.pages)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -30,6 +31,7 @@ __all__ = [
     "needs_browser",
     "render_mode",
     "rendering_adds",
+    "scripts_may_change",
 ]
 
 RENDER_MODES = ("off", "always", "auto")
@@ -114,6 +116,32 @@ def needs_browser(root: etree._Element | None) -> str | None:
     if has_scripts and len(_visible_text(body)) < EMPTY_BODY_CHARS:
         return "empty body"
     return None
+
+
+# <script type> values that are data, not code.
+_DATA_SCRIPTS = ("application/ld+json", "application/json", "text/template", "text/x-template")
+
+
+def scripts_may_change(root: etree._Element | None, in_scope: Callable[[str], bool]) -> bool:
+    """Whether any script could change the page in our browser: an inline script, an
+    ``on...`` handler, or a script file it may load (in scope; others are blocked). A page
+    without one renders to what was served, so rendering it can only cost."""
+    if root is None:
+        return False
+    for script in root.iter("script"):
+        kind = (script.get("type") or "").strip().lower()
+        if kind in _DATA_SCRIPTS:
+            continue
+        src = (script.get("src") or "").strip()
+        if src:
+            if in_scope(src):
+                return True
+        elif (script.text or "").strip():
+            return True
+    return bool(_HANDLERS(root))
+
+
+_HANDLERS = etree.XPath("//@*[starts-with(name(), 'on')][1]")
 
 
 def blocked_resource(resource_type: str, url: str, in_scope: bool) -> str | None:

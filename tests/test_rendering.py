@@ -16,6 +16,7 @@ from govsi.rendering import (
     needs_browser,
     render_mode,
     rendering_adds,
+    scripts_may_change,
 )
 
 ARTICLE = "<p>" + "Vlada je sprejela uredbo o javnih naročilih. " * 8 + "</p>"
@@ -135,3 +136,25 @@ def test_pages_fetched_while_the_samples_are_rendered_are_not_all_samples() -> N
     assert plans == ["sample"] * 3 + ["plain"] * 4
     learner.learn("staticno.gov.si", gained=True)  # then a sample shows rendering matters
     assert learner.plan("staticno.gov.si") == "render"
+
+
+@pytest.mark.parametrize(
+    ("html", "may_change"),
+    [
+        ("<html><body><p>x</p></body></html>", False),
+        ("<html><body><script>document.body.append('x')</script></body></html>", True),
+        ("<html><body><script src='/app.js'></script></body></html>", True),
+        # The browser never loads an outside script (blocked_resource), nor data blocks.
+        ("<html><body><script src='https://cdn.example.com/a.js'></script></body></html>", False),
+        ("<html><body><script type='application/ld+json'>{}</script></body></html>", False),
+        ("<html><body><script>  </script></body></html>", False),
+        ("<html><body onload='go()'><p>x</p></body></html>", True),
+        ("<html><body><a onclick=\"location.href='/x'\">x</a></body></html>", True),
+        ("", False),
+    ],
+)
+def test_scripts_may_change(html: str, may_change: bool) -> None:
+    def in_scope(src: str) -> bool:
+        return not src.startswith("https://cdn.")
+
+    assert scripts_may_change(parse_html(html), in_scope) is may_change

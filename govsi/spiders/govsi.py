@@ -35,7 +35,13 @@ from govsi.extract import (
     parse_html,
 )
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, SitemapFile
-from govsi.rendering import RenderLearner, Yield, needs_browser, rendering_adds
+from govsi.rendering import (
+    RenderLearner,
+    Yield,
+    needs_browser,
+    rendering_adds,
+    scripts_may_change,
+)
 from govsi.spiders import render
 from govsi.traps import TrapGuard
 from govsi.urls import canonicalize, host_of, in_scope, resolve, url_too_long
@@ -397,11 +403,18 @@ class GovsiSpider(Spider):
         """ "render", "sample" (render, and compare with the plain page) or "plain"."""
         if self.render_js == "always":
             return "render"
+        if not scripts_may_change(root, lambda src: self._loadable(url, src)):
+            return "plain"  # nothing a browser would run: rendering can only cost
         reason = needs_browser(root)
         if reason is not None:
             self.crawler.stats.inc_value(f"govsi/render/needed/{reason.replace(' ', '_')}")
             return "render"
         return self.learner.plan(host_of(url))
+
+    def _loadable(self, page_url: str, src: str) -> bool:
+        """Whether the browser would load this script of the page (in scope)."""
+        target = resolve(page_url, src)
+        return target is not None and in_scope(target, self.suffixes)
 
     def _render_request(self, plain: render.PlainPage) -> Request:
         record = plain.record
