@@ -3,6 +3,8 @@ finds and stores, and what the browser never requests."""
 
 from __future__ import annotations
 
+import subprocess
+import time
 from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
@@ -13,7 +15,7 @@ from govsi.rendering import find_chromium
 from tests.simweb import jsweb
 from tests.simweb.expected import E2E_SETTINGS
 from tests.simweb.server import SimWeb
-from tests.support.crawl import CrawlRun, query, run_crawl
+from tests.support.crawl import CrawlRun, query, run_crawl, start_crawl
 
 S = "http://spa.gov.si"
 T = "http://staticno.gov.si"
@@ -116,3 +118,29 @@ def test_the_browser_asks_a_host_no_faster_than_its_delay(js_web: SimWeb, tmp_pa
     never_requested_by_the_browser(js_web)
     assert run.stats.get("govsi/render/browser/robots") == 1
     assert run.stats.get("govsi/render/browser/other_host") == 1
+
+
+def test_a_browser_that_dies_is_started_again(js_web: SimWeb, tmp_path: Path) -> None:
+    db_url = f"sqlite:///{tmp_path / 'crawldb.sqlite3'}"
+    js_web.reset_log()
+    running = start_crawl(
+        js_web, db_url, tmp_path, jsweb.SEEDS, RENDER_JS="always",
+        RENDER_BROWSER_ARGS=jsweb.browser_args(js_web), RENDER_TIMEOUT=3,
+        DEFAULT_CRAWL_DELAY=0.3, **E2E_SETTINGS,
+    )  # fmt: skip
+    # Kill every Chromium process once the browser has rendered something.
+    deadline = time.monotonic() + 60
+    while not [h for h in js_web.requested() if h.target == "/app.js"]:
+        assert time.monotonic() < deadline, "the browser never rendered a page"
+        time.sleep(0.05)
+    subprocess.run(["pkill", "-9", "-f", "chromium.*--headless"], check=False)
+    run = running.wait()
+    assert run.returncode == 0, run.log[-3000:]
+    assert int(run.stats.get("playwright/browser_count", 0)) >= 2  # type: ignore[call-overload]
+    rows = query(db_url, "SELECT url, page_type_code, rendered FROM page")
+    pages = {url: (kind, rendered) for url, kind, rendered in rows}
+    # Nothing lost: every page is stored, rendered after the restart or kept as fetched.
+    assert {f"{S}/", f"{S}/app", f"{S}/navadna", f"{T}/"} <= {
+        u for u, (kind, _) in pages.items() if kind == "HTML"
+    }
+    assert sum(1 for _, rendered in pages.values() if rendered) >= 5

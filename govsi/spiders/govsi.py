@@ -430,6 +430,7 @@ class GovsiSpider(Spider):
                 "govsi_url": record.url,
                 "govsi_plain": plain,
                 "playwright": True,
+                "playwright_context_kwargs": render.CONTEXT_KWARGS,
                 "playwright_page_methods": render.page_methods(self.render_timeout),
             },
         )

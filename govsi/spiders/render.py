@@ -142,8 +142,11 @@ def configure(settings: BaseSettings) -> str:
         # One context, a few pages: the browser's memory stays flat over a long crawl.
         "PLAYWRIGHT_MAX_CONTEXTS": 1,
         "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT": settings.getint("RENDER_MAX_PAGES"),
-        # Scrapy does not verify certificates either; a page must not be lost to it.
-        "PLAYWRIGHT_CONTEXTS": {"default": {"ignore_https_errors": True}},
+        # No startup context: each scheme's handler would launch a browser at once; this
+        # way a browser starts with the first page rendered over its scheme.
+        "PLAYWRIGHT_CONTEXTS": {},
+        # A browser that died is launched again for the next page.
+        "PLAYWRIGHT_RESTART_DISCONNECTED_BROWSER": True,
         "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": timeout_ms,
         "PLAYWRIGHT_ABORT_REQUEST": BrowserGate(settings.getlist("ALLOWED_DOMAIN_SUFFIXES")),
     }.items():
@@ -169,6 +172,11 @@ def merge(plain: ExtractedLinks, rendered: ExtractedLinks) -> ExtractedLinks:
         base_url=rendered.base_url or plain.base_url,
         nofollow=plain.nofollow or rendered.nofollow,
     )
+
+
+# Context options, given with every rendered request (the context is made lazily). Scrapy
+# does not verify certificates either; a page must not be lost to it.
+CONTEXT_KWARGS = {"ignore_https_errors": True}
 
 
 def page_methods(timeout: float) -> list[Any]:
