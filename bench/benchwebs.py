@@ -110,6 +110,35 @@ def _site(
     return out
 
 
+_LAST_LINK = re.compile(r'<li><a href="([^"]+)">[^<]*</a></li></ul>')
+_ADD_LINK = (
+    "<script>document.addEventListener('DOMContentLoaded', () => {{ const a = "
+    "document.createElement('a'); a.href = '{href}'; a.textContent = 'več'; "
+    "document.body.appendChild(a); }});</script></ul>"
+)
+
+
+def mix_in_javascript(bw: BenchWeb, share: float, seed: int = 0) -> int:
+    """Make ``share`` of the pages (roots aside) give their last link only through a
+    script, as pages that need a browser for some of their links; the number changed."""
+    rng = random.Random(f"govsi-js-{seed}")
+    changed = 0
+    for host in bw.web.hosts.values():
+        for path, res in host.resources.items():
+            if path == "/" or not res.headers.get("Content-Type", "").startswith("text/html"):
+                continue
+            if rng.random() >= share:
+                continue
+            text = res.body.decode()
+            match = _LAST_LINK.search(text)
+            if match is None:
+                continue
+            script = _ADD_LINK.format(href=match.group(1))
+            res.body = (text[: match.start()] + script + text[match.end() :]).encode()
+            changed += 1
+    return changed
+
+
 def _bench(name: str, hosts: list[Host], seeds: list[str], default: float,
            delays: dict[str, float | None]) -> BenchWeb:  # fmt: skip
     web = SimWeb(hosts)

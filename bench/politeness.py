@@ -30,9 +30,10 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from bench.benchwebs import BenchWeb, many_web, skewed_web
+from bench.benchwebs import BenchWeb, many_web, mix_in_javascript, skewed_web
 from bench.plain_spider import start_plain
 from bench.sysinfo import code, machine
+from tests.simweb import jsweb
 from tests.simweb.server import Hit
 from tests.support.crawl import ROOT, query, run_crawl
 
@@ -135,12 +136,13 @@ def log_findings(log: str) -> dict[str, Any]:
             "warning_examples": warnings[:10], "progress": progress[-5:]}  # fmt: skip
 
 
-def run_govsi(bw: BenchWeb, workdir: Path, timeout: float) -> dict[str, Any]:
+def run_govsi(bw: BenchWeb, workdir: Path, timeout: float, render: str = "off") -> dict[str, Any]:
     db_url = f"sqlite:///{workdir / 'crawldb.sqlite3'}"
     started = time.time()
+    extra = {} if render == "off" else {"RENDER_BROWSER_ARGS": jsweb.browser_args(bw.web)}
     run = run_crawl(bw.web, db_url, workdir, bw.seeds, timeout=timeout,
                     DEFAULT_CRAWL_DELAY=bw.default_delay, CONCURRENT_REQUESTS=CONCURRENCY,
-                    PROGRESS_INTERVAL=10)  # fmt: skip
+                    PROGRESS_INTERVAL=10, RENDER_JS=render, **extra)  # fmt: skip
     wall = time.time() - started
     html_rows = query(db_url, "SELECT count(*) FROM page WHERE page_type_code = 'HTML'")[0][0]
     stats = run.stats
@@ -192,7 +194,7 @@ def once(bw: BenchWeb, crawler: str, args: argparse.Namespace) -> dict[str, Any]
     bw.web.reset_log()
     load_before = [round(x, 2) for x in os.getloadavg()]
     if crawler == "govsi":
-        run = run_govsi(bw, workdir, args.timeout)
+        run = run_govsi(bw, workdir, args.timeout, args.render)
     else:
         run = run_plain(bw, workdir, args.timeout, args.plain_delays)
     result = analyse(bw.web.requested(), bw)
@@ -238,6 +240,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="plain Scrapy: per-host DOWNLOAD_SLOTS delays, or DOWNLOAD_DELAY="
                     "the default for all hosts (Crawl-delay not obeyed)")  # fmt: skip
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--js-share",
+        type=float,
+        default=0.0,
+        help="share of pages that give a link only through a script",
+    )
+    ap.add_argument("--render", choices=["off", "always", "auto"], default="off",
+                    help="govsi's RENDER_JS")  # fmt: skip
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--keep", action="store_true", help="keep work dirs")
     ap.add_argument("--out", type=Path, default=RESULTS)
@@ -249,6 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     lines, govsi_bad = [], False
     for name in webs:
         bw = WEBS[name](seed=args.seed)
+        if args.js_share:
+            n = mix_in_javascript(bw, args.js_share, args.seed)
+            print(f"{name}: {n} pages give a link only through a script", flush=True)
         bw.web.start()
         try:
             for crawler in crawlers:
@@ -276,6 +289,9 @@ def main(argv: list[str] | None = None) -> int:
                 }
                 tag = (
                     "-default-delay" if crawler == "plain" and args.plain_delays != "slots" else ""
+                )
+                tag += (
+                    f"-render-{args.render}" if crawler == "govsi" and args.render != "off" else ""
                 )
                 path = args.out / f"politeness-{name}-{crawler}{tag}.json"
                 path.write_text(json.dumps(report, indent=1) + "\n")

@@ -20,6 +20,7 @@ import argparse
 import json
 import random
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -76,9 +77,43 @@ def build(hosts: int, pages: int) -> tuple[SimWeb, list[str], set[str]]:
     return web, [f"http://s{h}.gov.si/" for h in range(hosts)], js_only
 
 
+def browser_rss_mb() -> float:
+    """Resident memory of every Chromium process on the machine (the benchmark's own)."""
+    total = 0
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes()
+            if b"chromium" not in cmd:
+                continue
+            for line in (proc / "status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            continue
+    return round(total / 1024, 1)
+
+
+class RssSampler(threading.Thread):
+    """Samples the browsers' memory every second while a crawl runs."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.samples: list[tuple[float, float]] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        start = time.monotonic()
+        while not self.stop.wait(1.0):
+            self.samples.append((round(time.monotonic() - start, 1), browser_rss_mb()))
+
+
 def run(web: SimWeb, seeds: list[str], js_only: set[str], mode: str, work: Path) -> dict[str, Any]:
     db = f"sqlite:///{work / f'{mode}.sqlite3'}"
     web.reset_log()
+    sampler = RssSampler()
+    sampler.start()
     started = time.perf_counter()
     result = run_crawl(
         web, db, work / mode, seeds, timeout=3600, RENDER_JS=mode,
@@ -86,6 +121,9 @@ def run(web: SimWeb, seeds: list[str], js_only: set[str], mode: str, work: Path)
         CONCURRENT_REQUESTS=16, LOG_LEVEL="INFO",
     )  # fmt: skip
     wall = time.perf_counter() - started
+    sampler.stop.set()
+    sampler.join()
+    rss = [mb for _, mb in sampler.samples if mb > 0]
     stats = result.stats
     rows = query(db, "SELECT url, page_type_code, rendered FROM page")
     html_pages = [u for u, t, _ in rows if t in ("HTML", "DUPLICATE")]
@@ -102,6 +140,13 @@ def run(web: SimWeb, seeds: list[str], js_only: set[str], mode: str, work: Path)
         "js_only_total": len(js_only),
         "browser": {k: v for k, v in stats.items() if str(k).startswith("govsi/render")},
         "requests": len(web.requested()),
+        # Browser memory: first and last quarter of the run (flat means no leak), peak.
+        "browser_rss_mb": {
+            "first_quarter_max": max(rss[: max(1, len(rss) // 4)], default=0),
+            "last_quarter_max": max(rss[-max(1, len(rss) // 4) :], default=0),
+            "peak": max(rss, default=0),
+            "samples": sampler.samples,
+        },
     }
 
 
@@ -122,10 +167,13 @@ def main() -> int:
                 r = run(web, seeds, js_only, mode, Path(tmp))
                 results.append(r)
                 share = r["js_only_found"] / r["js_only_total"]
+                mem = r["browser_rss_mb"]
                 print(f"{mode:>6}: {r['crawl_seconds']:>6.1f} s  {r['pages']:>5} pages  "
                       f"{r['pages_per_s']:>5.1f} pages/s  rendered {r['rendered']:>4} "
                       f"(need {need}, bound {1.2 * need + allowance:.0f})  "
-                      f"JS-only found {share:.1%}  ok={r['ok']}", flush=True)  # fmt: skip
+                      f"JS-only found {share:.1%}  browser MB {mem['first_quarter_max']}"
+                      f" -> {mem['last_quarter_max']}  ok={r['ok']}",
+                      flush=True)  # fmt: skip
     finally:
         web.stop()
     RESULTS.mkdir(exist_ok=True)
