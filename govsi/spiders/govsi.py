@@ -14,14 +14,13 @@ from lxml import etree
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DownloadCancelledError, IgnoreRequest
-from scrapy.http import HtmlResponse, Response
+from scrapy.http import Response
 from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThreadPool
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
-from govsi import sitemaps
 from govsi.db import utcnow
 from govsi.dupefilters import KnownUrls
 from govsi.dupindex import DuplicateIndex, Verdict
@@ -34,24 +33,20 @@ from govsi.extract import (
     header_says_nofollow,
     parse_html,
 )
-from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, SitemapFile
+from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
 from govsi.rendering import (
     RenderLearner,
-    Yield,
-    needs_browser,
-    rendering_adds,
-    scripts_may_change,
 )
 from govsi.spiders import render
+from govsi.spiders.sitemapping import SitemapMixin
 from govsi.traps import TrapGuard
-from govsi.urls import canonicalize, host_of, in_scope, resolve, url_too_long
+from govsi.urls import canonicalize, in_scope, resolve, url_too_long
 
 logger = logging.getLogger(__name__)
 
 DOCUMENT_TYPES = frozenset({"PDF", "DOC", "DOCX", "PPT", "PPTX"})
 KIND_PAGE = "page"
 KIND_IMAGE = "image"
-KIND_SITEMAP = "sitemap"
 
 
 def header(response: Response, name: str) -> str | None:
@@ -68,7 +63,7 @@ def forbidden_by_robots(failure: Failure) -> bool:
     return bool(failure.check(IgnoreRequest)) and "robots.txt" in str(failure.value)
 
 
-class GovsiSpider(Spider):
+class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
     name = "govsi"
     # RENDER_JS in effect, set by update_settings (off when there is no Chromium).
     render_js = "off"
@@ -154,75 +149,7 @@ class GovsiSpider(Spider):
             self.image_request(url, depth) if kind == KIND_IMAGE else self.page_request(url, depth)
         )
 
-    # -- sitemaps ---------------------------------------------------------------------------
-    def sitemap_request(self, url: str, site: str) -> Request | None:
-        """The request for a sitemap of ``site`` (from its robots.txt or a sitemap index),
-        or None when it is out of scope or the site's sitemap budget is spent."""
-        target = self.admit(url)
-        if target is None:
-            return None
-        taken = self._sitemap_files.get(site, 0)
-        if taken >= self.sitemap_max_files:
-            self.crawler.stats.inc_value("govsi/sitemaps/files_over_budget")
-            return None
-        self._sitemap_files[site] = taken + 1
-        return Request(
-            target,
-            callback=self.parse_sitemap,
-            errback=self.sitemap_failed,
-            dont_filter=True,
-            meta={
-                "govsi_kind": KIND_SITEMAP,
-                "govsi_url": target,
-                "govsi_site": site,
-                "dont_retry": True,
-                # The protocol allows 50 MB per file, more than a page may be.
-                "download_maxsize": max(self.max_size, sitemaps.MAX_BYTES),
-            },
-        )
-
-    def parse_sitemap(self, response: Response) -> Iterator[Any]:
-        site: str = response.meta["govsi_site"]
-        url: str = response.meta["govsi_url"]
-        left = self.sitemap_max_urls - self._sitemap_urls.get(site, 0)
-        if response.status != 200 or left <= 0:
-            self.crawler.stats.inc_value("govsi/sitemaps/skipped")
-            return
-        found = sitemaps.parse_sitemap(response.body, url, max_urls=left)
-        if found.error:
-            logger.warning("sitemap %s: %s", url, found.error)
-            self.crawler.stats.inc_value("govsi/sitemaps/errors")
-        self.crawler.stats.inc_value("govsi/sitemaps/files")
-        yield from self._sitemap_file(site, url, sitemaps.gunzip(response.body))
-        for child in found.sitemaps:
-            request = self.sitemap_request(child, site)
-            if request is not None:
-                yield request
-        self._sitemap_urls[site] = self._sitemap_urls.get(site, 0) + len(found.urls)
-        for listed in found.urls:
-            page = self.admit(listed)
-            if page is not None:
-                self.crawler.stats.inc_value("govsi/sitemaps/urls")
-                # One hop below the host's root page, whatever depth the sitemap came at.
-                yield DiscoveredPage(url=page, depth=1)
-                yield self.page_request(page, 1)
-
-    def _sitemap_file(self, site: str, url: str, body: bytes) -> Iterator[SitemapFile]:
-        # site.sitemap_content keeps what was read, up to SITEMAP_STORE_MAX_BYTES per site
-        # (an index may lead to 100 files of 50 MB; a PostgreSQL text holds 1 GB at most).
-        room = self.sitemap_store_max - self._sitemap_stored.get(site, 0)
-        if room <= 0:
-            return
-        text = body[:room].decode("utf-8", "replace").replace("\x00", "")
-        if len(body) > room:
-            text += "\n<!-- cut at SITEMAP_STORE_MAX_BYTES -->"
-        self._sitemap_stored[site] = self._sitemap_stored.get(site, 0) + min(len(body), room)
-        yield SitemapFile(site, url, text)
-
-    def sitemap_failed(self, failure: Failure) -> None:
-        logger.warning("sitemap %s: %s", failure.request.url, self.failure_reason(failure))  # type: ignore[attr-defined]
-        self.crawler.stats.inc_value("govsi/sitemaps/errors")
-
+    # -- requests --------------------------------------------------------------------------
     def may_fetch_image(self, url: str) -> bool:
         # Images outside scope get a row (the page shows them) but are never requested.
         return in_scope(url, self.suffixes) and not url_too_long(url, self.max_url_length)
@@ -398,75 +325,6 @@ class GovsiSpider(Spider):
             if f"{KIND_IMAGE} {image}" not in self.known and self.may_fetch_image(image):
                 yield self.image_request(image, record.link_depth)
 
-    # -- rendering (govsi/spiders/render.py) ----------------------------------------------
-    def _render_plan(self, url: str, root: etree._Element | None) -> str:
-        """ "render", "sample" (render, and compare with the plain page) or "plain"."""
-        if self.render_js == "always":
-            return "render"
-        if not scripts_may_change(root, lambda src: self._loadable(url, src)):
-            return "plain"  # nothing a browser would run: rendering can only cost
-        reason = needs_browser(root)
-        if reason is not None:
-            self.crawler.stats.inc_value(f"govsi/render/needed/{reason.replace(' ', '_')}")
-            return "render"
-        return self.learner.plan(host_of(url))
-
-    def _loadable(self, page_url: str, src: str) -> bool:
-        """Whether the browser would load this script of the page (in scope)."""
-        target = resolve(page_url, src)
-        return target is not None and in_scope(target, self.suffixes)
-
-    def _render_request(self, plain: render.PlainPage) -> Request:
-        record = plain.record
-        return Request(
-            record.url,
-            callback=self.parse_rendered,
-            errback=self.render_failed,
-            priority=-record.depth,
-            dont_filter=True,  # the same URL again, on purpose
-            meta={
-                "depth": record.depth,
-                "govsi_kind": KIND_PAGE,
-                "govsi_url": record.url,
-                "govsi_plain": plain,
-                "playwright": True,
-                "playwright_context_kwargs": render.CONTEXT_KWARGS,
-                "playwright_page_methods": render.page_methods(self.render_timeout),
-            },
-        )
-
-    async def parse_rendered(self, response: Response) -> list[Any]:
-        plain: render.PlainPage = response.meta["govsi_plain"]
-        record = plain.record
-        host = host_of(record.url)
-        text = response.text
-        root = parse_html(text)
-        found = extract_links(text, response.url, root)
-        if plain.sample:
-            gained = rendering_adds(_yield(plain.text, plain.found), _yield(text, found))
-            self.learner.learn(host, gained)
-            self.crawler.stats.inc_value(f"govsi/render/sampled/{'gained' if gained else 'same'}")
-        self.crawler.stats.inc_value("govsi/render/pages")
-        self.crawler.stats.inc_value(f"govsi/render/host/{host}")
-        record.rendered = True
-        return await self._finish_html(
-            response, record, text, root, render.merge(plain.found, found)
-        )
-
-    async def render_failed(self, failure: Failure) -> list[Any]:
-        """A page the browser could not render is kept as fetched plainly, with the reason."""
-        plain: render.PlainPage = failure.request.meta["govsi_plain"]  # type: ignore[attr-defined]
-        error = self.failure_reason(failure)
-        logger.warning("rendering %s failed (%s); keeping it as fetched", plain.record.url, error)
-        self.crawler.stats.inc_value("govsi/render/failed")
-        plain.record.fetch_error = f"rendering failed: {error}"[:1000]
-        plain.record.rendered = False
-        response = HtmlResponse(
-            plain.record.url, body=b"", status=plain.record.http_status_code or 200
-        )
-        root = parse_html(plain.text)
-        return await self._finish_html(response, plain.record, plain.text, root, plain.found)
-
     async def _duplicate_verdict(
         self, url: str, text: str, root: etree._Element | None
     ) -> Verdict | None:
@@ -540,10 +398,3 @@ class GovsiSpider(Spider):
         request = failure.request  # type: ignore[attr-defined]
         logger.warning("fetching image %s failed: %s", request.url, failure.getErrorMessage())
         yield FetchedImage(url=request.meta["govsi_url"], accessed_time=utcnow())
-
-
-def _yield(text: str, found: ExtractedLinks) -> Yield:
-    """What one version of a page gives, for comparing the plain and rendered versions."""
-    root = parse_html(text)
-    chars = len(" ".join(root.itertext())) if root is not None else 0
-    return Yield(frozenset(found.links), frozenset(found.images), chars)

@@ -18,12 +18,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from lxml import etree
+from scrapy import Request
+from scrapy.http import HtmlResponse, Response
 from scrapy.settings import BaseSettings
+from twisted.python.failure import Failure
 
-from govsi.extract import ExtractedLinks
+from govsi.extract import ExtractedLinks, extract_links, parse_html
 from govsi.items import FetchedPage
-from govsi.rendering import blocked_resource, find_chromium, render_mode
-from govsi.urls import host_of, in_scope
+from govsi.rendering import (
+    RenderLearner,
+    Yield,
+    blocked_resource,
+    find_chromium,
+    needs_browser,
+    render_mode,
+    rendering_adds,
+    scripts_may_change,
+)
+from govsi.scheduler import KIND_PAGE
+from govsi.urls import host_of, in_scope, resolve
 
 logger = logging.getLogger(__name__)
 
@@ -184,3 +198,101 @@ def page_methods(timeout: float) -> list[Any]:
     from scrapy_playwright.page import PageMethod
 
     return [PageMethod("wait_for_load_state", "networkidle", timeout=timeout * 1000)]
+
+
+class RenderingMixin:
+    """The rendering half of GovsiSpider: which pages to render, the rendered request, and
+    its outcome. Uses the spider's ``crawler``, ``suffixes``, ``render_js``, ``learner``,
+    ``render_timeout``, ``failure_reason`` and ``_finish_html`` (which stores a page)."""
+
+    crawler: Any
+    suffixes: list[str]
+    render_js: str
+    learner: RenderLearner
+    render_timeout: float
+
+    def failure_reason(self, failure: Failure) -> str:
+        raise NotImplementedError
+
+    async def _finish_html(
+        self,
+        response: Response,
+        record: FetchedPage,
+        text: str,
+        root: etree._Element | None,
+        found: ExtractedLinks,
+    ) -> list[Any]:
+        raise NotImplementedError
+
+    def _render_plan(self, url: str, root: etree._Element | None) -> str:
+        """ "render", "sample" (render, and compare with the plain page) or "plain"."""
+        if self.render_js == "always":
+            return "render"
+        if not scripts_may_change(root, lambda src: self._loadable(url, src)):
+            return "plain"  # nothing a browser would run: rendering can only cost
+        reason = needs_browser(root)
+        if reason is not None:
+            self.crawler.stats.inc_value(f"govsi/render/needed/{reason.replace(' ', '_')}")
+            return "render"
+        return self.learner.plan(host_of(url))
+
+    def _loadable(self, page_url: str, src: str) -> bool:
+        """Whether the browser would load this script of the page (in scope)."""
+        target = resolve(page_url, src)
+        return target is not None and in_scope(target, self.suffixes)
+
+    def _render_request(self, plain: PlainPage) -> Request:
+        record = plain.record
+        return Request(
+            record.url,
+            callback=self.parse_rendered,
+            errback=self.render_failed,
+            priority=-record.depth,
+            dont_filter=True,  # the same URL again, on purpose
+            meta={
+                "depth": record.depth,
+                "govsi_kind": KIND_PAGE,
+                "govsi_url": record.url,
+                "govsi_plain": plain,
+                "playwright": True,
+                "playwright_context_kwargs": CONTEXT_KWARGS,
+                "playwright_page_methods": page_methods(self.render_timeout),
+            },
+        )
+
+    async def parse_rendered(self, response: Response) -> list[Any]:
+        plain: PlainPage = response.meta["govsi_plain"]
+        record = plain.record
+        host = host_of(record.url)
+        text = response.text
+        root = parse_html(text)
+        found = extract_links(text, response.url, root)
+        if plain.sample:
+            gained = rendering_adds(_yield(plain.text, plain.found), _yield(text, found))
+            self.learner.learn(host, gained)
+            self.crawler.stats.inc_value(f"govsi/render/sampled/{'gained' if gained else 'same'}")
+        self.crawler.stats.inc_value("govsi/render/pages")
+        self.crawler.stats.inc_value(f"govsi/render/host/{host}")
+        record.rendered = True
+        return await self._finish_html(response, record, text, root, merge(plain.found, found))
+
+    async def render_failed(self, failure: Failure) -> list[Any]:
+        """A page the browser could not render is kept as fetched plainly, with the reason."""
+        plain: PlainPage = failure.request.meta["govsi_plain"]  # type: ignore[attr-defined]
+        error = self.failure_reason(failure)
+        logger.warning("rendering %s failed (%s); keeping it as fetched", plain.record.url, error)
+        self.crawler.stats.inc_value("govsi/render/failed")
+        plain.record.fetch_error = f"rendering failed: {error}"[:1000]
+        plain.record.rendered = False
+        response = HtmlResponse(
+            plain.record.url, body=b"", status=plain.record.http_status_code or 200
+        )
+        root = parse_html(plain.text)
+        return await self._finish_html(response, plain.record, plain.text, root, plain.found)
+
+
+def _yield(text: str, found: ExtractedLinks) -> Yield:
+    """What one version of a page gives, for comparing the plain and rendered versions."""
+    root = parse_html(text)
+    chars = len(" ".join(root.itertext())) if root is not None else 0
+    return Yield(frozenset(found.links), frozenset(found.images), chars)

@@ -1,0 +1,110 @@
+"""The sitemap half of GovsiSpider: sitemap requests (from robots.txt and sitemap
+indexes), the URLs they list, and what is kept of the documents, within per-site budgets."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from scrapy import Request
+from scrapy.http import Response
+from twisted.python.failure import Failure
+
+from govsi import sitemaps
+from govsi.items import DiscoveredPage, SitemapFile
+
+logger = logging.getLogger(__name__)
+
+KIND_SITEMAP = "sitemap"
+
+
+class SitemapMixin:
+    """Uses the spider's ``crawler``, ``admit``, ``page_request``, ``failure_reason``,
+    ``max_size`` and the sitemap budgets and counters set in ``from_crawler``."""
+
+    crawler: Any
+    max_size: int
+    sitemap_max_files: int
+    sitemap_max_urls: int
+    sitemap_store_max: int
+    _sitemap_files: dict[str, int]
+    _sitemap_urls: dict[str, int]
+    _sitemap_stored: dict[str, int]
+
+    def admit(self, url: str | None) -> str | None:
+        raise NotImplementedError
+
+    def page_request(self, url: str, depth: int) -> Request:
+        raise NotImplementedError
+
+    def failure_reason(self, failure: Failure) -> str:
+        raise NotImplementedError
+
+    def sitemap_request(self, url: str, site: str) -> Request | None:
+        """The request for a sitemap of ``site`` (from its robots.txt or a sitemap index),
+        or None when it is out of scope or the site's sitemap budget is spent."""
+        target = self.admit(url)
+        if target is None:
+            return None
+        taken = self._sitemap_files.get(site, 0)
+        if taken >= self.sitemap_max_files:
+            self.crawler.stats.inc_value("govsi/sitemaps/files_over_budget")
+            return None
+        self._sitemap_files[site] = taken + 1
+        return Request(
+            target,
+            callback=self.parse_sitemap,
+            errback=self.sitemap_failed,
+            dont_filter=True,
+            meta={
+                "govsi_kind": KIND_SITEMAP,
+                "govsi_url": target,
+                "govsi_site": site,
+                "dont_retry": True,
+                # The protocol allows 50 MB per file, more than a page may be.
+                "download_maxsize": max(self.max_size, sitemaps.MAX_BYTES),
+            },
+        )
+
+    def parse_sitemap(self, response: Response) -> Iterator[Any]:
+        site: str = response.meta["govsi_site"]
+        url: str = response.meta["govsi_url"]
+        left = self.sitemap_max_urls - self._sitemap_urls.get(site, 0)
+        if response.status != 200 or left <= 0:
+            self.crawler.stats.inc_value("govsi/sitemaps/skipped")
+            return
+        found = sitemaps.parse_sitemap(response.body, url, max_urls=left)
+        if found.error:
+            logger.warning("sitemap %s: %s", url, found.error)
+            self.crawler.stats.inc_value("govsi/sitemaps/errors")
+        self.crawler.stats.inc_value("govsi/sitemaps/files")
+        yield from self._sitemap_file(site, url, sitemaps.gunzip(response.body))
+        for child in found.sitemaps:
+            request = self.sitemap_request(child, site)
+            if request is not None:
+                yield request
+        self._sitemap_urls[site] = self._sitemap_urls.get(site, 0) + len(found.urls)
+        for listed in found.urls:
+            page = self.admit(listed)
+            if page is not None:
+                self.crawler.stats.inc_value("govsi/sitemaps/urls")
+                # One hop below the host's root page, whatever depth the sitemap came at.
+                yield DiscoveredPage(url=page, depth=1)
+                yield self.page_request(page, 1)
+
+    def _sitemap_file(self, site: str, url: str, body: bytes) -> Iterator[SitemapFile]:
+        # site.sitemap_content keeps what was read, up to SITEMAP_STORE_MAX_BYTES per site
+        # (an index may lead to 100 files of 50 MB; a PostgreSQL text holds 1 GB at most).
+        room = self.sitemap_store_max - self._sitemap_stored.get(site, 0)
+        if room <= 0:
+            return
+        text = body[:room].decode("utf-8", "replace").replace("\x00", "")
+        if len(body) > room:
+            text += "\n<!-- cut at SITEMAP_STORE_MAX_BYTES -->"
+        self._sitemap_stored[site] = self._sitemap_stored.get(site, 0) + min(len(body), room)
+        yield SitemapFile(site, url, text)
+
+    def sitemap_failed(self, failure: Failure) -> None:
+        logger.warning("sitemap %s: %s", failure.request.url, self.failure_reason(failure))  # type: ignore[attr-defined]
+        self.crawler.stats.inc_value("govsi/sitemaps/errors")
