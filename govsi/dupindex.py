@@ -52,10 +52,13 @@ ORIGINALS_LOCK = 0x676F7673
 # The lookup of one page: stored pages with its exact key (kind 0), and those sharing one
 # of its LSH band keys, with their signatures (kind 1); callers keep the HTML ones.
 # Unqualified names: the PostgreSQL engine's search_path finds the crawldb schema. The page
-# type is not in the WHERE clause on purpose: SQLite (no statistics) would then walk every
-# HTML page through idx_page_page_type_code instead of the few band-key matches.
+# type is compared as ``page_type_code || ''`` on purpose: SQLite (no statistics) would
+# otherwise walk every HTML page through idx_page_page_type_code instead of the few rows
+# the content-hash and band-key indexes give. It is compared in SQL for the exact key,
+# where every earlier copy of a page shares the hash; band keys belong to originals only.
 _LOOKUP_SQL = (
     "SELECT 0, id, url, NULL, page_type_code FROM page WHERE content_hash = {key} "
+    "AND page_type_code || '' = 'HTML' "
     "UNION ALL "
     "SELECT 1, p.id, p.url, p.minhash, p.page_type_code FROM page_lsh b "
     "JOIN page p ON p.id = b.page_id WHERE b.band_key {keys}"
@@ -315,12 +318,12 @@ def _in_chunks(values: list[Any]) -> list[list[Any]]:
 def _exact_originals(conn: Connection, pages: list[FetchedPage]) -> dict[str, str]:
     owners: dict[str, list[tuple[int, str]]] = {}
     for part in _in_chunks(sorted({p.content_hash for p in pages if p.content_hash})):
-        q = select(PAGE.c.id, PAGE.c.url, PAGE.c.content_hash, PAGE.c.page_type_code).where(
-            PAGE.c.content_hash.in_(part)
+        q = select(PAGE.c.id, PAGE.c.url, PAGE.c.content_hash).where(
+            PAGE.c.content_hash.in_(part),
+            (PAGE.c.page_type_code + "") == "HTML",  # see _LOOKUP_SQL
         )
-        for pid, url, key, page_type in conn.execute(q):
-            if page_type == "HTML":  # filtered here, not in SQL: see _LOOKUP_SQL
-                owners.setdefault(key, []).append((pid, url))
+        for pid, url, key in conn.execute(q):
+            owners.setdefault(key, []).append((pid, url))
     found = {}
     for page in pages:
         # The first stored is the original; the page's own row (a re-fetch) is not a copy.

@@ -196,3 +196,17 @@ def test_the_sqlite_lookup_walks_band_keys_not_every_html_page(tmp_path) -> None
     assert "SEARCH p USING INTEGER PRIMARY KEY" in plan
     assert "page_type_code" not in plan
     engine.dispose()
+
+
+def test_a_lookup_returns_originals_not_every_earlier_copy(engine: Engine) -> None:
+    # Copies share the original's content hash; a much-copied page must not make every
+    # later lookup read all of them.
+    idx = index(engine)
+    pages = [fetched(idx, f"https://a.gov.si/{i}/", semantic(NEWS_1)) for i in range(4)]
+    assert [p.page_type for p in pages] == ["HTML"] + ["DUPLICATE"] * 3
+    assert writer(engine).write(pages)
+    later = index(engine)
+    question = later.prepare("https://b.gov.si/n/", semantic(NEWS_1))
+    rows = later.lookup(question)
+    assert [(r[0], r[2], r[4]) for r in rows if r[0] == 0] == [(0, "https://a.gov.si/0/", "HTML")]
+    later.close()
