@@ -171,22 +171,20 @@ def reference_ms(probes: list[Probe]) -> float:
 
 
 def measure(engine: Engine, probes: list[Probe]) -> dict[str, Any]:
-    # A fresh index: nothing in memory, every lookup goes to crawldb.
-    index = DuplicateIndex(
-        engine,
-        threshold=DEFAULT_THRESHOLD,
-        num_perm=DEFAULT_NUM_PERM,
-        shingle_size=DEFAULT_SHINGLE_SIZE,
-    )
+    def fresh_index() -> DuplicateIndex:
+        # Nothing in memory: every lookup goes to crawldb.
+        return DuplicateIndex(
+            engine,
+            threshold=DEFAULT_THRESHOLD,
+            num_perm=DEFAULT_NUM_PERM,
+            shingle_size=DEFAULT_SHINGLE_SIZE,
+        )
+
+    index = fresh_index()
     for probe in probes[:20]:  # warm the connection pool and the caches
         index.check(probe.url + "#warm", probe.html)
     index.close()
-    index = DuplicateIndex(
-        engine,
-        threshold=DEFAULT_THRESHOLD,
-        num_perm=DEFAULT_NUM_PERM,
-        shingle_size=DEFAULT_SHINGLE_SIZE,
-    )
+    index = fresh_index()
     main_ms, parse_ms, prepare_ms, lookup_ms, decide_ms = [], [], [], [], []
     missed, false = [], []
     for probe in probes:

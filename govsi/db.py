@@ -19,6 +19,7 @@ from pathlib import Path
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    Connection,
     DateTime,
     Engine,
     Float,
@@ -261,6 +262,13 @@ def make_engine(url: str) -> Engine:
         pool_pre_ping=True,
         connect_args={"options": f"-c search_path={SCHEMA},public"},
     )
+
+
+def alter_schema(conn: Connection) -> str | None:
+    """The schema a migration's ALTER statements must name: none on SQLite, which has no
+    schemas; crawldb on PostgreSQL (ALTER does not pass through the engine's
+    schema_translate_map as CREATE TABLE does)."""
+    return None if conn.dialect.name == "sqlite" else SCHEMA
 
 
 # The advisory lock key schema migrations run under ("govm").

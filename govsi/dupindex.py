@@ -37,6 +37,7 @@ from govsi.dedup import (
     signature_of_text,
 )
 from govsi.items import FetchedPage
+from govsi.storage import chunks
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +114,21 @@ class Question:
     keys: list[int]
 
 
+def nearest(
+    url: str, values: np.ndarray, candidates: dict[str, np.ndarray], threshold: float
+) -> str | None:
+    """The candidate other than ``url`` itself most similar to ``values``, if one reaches
+    ``threshold``."""
+    best, best_score = None, threshold
+    for other, other_values in candidates.items():
+        if other == url:
+            continue
+        score = estimated_jaccard(values, other_values)
+        if score >= best_score:
+            best, best_score = other, score
+    return best
+
+
 class DuplicateIndex:
     def __init__(
         self, engine: Engine, *, threshold: float, num_perm: int, shingle_size: int
@@ -146,6 +162,8 @@ class DuplicateIndex:
         # Extracting the main text is the costly step; it is done once per page.
         text = main_text(html, root)
         key = exact_key_of(text, html)
+        if self._recent_exact.get(key) not in (None, url):
+            return Question(url, key, None, [])  # a copy memory knows: no signature needed
         sig = signature_of_text(text, num_perm=self.num_perm, shingle_size=self.shingle_size)
         keys = band_keys(sig, self.bands, self.rows) if sig is not None else []
         return Question(url, key, sig, keys)
@@ -262,14 +280,7 @@ class DuplicateIndex:
         for k in keys:
             for other, other_values in self._recent_bands.get(k, ()):
                 candidates.setdefault(other, other_values)
-        best, best_score = None, self.threshold
-        for other, other_values in candidates.items():
-            if other == url:
-                continue
-            score = estimated_jaccard(values, other_values)
-            if score >= best_score:
-                best, best_score = other, score
-        return best
+        return nearest(url, values, candidates, self.threshold)
 
     # -- memory -----------------------------------------------------------------------------
     def _remember(self, url: str, key: str, values: np.ndarray | None, keys: list[int]) -> None:
@@ -311,13 +322,9 @@ def stored_originals(
     return found
 
 
-def _in_chunks(values: list[Any]) -> list[list[Any]]:
-    return [values[i : i + IN_CHUNK] for i in range(0, len(values), IN_CHUNK)]
-
-
 def _exact_originals(conn: Connection, pages: list[FetchedPage]) -> dict[str, str]:
     owners: dict[str, list[tuple[int, str]]] = {}
-    for part in _in_chunks(sorted({p.content_hash for p in pages if p.content_hash})):
+    for part in chunks(sorted({p.content_hash for p in pages if p.content_hash}), IN_CHUNK):
         q = select(PAGE.c.id, PAGE.c.url, PAGE.c.content_hash).where(
             PAGE.c.content_hash.in_(part),
             (PAGE.c.page_type_code + "") == "HTML",  # see _LOOKUP_SQL
@@ -336,8 +343,8 @@ def _exact_originals(conn: Connection, pages: list[FetchedPage]) -> dict[str, st
 def _near_originals(
     conn: Connection, pages: list[FetchedPage], *, threshold: float
 ) -> dict[str, str]:
-    by_key: dict[int, list[tuple[str, bytes]]] = {}
-    for part in _in_chunks(sorted({k for p in pages for k in p.band_keys})):
+    by_key: dict[int, list[tuple[str, np.ndarray]]] = {}
+    for part in chunks(sorted({k for p in pages for k in p.band_keys}), IN_CHUNK):
         q = (
             select(PAGE_LSH.c.band_key, PAGE.c.url, PAGE.c.minhash, PAGE.c.page_type_code)
             .join(PAGE, PAGE.c.id == PAGE_LSH.c.page_id)
@@ -345,21 +352,13 @@ def _near_originals(
         )
         for key, url, data, page_type in conn.execute(q):
             if data and page_type == "HTML":  # filtered here, not in SQL: see _LOOKUP_SQL
-                by_key.setdefault(key, []).append((url, data))
+                by_key.setdefault(key, []).append((url, np.frombuffer(data, dtype=np.uint32)))
     found = {}
     for page in pages:
         assert page.minhash is not None
+        candidates = {url: values for key in page.band_keys for url, values in by_key.get(key, ())}
         mine = np.frombuffer(page.minhash, dtype=np.uint32)
-        best, best_score = None, threshold
-        seen: set[str] = set()
-        for key in page.band_keys:
-            for url, data in by_key.get(key, ()):
-                if url == page.url or url in seen:
-                    continue
-                seen.add(url)
-                score = estimated_jaccard(mine, np.frombuffer(data, dtype=np.uint32))
-                if score >= best_score:
-                    best, best_score = url, score
+        best = nearest(page.url, mine, candidates, threshold)
         if best is not None:
             found[page.url] = best
     return found

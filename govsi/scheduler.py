@@ -279,11 +279,10 @@ class FrontierScheduler(BaseScheduler):
     def _headers_received(
         self, headers: Headers, body_length: int, request: Request, spider: Spider
     ) -> None:
-        # The server has answered, so the request reached it by now. Not for a rendered
-        # page: its scripts' requests follow the document, so the host's next delay counts
-        # from the render's end (when it leaves the downloader).
-        if not request.meta.get("playwright"):
-            request.meta.setdefault("govsi_arrived", time.monotonic())
+        # The server has answered, so the request reached it by now. scrapy-playwright sends
+        # no such signal, so a rendered page counts from when it leaves the downloader: after
+        # its scripts' own requests, as it must.
+        request.meta.setdefault("govsi_arrived", time.monotonic())
 
     def _left_downloader(self, request: Request, spider: Spider) -> None:
         host = request.meta.get("govsi_host")

@@ -37,16 +37,16 @@ from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
 from govsi.rendering import (
     RenderLearner,
 )
+from govsi.scheduler import KIND_IMAGE, KIND_PAGE
 from govsi.spiders import render
 from govsi.spiders.sitemapping import SitemapMixin
+from govsi.storage import as_duplicate
 from govsi.traps import TrapGuard
 from govsi.urls import canonicalize, in_scope, resolve, url_too_long
 
 logger = logging.getLogger(__name__)
 
 DOCUMENT_TYPES = frozenset({"PDF", "DOC", "DOCX", "PPT", "PPTX"})
-KIND_PAGE = "page"
-KIND_IMAGE = "image"
 
 
 def header(response: Response, name: str) -> str | None:
@@ -269,39 +269,31 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             plan = self._render_plan(record.url, root)
             if plan != "plain":
                 # The page is stored when its rendered version arrives (or fails).
-                plain = render.PlainPage(record, text, found, sample=plan == "sample")
-                return [self._render_request(plain)]
-        return await self._finish_html(response, record, text, root, found)
+                sample = render.page_yield(root, found) if plan == "sample" else None
+                return [self._render_request(render.PlainPage(record, text, found, sample))]
+        return await self._finish_html(record, text, root, found)
 
     async def _finish_html(
-        self,
-        response: Response,
-        record: FetchedPage,
-        text: str,
-        root: etree._Element | None,
-        found: ExtractedLinks,
+        self, record: FetchedPage, text: str, root: etree._Element | None, found: ExtractedLinks
     ) -> list[Any]:
+        """Store an HTML page (``found.nofollow`` includes the X-Robots-Tag header) and
+        follow it, unless it is a copy of a stored page."""
         # Error pages are a record of their own, not content: only 2xx pages are compared.
-        if self.duplicates is not None and 200 <= response.status < 300:
+        if self.duplicates is not None and 200 <= (record.http_status_code or 0) < 300:
             verdict = await self._duplicate_verdict(record.url, text, root)
             record.content_hash = verdict.content_hash if verdict else None
             if verdict is not None and verdict.original is not None:
                 # The original's links were followed already; this copy's are not.
-                record.page_type = "DUPLICATE"
-                record.duplicate_of = verdict.original
                 self.crawler.stats.inc_value("govsi/pages/duplicate")
-                return [record]
+                return [as_duplicate(record, verdict.original)]
             if verdict is not None:
                 record.minhash, record.band_keys = verdict.minhash, verdict.band_keys
-        return list(self._html_output(response, record, text, found))
+        return list(self._html_output(record, text, found))
 
-    def _html_output(
-        self, response: Response, record: FetchedPage, text: str, found: ExtractedLinks
-    ) -> Iterator[Any]:
+    def _html_output(self, record: FetchedPage, text: str, found: ExtractedLinks) -> Iterator[Any]:
         record.html_content = text
         links: dict[str, None] = {}
-        tag = [v.decode("latin-1") for v in response.headers.getlist("X-Robots-Tag")]
-        if found.nofollow or header_says_nofollow(tag, self.robots_token):
+        if found.nofollow:
             # Not followed, so not stored either: a FRONTIER row would be crawled later.
             record.nofollow = True
             self.crawler.stats.inc_value("govsi/pages/nofollow")

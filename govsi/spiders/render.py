@@ -20,7 +20,7 @@ from typing import Any
 
 from lxml import etree
 from scrapy import Request
-from scrapy.http import HtmlResponse, Response
+from scrapy.http import Response
 from scrapy.settings import BaseSettings
 from twisted.python.failure import Failure
 
@@ -175,7 +175,8 @@ class PlainPage:
     record: FetchedPage
     text: str
     found: ExtractedLinks
-    sample: bool  # rendered to learn whether the host needs rendering
+    # Rendered to learn whether the host needs rendering: what the plain version gave.
+    sample: Yield | None
 
 
 def merge(plain: ExtractedLinks, rendered: ExtractedLinks) -> ExtractedLinks:
@@ -215,12 +216,7 @@ class RenderingMixin:
         raise NotImplementedError
 
     async def _finish_html(
-        self,
-        response: Response,
-        record: FetchedPage,
-        text: str,
-        root: etree._Element | None,
-        found: ExtractedLinks,
+        self, record: FetchedPage, text: str, root: etree._Element | None, found: ExtractedLinks
     ) -> list[Any]:
         raise NotImplementedError
 
@@ -267,14 +263,14 @@ class RenderingMixin:
         text = response.text
         root = parse_html(text)
         found = extract_links(text, response.url, root)
-        if plain.sample:
-            gained = rendering_adds(_yield(plain.text, plain.found), _yield(text, found))
+        if plain.sample is not None:
+            gained = rendering_adds(plain.sample, page_yield(root, found))
             self.learner.learn(host, gained)
             self.crawler.stats.inc_value(f"govsi/render/sampled/{'gained' if gained else 'same'}")
         self.crawler.stats.inc_value("govsi/render/pages")
         self.crawler.stats.inc_value(f"govsi/render/host/{host}")
         record.rendered = True
-        return await self._finish_html(response, record, text, root, merge(plain.found, found))
+        return await self._finish_html(record, text, root, merge(plain.found, found))
 
     async def render_failed(self, failure: Failure) -> list[Any]:
         """A page the browser could not render is kept as fetched plainly, with the reason."""
@@ -284,15 +280,12 @@ class RenderingMixin:
         self.crawler.stats.inc_value("govsi/render/failed")
         plain.record.fetch_error = f"rendering failed: {error}"[:1000]
         plain.record.rendered = False
-        response = HtmlResponse(
-            plain.record.url, body=b"", status=plain.record.http_status_code or 200
-        )
         root = parse_html(plain.text)
-        return await self._finish_html(response, plain.record, plain.text, root, plain.found)
+        return await self._finish_html(plain.record, plain.text, root, plain.found)
 
 
-def _yield(text: str, found: ExtractedLinks) -> Yield:
-    """What one version of a page gives, for comparing the plain and rendered versions."""
-    root = parse_html(text)
+def page_yield(root: etree._Element | None, found: ExtractedLinks) -> Yield:
+    """What one version of a page gives, for comparing the plain and rendered versions
+    (read from its tree before the duplicate check cuts the template out of it)."""
     chars = len(" ".join(root.itertext())) if root is not None else 0
     return Yield(frozenset(found.links), frozenset(found.images), chars)

@@ -10,20 +10,16 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from govsi.db import alter_schema
+
 revision = "0002"
 down_revision = "0001"
 branch_labels = None
 depends_on = None
 
 
-def _schema() -> str | None:
-    # SQLite has no schemas, and Alembic's ALTER statements do not pass through the
-    # engine's schema_translate_map as CREATE TABLE does.
-    return None if op.get_bind().dialect.name == "sqlite" else "crawldb"
-
-
 def upgrade() -> None:
-    S = _schema()
+    S = alter_schema(op.get_bind())
     with op.batch_alter_table("site", schema=S) as site:
         site.add_column(sa.Column("ip_address", sa.String(64)))
         site.add_column(sa.Column("crawl_delay", sa.Float))
@@ -37,7 +33,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    S = _schema()
+    S = alter_schema(op.get_bind())
     op.drop_index("idx_page_frontier", "page", schema=S)
     op.create_index("idx_page_frontier", "page", ["page_type_code", "depth", "id"], schema=S)
     with op.batch_alter_table("page", schema=S) as page:

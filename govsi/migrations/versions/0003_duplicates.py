@@ -10,19 +10,16 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from govsi.db import alter_schema
+
 revision = "0003"
 down_revision = "0002"
 branch_labels = None
 depends_on = None
 
 
-def _schema() -> str | None:
-    # As in 0002: SQLite has no schemas, and Alembic's ALTER does not translate them.
-    return None if op.get_bind().dialect.name == "sqlite" else "crawldb"
-
-
 def upgrade() -> None:
-    S = _schema()
+    S = alter_schema(op.get_bind())
     page = f"{S}.page" if S else "page"
     with op.batch_alter_table("page", schema=S) as batch:
         batch.add_column(sa.Column("content_hash", sa.String(64)))
@@ -50,7 +47,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    S = _schema()
+    S = alter_schema(op.get_bind())
     op.drop_table("page_lsh", schema=S)
     op.drop_index("idx_page_content_hash", "page", schema=S)
     with op.batch_alter_table("page", schema=S) as batch:

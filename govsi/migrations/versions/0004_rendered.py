@@ -10,22 +10,19 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from govsi.db import alter_schema
+
 revision = "0004"
 down_revision = "0003"
 branch_labels = None
 depends_on = None
 
 
-def _schema() -> str | None:
-    # As in 0002: SQLite has no schemas, and Alembic's ALTER does not translate them.
-    return None if op.get_bind().dialect.name == "sqlite" else "crawldb"
-
-
 def upgrade() -> None:
-    with op.batch_alter_table("page", schema=_schema()) as batch:
+    with op.batch_alter_table("page", schema=alter_schema(op.get_bind())) as batch:
         batch.add_column(sa.Column("rendered", sa.Boolean))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("page", schema=_schema()) as batch:
+    with op.batch_alter_table("page", schema=alter_schema(op.get_bind())) as batch:
         batch.drop_column("rendered")
