@@ -21,7 +21,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
 from govsi import db
-from govsi.extract import filename_of
+from govsi.contenttypes import filename_of
 from govsi.items import (
     DiscoveredPage,
     FetchedImage,

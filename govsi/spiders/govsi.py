@@ -1,7 +1,8 @@
 """The ``govsi`` spider: turns responses into crawldb records and new requests.
 
 The decisions it relies on (canonical form, scope, link extraction, what a response is)
-live in ``govsi.urls`` and ``govsi.extract``; this module only wires them to Scrapy.
+live in ``govsi.urls``, ``govsi.extract``, ``govsi.encoding`` and ``govsi.contenttypes``;
+this module only wires them to Scrapy.
 """
 
 from __future__ import annotations
@@ -21,18 +22,13 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
+from govsi.contenttypes import classify
 from govsi.db import utcnow
 from govsi.dupefilters import KnownUrls
 from govsi.dupindex import DuplicateIndex, Verdict
+from govsi.encoding import decode_html
 from govsi.extensions import CrawlStore
-from govsi.extract import (
-    ExtractedLinks,
-    classify,
-    decode_html,
-    extract_links,
-    header_says_nofollow,
-    parse_html,
-)
+from govsi.extract import ExtractedLinks, extract_links, header_says_nofollow, parse_html
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
 from govsi.rendering import (
     RenderLearner,

@@ -1,0 +1,207 @@
+"""The browser's memory over a long rendered crawl (issue 5: "memory stays flat").
+
+Serves an endless web (``--hosts`` hosts, each page linking to two new ones and having a
+third inserted by a script; a stylesheet, a font and an outside script the browser must
+refuse) and crawls it with RENDER_JS=always, DEFAULT_CRAWL_DELAY=0, until ``--renders``
+pages have been rendered or ``--minutes`` have passed; then stops the crawl with SIGINT.
+
+Every 5 s it samples the proportional set size (PSS, /proc/<pid>/smaps_rollup) summed
+over the crawl's Chromium processes -- PSS, not RSS: Chromium's processes share most of
+their pages, and summing their RSS counts those pages once per process -- with the number
+of Chromium processes, the crawl process's own RSS, and the rendered pages in crawldb.
+Flat means: the mean PSS of the last fifth of the run is within 15 % of the mean of the
+second fifth (the first is start-up), and the least-squares slope over the second half is
+reported in MB per 1 000 renders.
+
+    PYTHONPATH=. python -m bench.render_memory                  # ~40 min, 6 000 renders
+    PYTHONPATH=. python -m bench.render_memory --renders 500    # quick look
+
+Writes bench/results/render-memory.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import random
+import re
+import signal
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.render_speed import ADD, HEAD
+from bench.sysinfo import code, machine
+from bench.webgen import _text
+from tests.simweb import jsweb
+from tests.simweb.server import Host, Resource, SimWeb, html
+from tests.support.crawl import query, start_crawl
+
+RESULTS = Path(__file__).resolve().parent / "results"
+_NODE = re.compile(r"^/(?:p|js-)(\d+)$")
+
+
+def _page(host: str, target: str) -> Resource | None:
+    if target == "/site.css":
+        return Resource(b"body{}", headers={"Content-Type": "text/css"})
+    m = _NODE.match(target)
+    if target != "/" and m is None:
+        return None
+    n = int(m.group(1)) if m else 0
+    # Each page links to two pages further down an endless binary tree, and a script adds a
+    # third: the frontier never runs dry and every page is rendered once.
+    links = "".join(f'<a href="/p{j}">p{j}</a> ' for j in (2 * n + 1, 2 * n + 2))
+    text = _text(random.Random(f"{host}{target}"), 1500)
+    return html(
+        f"<!DOCTYPE html><html><head><title>{host} {target}</title>{HEAD}</head><body>"
+        f"<h1>{target}</h1><p>{text}</p>{links}{ADD.format(n=n)}</body></html>"
+    )
+
+
+def endless_web(hosts: int) -> tuple[SimWeb, list[str]]:
+    built = [
+        Host(f"m{h}.gov.si", h, {}, dynamic=lambda t, name=f"m{h}.gov.si": _page(name, t))
+        for h in range(hosts)
+    ]
+    return SimWeb(built, outside=["cdn.example.com"]), [
+        f"http://m{h}.gov.si/" for h in range(hosts)
+    ]
+
+
+def _children(pid: int) -> list[int]:
+    """Every descendant of ``pid`` (Chromium's zygote and renderers are grandchildren)."""
+    kids: dict[int, list[int]] = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        kids.setdefault(ppid, []).append(int(proc.name))
+    out, todo = [], [pid]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
+def _kb(path: Path, field: str) -> int:
+    try:
+        for line in path.read_text().splitlines():
+            if line.startswith(field):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def browser_pss(crawl_pid: int) -> tuple[float, int]:
+    """(summed PSS in MB, process count) of the Chromium processes under the crawl."""
+    total, count = 0, 0
+    for pid in _children(crawl_pid):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"chrom" not in cmd.lower():
+            continue
+        total += _kb(Path(f"/proc/{pid}/smaps_rollup"), "Pss:")
+        count += 1
+    return round(total / 1024, 1), count
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs) if xs else 0.0
+
+
+def slope(points: list[tuple[float, float]]) -> float | None:
+    """Least-squares dy/dx."""
+    if len(points) < 3:
+        return None
+    mx, my = _mean([p[0] for p in points]), _mean([p[1] for p in points])
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    return sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else None
+
+
+def summarize(samples: list[list[float]]) -> dict[str, Any]:
+    """samples: [t, pss_mb, processes, crawler_rss_mb, rendered]."""
+    live = [s for s in samples if s[1] > 0]
+    fifth = max(1, len(live) // 5)
+    second = _mean([s[1] for s in live[fifth : 2 * fifth]])
+    last = _mean([s[1] for s in live[-fifth:]])
+    half = live[len(live) // 2 :]
+    per_k = slope([(s[4], s[1]) for s in half])
+    return {
+        "pss_mb_second_fifth_mean": round(second, 1),
+        "pss_mb_last_fifth_mean": round(last, 1),
+        "pss_mb_peak": max((s[1] for s in live), default=0.0),
+        "last_over_second": round(last / second, 3) if second else None,
+        "flat": bool(second) and abs(last / second - 1) <= 0.15,
+        "slope_mb_per_1000_renders_second_half": round(1000 * per_k, 1) if per_k else None,
+        "processes_max": max((s[2] for s in live), default=0),
+        "crawler_rss_mb_last": live[-1][3] if live else None,
+        "rendered": int(samples[-1][4]) if samples else 0,
+    }
+
+
+def run(hosts: int, renders: int, minutes: float, max_pages: int) -> dict[str, Any]:
+    web, seeds = endless_web(hosts)
+    web.start()
+    work = Path(tempfile.mkdtemp(prefix="govsi-render-memory-"))
+    db = f"sqlite:///{work / 'crawl.sqlite3'}"
+    try:
+        crawl = start_crawl(
+            web, db, work / "run", seeds, RENDER_JS="always", DEFAULT_CRAWL_DELAY=0,
+            RENDER_BROWSER_ARGS=jsweb.browser_args(web), RENDER_MAX_PAGES=max_pages,
+            CONCURRENT_REQUESTS=16, LOG_LEVEL="INFO",
+        )  # fmt: skip
+        proc = crawl.proc
+        started = time.monotonic()
+        samples: list[list[float]] = []
+        rendered, stopped_at = 0, 0.0
+        while proc.poll() is None:
+            now = time.monotonic() - started
+            with contextlib.suppress(Exception):  # the crawl may hold SQLite's write lock
+                rendered = query(db, "SELECT count(*) FROM page WHERE rendered")[0][0]
+            pss, nproc = browser_pss(proc.pid)
+            rss = _kb(Path(f"/proc/{proc.pid}/status"), "VmRSS:") / 1024
+            samples.append([round(now, 1), pss, nproc, round(rss, 1), rendered])
+            if len(samples) % 12 == 0:
+                print(f"  {now:6.0f} s: rendered {rendered}, browser PSS {pss:.0f} MB in "
+                      f"{nproc} processes, crawler RSS {rss:.0f} MB", flush=True)  # fmt: skip
+            if not stopped_at and (rendered >= renders or now > minutes * 60):
+                stopped_at = now
+                proc.send_signal(signal.SIGINT)
+            elif stopped_at and now - stopped_at > 300:
+                proc.kill()
+            time.sleep(5.0)
+        # Only while rendering: the tail after SIGINT is the browser shutting down.
+        running = [s for s in samples if not stopped_at or s[0] <= stopped_at]
+        return {"summary": summarize(running), "samples": samples,
+                "returncode": proc.returncode}  # fmt: skip
+    finally:
+        web.stop()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--hosts", type=int, default=4)
+    ap.add_argument("--renders", type=int, default=6000)
+    ap.add_argument("--minutes", type=float, default=60)
+    ap.add_argument("--max-pages", type=int, default=4, help="RENDER_MAX_PAGES")
+    args = ap.parse_args()
+    result = run(args.hosts, args.renders, args.minutes, args.max_pages)
+    out = {"benchmark": "render_memory", "machine": machine(), "code": code(RESULTS.parent.parent),
+           "args": vars(args), **result}  # fmt: skip
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "render-memory.json").write_text(json.dumps(out, indent=1))
+    print(json.dumps(out["summary"], indent=1))
+
+
+if __name__ == "__main__":
+    main()
