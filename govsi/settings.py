@@ -60,6 +60,10 @@ RENDER_BROWSER_ARGS: list[str] = []
 RENDER_TIMEOUT = 60.0
 # Browser pages open at once.
 RENDER_MAX_PAGES = 4
+# Pages rendered in one browser context before the next pages go to a fresh one and the
+# old one is closed: a context keeps caches and state as long as it lives, and without
+# this the browser's memory creeps up over a long crawl (bench/render_memory.py).
+RENDER_CONTEXT_PAGES = 500
 # auto: pages of each host rendered both ways before deciding, and how many plainly fetched
 # pages later a host where rendering added nothing is sampled again.
 RENDER_SAMPLE_PAGES = 3
@@ -152,6 +156,9 @@ ITEM_PIPELINES = {
 }
 DOWNLOADER_MIDDLEWARES = {
     "govsi.middlewares.StopUnwantedBodiesMiddleware": 50,
+    # Closest to the download handler: closes each rendered page as soon as it is
+    # downloaded and rotates browser contexts (RENDER_CONTEXT_PAGES).
+    "govsi.middlewares.RenderContextMiddleware": 990,
     # robots.txt is the frontier's (see ROBOTSTXT_OBEY): Scrapy's middleware would fetch it
     # outside the host's delay, ignore Crawl-delay and Sitemap, and allow all on a 5xx.
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,

@@ -73,7 +73,8 @@ def test_off_sees_only_the_served_html(js_web: SimWeb, tmp_path: Path) -> None:
 def test_always_renders_every_html_page_and_finds_what_scripts_add(
     js_web: SimWeb, tmp_path: Path
 ) -> None:
-    run, pages = crawl(js_web, tmp_path, "always")
+    # Three pages per browser context: contexts are retired and closed along the way.
+    run, pages = crawl(js_web, tmp_path, "always", RENDER_CONTEXT_PAGES=3)
     assert js_only(pages) == jsweb.JS_ONLY
     html_pages = {u: v for u, v in pages.items() if v[0] == "HTML" and u != f"{S}/visi"}
     assert all(rendered for _, rendered, _ in html_pages.values()), html_pages.keys()
@@ -90,6 +91,11 @@ def test_always_renders_every_html_page_and_finds_what_scripts_add(
     )
     assert not rendered and error.startswith("rendering failed") and "Visi" in html
     assert run.stats.get("govsi/render/failed") == 1
+    # Every page the browser opened was closed; contexts were rotated and closed.
+    opened = run.stats["playwright/page_count"]
+    assert run.stats.get("govsi/render/pages_closed") == opened
+    assert run.stats["playwright/context_count"] >= opened // 3
+    assert run.stats.get("govsi/render/contexts_closed", 0) >= opened // 3 - 1
 
 
 def test_auto_renders_what_needs_it_and_learns_hosts(js_web: SimWeb, tmp_path: Path) -> None:

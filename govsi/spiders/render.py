@@ -153,8 +153,10 @@ def configure(settings: BaseSettings) -> str:
             "headless": True,
             "args": browser_args(settings.get("RENDER_BROWSER_ARGS")),
         },
-        # One context, a few pages: the browser's memory stays flat over a long crawl.
-        "PLAYWRIGHT_MAX_CONTEXTS": 1,
+        # Contexts are rotated (RenderContextMiddleware): one in use, one being retired.
+        # The cap is a backstop, one more than that, for a context the rotation never
+        # learned of (its pages all failed before opening).
+        "PLAYWRIGHT_MAX_CONTEXTS": 3,
         "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT": settings.getint("RENDER_MAX_PAGES"),
         # No startup context: each scheme's handler would launch a browser at once; this
         # way a browser starts with the first page rendered over its scheme.
@@ -252,6 +254,9 @@ class RenderingMixin:
                 "govsi_plain": plain,
                 "playwright": True,
                 "playwright_context_kwargs": CONTEXT_KWARGS,
+                # The page is closed by RenderContextMiddleware, which needs it to reach
+                # (and retire) its context.
+                "playwright_include_page": True,
                 "playwright_page_methods": page_methods(self.render_timeout),
             },
         )
