@@ -11,9 +11,12 @@ the same unqualified SQL works against either database.
 
 from __future__ import annotations
 
+import importlib.resources
 import logging
 import os
+import tempfile
 from datetime import UTC, datetime
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from sqlalchemy import (
@@ -275,13 +278,34 @@ def alter_schema(conn: Connection) -> str | None:
 MIGRATE_LOCK = 0x676F766D
 
 
+def migrations_dir() -> Path:
+    """Alembic's script directory: govsi/migrations, or, when govsi is imported from a
+    zipped egg (scrapyd), a copy of it extracted to a temporary directory."""
+    here = Path(__file__).with_name("migrations")
+    if here.is_dir():
+        return here
+    target = Path(tempfile.mkdtemp(prefix="govsi-migrations-")) / "migrations"
+
+    def copy(node: Traversable, to: Path) -> None:
+        to.mkdir(parents=True, exist_ok=True)
+        for child in node.iterdir():
+            if child.is_dir():
+                if child.name != "__pycache__":
+                    copy(child, to / child.name)
+            else:
+                (to / child.name).write_bytes(child.read_bytes())
+
+    copy(importlib.resources.files("govsi") / "migrations", target)
+    return target
+
+
 def migrate(engine: Engine) -> None:
     """Bring the schema to the newest Alembic revision (creates it on first run)."""
     from alembic import command
     from alembic.config import Config
 
     cfg = Config()
-    cfg.set_main_option("script_location", str(Path(__file__).with_name("migrations")))
+    cfg.set_main_option("script_location", str(migrations_dir()))
     with engine.begin() as conn:
         if not is_sqlite(str(engine.url)):
             # Crawler processes starting together on one new database: one migrates, the

@@ -37,5 +37,5 @@ if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then
   useradd --system --no-create-home --shell /usr/sbin/nologin postgres
 fi
 
-"$PY" -m ruff check govsi tests bench
+"$PY" -m ruff check govsi tests bench setup.py
 exec "$PY" -m pytest "$@"

@@ -1,0 +1,19 @@
+"""The egg scrapyd runs (``scrapyd-deploy`` builds it from this file).
+
+Only the ``govsi`` package goes in: tests, benchmarks and scripts stay behind, and so do
+settings files with secrets (there are none; CRAWLDB_URL comes from the node's
+environment or from ``setting=`` at schedule time).
+"""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="govsi",
+    version="1.0",
+    packages=find_packages(include=["govsi", "govsi.*"]),
+    # Alembic reads its scripts as files, not as a package; scrapyd imports the egg as a zip,
+    # and govsi.db extracts the migrations from it.
+    package_data={"govsi": ["migrations/*.py", "migrations/*.mako", "migrations/versions/*.py"]},
+    entry_points={"scrapy": ["settings = govsi.settings"]},
+    zip_safe=False,
+)
