@@ -11,13 +11,16 @@ the same unqualified SQL works against either database.
 
 from __future__ import annotations
 
+import fcntl
 import importlib.resources
 import logging
 import os
+import socket
 import tempfile
 from datetime import UTC, datetime
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import IO
 
 from sqlalchemy import (
     BigInteger,
@@ -38,6 +41,7 @@ from sqlalchemy import (
     event,
     text,
 )
+from sqlalchemy.engine import make_url
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.schema import BLANK_SCHEMA
 
@@ -239,6 +243,34 @@ def resolve_crawldb_url(setting: str | None) -> str:
 
 def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")
+
+
+class CrawldbInUse(RuntimeError):
+    """An SQLite crawldb another crawl process is using."""
+
+
+def lock_sqlite(url: str) -> IO[bytes] | None:
+    """Hold the SQLite crawldb for this process (until the returned file is closed or the
+    process ends), or raise CrawldbInUse. SQLite crawls are single-process: two writers
+    would each queue and fetch the same pages. None for PostgreSQL and in-memory SQLite."""
+    path = make_url(url).database
+    if not is_sqlite(url) or not path or path == ":memory:":
+        return None
+    lock = open(f"{path}.lock", "a+b")  # noqa: SIM115 - held for the crawl's lifetime
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.seek(0)
+        holder = lock.read().decode(errors="replace").strip() or "another process"
+        lock.close()
+        raise CrawldbInUse(
+            f"{path} is in use by another crawl ({holder}). An SQLite crawldb serves one "
+            "crawler process; to run several on one crawl, use PostgreSQL (CRAWLDB_URL)."
+        ) from None
+    lock.truncate(0)
+    lock.write(f"pid {os.getpid()} on {socket.gethostname()}".encode())
+    lock.flush()
+    return lock
 
 
 def make_engine(url: str) -> Engine:

@@ -37,6 +37,11 @@ class CrawlStore:
         s = crawler.settings
         self.crawler = crawler
         self.url = db.resolve_crawldb_url(s.get("CRAWLDB_URL"))
+        try:
+            self._sqlite_lock = db.lock_sqlite(self.url)
+        except db.CrawldbInUse as e:
+            logger.error("%s", e)
+            raise
         self.engine = db.make_engine(self.url)
         db.migrate(self.engine)
         find_originals = None
@@ -157,6 +162,8 @@ class CrawlStore:
         if path:
             self.crawler.stats.set_value("govsi/db_spill_file", str(path))
         self.engine.dispose()
+        if self._sqlite_lock is not None:
+            self._sqlite_lock.close()  # another crawl may have the file now
 
 
 class StatsFile:
