@@ -220,6 +220,23 @@ class PageLsh(Base):
     )
 
 
+class IpLease(Base):
+    """govsi extension: which crawler process serves an IP address (and so every host on
+    it) now, until when, and when a request last reached that address. Several processes
+    on one crawldb take addresses from here; see govsi/leases.py."""
+
+    __tablename__ = "ip_lease"
+    __table_args__ = {"schema": SCHEMA}
+
+    ip: Mapped[str] = mapped_column(String(64), primary_key=True)
+    worker: Mapped[str] = mapped_column(String(200), nullable=False)
+    # Seconds since the epoch on the database's clock: the one clock all workers share.
+    expires_at: Mapped[float] = mapped_column(Float, nullable=False)
+    last_arrival: Mapped[float | None] = mapped_column(Float)
+    # Given back by its worker (expires_at is then the moment it was given back).
+    released: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+
+
 STANDARD_TABLES = ("data_type", "page_type", "site", "page", "page_data", "image", "link")
 
 
@@ -351,7 +368,7 @@ def migrate(engine: Engine) -> None:
 def empty_tables(engine: Engine) -> None:
     """FRESH_START: drop the crawl's rows but keep the schema and the lookup rows."""
     with engine.begin() as conn:
-        for table in ("page_lsh", "link", "image", "page_data"):
+        for table in ("ip_lease", "page_lsh", "link", "image", "page_data"):
             conn.execute(text(f"DELETE FROM {table}"))
         # Duplicates point at their originals: drop those references before the rows.
         conn.execute(text("UPDATE page SET duplicate_of = NULL"))

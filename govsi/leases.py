@@ -1,0 +1,133 @@
+"""Leases on IP addresses: how several crawler processes share one crawl politely.
+
+A process (a *worker*) fetches from an address only while it holds that address's lease in
+crawldb's ``ip_lease`` table, so no two workers ever ask one address (nor any host on it)
+at once, and the per-host and per-address delays each worker keeps hold for the crawl as a
+whole. A lease runs out ``ttl`` seconds after its last renewal: a worker that dies loses
+its addresses after that and the others take them over. The row keeps when a request last
+reached the address, so the next holder waits out the delay; after a lease merely ran out,
+the last request may have come after the last renewal, so the next holder counts the delay
+from the moment it took over.
+
+Times are seconds since the epoch on the database server's clock, the one clock all
+workers share; ``LeaseBook`` converts to and from a worker's own monotonic clock.
+
+PostgreSQL only: an SQLite crawldb serves one process (``govsi.db.lock_sqlite``), which
+needs no leases.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, text
+
+__all__ = ["Grant", "acquire", "db_now", "live_elsewhere", "release", "renew", "worker_id"]
+
+_NOW = "EXTRACT(EPOCH FROM clock_timestamp())::float8"
+
+
+@dataclass(frozen=True)
+class Grant:
+    ip: str
+    # When a request last reached the address, on the database clock (None: never, as
+    # far as crawldb knows).
+    last_arrival: float | None
+    expires_at: float
+
+
+def db_now(conn: Connection) -> float:
+    return float(conn.execute(text(f"SELECT {_NOW}")).scalar_one())
+
+
+def acquire(conn: Connection, ip: str, worker: str, ttl: float) -> Grant | None:
+    """Take the address's lease if it is free, given back, run out, or ours already.
+    Run inside a transaction: the row is locked while deciding."""
+    row = conn.execute(
+        text(
+            f"SELECT worker, expires_at, last_arrival, released, {_NOW} "
+            "FROM crawldb.ip_lease WHERE ip = :ip FOR UPDATE"
+        ),
+        {"ip": ip},
+    ).first()
+    if row is None:
+        inserted = conn.execute(
+            text(
+                "INSERT INTO crawldb.ip_lease (ip, worker, expires_at, released) "
+                f"VALUES (:ip, :w, {_NOW} + :ttl, false) "
+                "ON CONFLICT (ip) DO NOTHING RETURNING expires_at"
+            ),
+            {"ip": ip, "w": worker, "ttl": ttl},
+        ).first()
+        return None if inserted is None else Grant(ip, None, float(inserted[0]))
+    holder, expires_at, last_arrival, released, now = row
+    if holder != worker and not released and expires_at > now:
+        return None
+    if holder != worker and not released:
+        # Ran out: its holder may have sent a request after its last renewal.
+        last_arrival = now
+    conn.execute(
+        text(
+            "UPDATE crawldb.ip_lease SET worker = :w, expires_at = :exp, released = false, "
+            "last_arrival = :la WHERE ip = :ip"
+        ),
+        {"w": worker, "exp": now + ttl, "la": last_arrival, "ip": ip},
+    )
+    return Grant(ip, last_arrival, now + ttl)
+
+
+def renew(
+    conn: Connection, worker: str, arrivals: dict[str, float | None], ttl: float
+) -> dict[str, float]:
+    """Extend the worker's leases on these addresses and record their last arrivals;
+    returns the new expiry of each lease still held (one that ran out and was taken by
+    another worker is missing)."""
+    held: dict[str, float] = {}
+    for ip, arrival in arrivals.items():
+        row = conn.execute(
+            text(
+                f"UPDATE crawldb.ip_lease SET expires_at = {_NOW} + :ttl, "
+                "last_arrival = GREATEST(last_arrival, :la) "
+                "WHERE ip = :ip AND worker = :w AND NOT released RETURNING expires_at"
+            ),
+            {"ttl": ttl, "la": arrival, "ip": ip, "w": worker},
+        ).first()
+        if row is not None:
+            held[ip] = float(row[0])
+    return held
+
+
+def release(conn: Connection, worker: str, arrivals: dict[str, float | None]) -> None:
+    """Give the leases back, with when a request last reached each address, so the next
+    holder waits only what the delay still asks."""
+    for ip, arrival in arrivals.items():
+        conn.execute(
+            text(
+                f"UPDATE crawldb.ip_lease SET released = true, expires_at = {_NOW}, "
+                "last_arrival = GREATEST(last_arrival, :la) WHERE ip = :ip AND worker = :w"
+            ),
+            {"la": arrival, "ip": ip, "w": worker},
+        )
+
+
+def live_elsewhere(conn: Connection, worker: str) -> int:
+    """Leases other workers hold now: while there are any, the crawl is not over (they
+    may still find pages for everyone)."""
+    return int(
+        conn.execute(
+            text(
+                "SELECT count(*) FROM crawldb.ip_lease "
+                f"WHERE worker <> :w AND NOT released AND expires_at > {_NOW}"
+            ),
+            {"w": worker},
+        ).scalar_one()
+    )
+
+
+def worker_id() -> str:
+    """This process's name in ip_lease: host, pid and start time (a restarted process
+    with a recycled pid is someone else)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{time.time():.0f}"

@@ -1,0 +1,103 @@
+"""Tests for govsi.leases: one worker per IP address at a time, across processes."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import Engine
+
+from govsi import db
+from govsi.leases import Grant, acquire, db_now, live_elsewhere, release, renew, worker_id
+from tests.support.pgcluster import PgCluster
+
+_names = itertools.count()
+IP = "10.0.0.1"
+
+
+@pytest.fixture
+def pg(pg_cluster: PgCluster) -> Iterator[Engine]:
+    eng = db.make_engine(pg_cluster.create_database(f"lease{next(_names)}"))
+    db.migrate(eng)
+    yield eng
+    eng.dispose()
+
+
+def take(eng: Engine, worker: str, ip: str = IP, ttl: float = 30.0) -> Grant | None:
+    with eng.begin() as conn:
+        return acquire(conn, ip, worker, ttl)
+
+
+def test_a_free_address_is_granted_once(pg: Engine) -> None:
+    grant = take(pg, "a")
+    assert grant is not None and grant.last_arrival is None
+    assert take(pg, "b") is None  # held by a
+    assert take(pg, "a") is not None  # a again: still a's
+    assert take(pg, "b", ip="10.0.0.2") is not None  # another address is free
+
+
+def test_a_released_lease_passes_on_its_last_arrival(pg: Engine) -> None:
+    take(pg, "a")
+    with pg.begin() as conn:
+        arrival = db_now(conn) - 1.0
+        release(conn, "a", {IP: arrival})
+    grant = take(pg, "b")
+    assert grant is not None and grant.last_arrival == pytest.approx(arrival)
+
+
+def test_a_lease_that_ran_out_counts_the_delay_from_the_takeover(pg: Engine) -> None:
+    take(pg, "a", ttl=0.2)
+    with pg.begin() as conn:
+        renew(conn, "a", {IP: db_now(conn) - 10.0}, ttl=0.2)
+    assert take(pg, "b") is None
+    time.sleep(0.3)
+    with pg.begin() as conn:
+        before = db_now(conn)
+    grant = take(pg, "b")
+    # a may have sent a request after its last renewal: b waits as if one arrived now.
+    assert grant is not None and grant.last_arrival is not None
+    assert grant.last_arrival >= before
+
+
+def test_renewal_keeps_a_lease_and_reports_one_lost(pg: Engine) -> None:
+    take(pg, "a", ttl=0.2)
+    with pg.begin() as conn:
+        held = renew(conn, "a", {IP: None}, ttl=30)
+        assert set(held) == {IP} and held[IP] > db_now(conn) + 20
+    time.sleep(0.3)
+    assert take(pg, "b") is None  # renewed: still a's
+    take(pg, "c", ip="10.0.0.3", ttl=0.1)
+    time.sleep(0.2)
+    assert take(pg, "b", ip="10.0.0.3") is not None  # c's ran out; b has it now
+    with pg.begin() as conn:
+        assert renew(conn, "c", {"10.0.0.3": None}, ttl=30) == {}  # c learns it lost it
+
+
+def test_live_elsewhere_counts_other_workers_live_leases(pg: Engine) -> None:
+    take(pg, "a")
+    take(pg, "b", ip="10.0.0.2")
+    take(pg, "c", ip="10.0.0.3", ttl=0.05)
+    time.sleep(0.1)
+    with pg.begin() as conn:
+        assert live_elsewhere(conn, "a") == 1  # b's; c's ran out
+        release(conn, "b", {"10.0.0.2": None})
+        assert live_elsewhere(conn, "a") == 0
+
+
+def test_racing_workers_never_both_get_an_address(pg: Engine) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def grab(i: int) -> bool:
+        return take(pg, f"w{i}", ip="10.9.9.9") is not None
+
+    with ThreadPoolExecutor(8) as pool:
+        granted = list(pool.map(grab, range(16)))
+    assert sum(granted) == 1
+
+
+def test_worker_ids_differ_between_processes() -> None:
+    wid = worker_id()
+    assert wid.count(":") == 2 and str(os.getpid()) in wid
