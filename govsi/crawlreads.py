@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from sqlalchemy import Engine, Table, and_, func, or_, select
 
@@ -35,12 +36,15 @@ class CrawlReader:
             q = select(IMAGE.c.url).where(IMAGE.c.url.not_in(fetched)).distinct()
             yield from conn.execute(q.execution_options(yield_per=5000)).scalars()
 
-    def frontier_hosts(self, max_depth: int = 0) -> list[tuple[str, str]]:
-        """Hosts with FRONTIER rows (within ``max_depth`` > 0), each with one of their URLs:
-        a continuing crawl's work."""
+    def frontier_hosts(self, max_depth: int = 0, counts: bool = False) -> list[Any]:
+        """Hosts with FRONTIER rows (within ``max_depth`` > 0), each with one of their URLs
+        (and, with ``counts``, how many rows): a continuing or shared crawl's work."""
         with self.engine.connect() as conn:
+            cols = [SITE.c.domain, func.min(PAGE.c.url)]
+            if counts:
+                cols.append(func.count())
             q = (
-                select(SITE.c.domain, func.min(PAGE.c.url))
+                select(*cols)
                 .join(PAGE, PAGE.c.site_id == SITE.c.id)
                 .where(PAGE.c.page_type_code == "FRONTIER")
                 .group_by(SITE.c.id, SITE.c.domain)
@@ -48,7 +52,7 @@ class CrawlReader:
             )
             if max_depth > 0:
                 q = q.where(PAGE.c.depth <= max_depth)
-            return [(domain, url) for domain, url in conn.execute(q)]
+            return [tuple(row) for row in conn.execute(q)]
 
     def frontier_batch(
         self, host: str, after: tuple[int, int], limit: int, max_depth: int = 0
@@ -68,6 +72,23 @@ class CrawlReader:
             if max_depth > 0:
                 q = q.where(PAGE.c.depth <= max_depth)
             return [(u, d or 0, i) for u, d, i in conn.execute(q)]
+
+    def fetched_among(self, pages: list[str], images: list[str]) -> set[str]:
+        """Which of these page and image URLs crawldb records as fetched already (by
+        another worker of a shared crawl, while this one waited for their address)."""
+        found: set[str] = set()
+        with self.engine.connect() as conn:
+            for i in range(0, len(pages), 500):
+                q = select(PAGE.c.url).where(
+                    PAGE.c.url.in_(pages[i : i + 500]), PAGE.c.page_type_code != "FRONTIER"
+                )
+                found.update(conn.execute(q).scalars())
+            for i in range(0, len(images), 500):
+                q = select(IMAGE.c.url).where(
+                    IMAGE.c.url.in_(images[i : i + 500]), IMAGE.c.accessed_time.is_not(None)
+                )
+                found.update(conn.execute(q).scalars())
+        return found
 
     def known_urls(self) -> Iterator[str]:
         """Every URL crawldb has a page row for, fetched or not."""

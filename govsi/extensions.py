@@ -93,8 +93,8 @@ class CrawlStore:
     def frontier(self, max_depth: int = 0) -> Iterator[tuple[str, int]]:
         return self.reader.frontier(max_depth)
 
-    def frontier_hosts(self, max_depth: int = 0) -> list[tuple[str, str]]:
-        return self.reader.frontier_hosts(max_depth)
+    def frontier_hosts(self, max_depth: int = 0, counts: bool = False) -> list[Any]:
+        return self.reader.frontier_hosts(max_depth, counts)
 
     def frontier_batch(
         self, host: str, after: tuple[int, int], limit: int, max_depth: int = 0
@@ -103,6 +103,9 @@ class CrawlStore:
 
     def known_urls(self) -> Iterator[str]:
         return self.reader.known_urls()
+
+    def fetched_among(self, pages: list[str], images: list[str]) -> set[str]:
+        return self.reader.fetched_among(pages, images)
 
     def add(self, item: Item) -> None:
         # Items are written in the order they are added, so "items_written has reached the

@@ -104,6 +104,39 @@ class Frontier:
         group.hosts[name] = state
         self._wake(group)
 
+    def park(self, name: str) -> None:
+        """Take a host out of scheduling (its address is served by another process now);
+        its entries stay queued until ``set_ip`` places it again."""
+        state = self.host(name)
+        if state.ip is not None:
+            self._groups[state.ip].hosts.pop(name, None)
+            state.ip = None
+
+    def set_last_arrival(self, name: str, when: float) -> None:
+        """A request reached the host's address at ``when`` (learned from elsewhere)."""
+        state = self.host(name)
+        state.last_arrival = max(state.last_arrival, when)
+        if state.ip is not None:
+            group = self._groups[state.ip]
+            group.free_at = max(group.free_at, when + self.ip_delay)
+            self._wake(group)
+
+    def last_arrival(self, ip: str) -> float | None:
+        """When a request last reached this address, as far as this frontier knows."""
+        group = self._groups.get(ip)
+        if group is None:
+            return None
+        latest = max((h.last_arrival for h in group.hosts.values()), default=float("-inf"))
+        latest = max(latest, group.free_at - self.ip_delay)
+        return None if latest == float("-inf") or latest <= 0 else latest
+
+    def idle(self, ip: str) -> bool:
+        """Nothing queued or in flight for any host on this address."""
+        group = self._groups.get(ip)
+        return group is None or (
+            group.busy_host is None and not any(h.queue for h in group.hosts.values())
+        )
+
     def set_delay(self, name: str, delay: float) -> None:
         """The host's delay: never below the default (a longer Crawl-delay wins)."""
         state = self.host(name)
@@ -143,6 +176,17 @@ class Frontier:
         state = self.hosts.get(name)
         return iter(()) if state is None else (e for _, _, e in state.queue)
 
+    def discard(self, name: str, drop: Callable[[Any], bool]) -> int:
+        """Take the host's queued entries ``drop`` says are stale out; returns how many."""
+        state = self.host(name)
+        kept = [item for item in state.queue if not drop(item[2])]
+        removed = len(state.queue) - len(kept)
+        if removed:
+            heapq.heapify(kept)
+            state.queue[:] = kept
+            self._size -= removed
+        return removed
+
     def drop_host(self, name: str) -> list[Any]:
         """Take every queued entry of a host out (a host given up on); returns them."""
         state = self.host(name)
@@ -181,9 +225,14 @@ class Frontier:
         """The request released for ``name`` is over; it reached the server by ``arrived_by``."""
         state = self.host(name)
         state.last_arrival = max(state.last_arrival, arrived_by)
-        if state.ip is None:
-            return
-        group = self._groups[state.ip]
+        if state.ip is not None:
+            group = self._groups[state.ip]
+        else:
+            # Parked while its request was out: its address still counts the request.
+            parked = [g for g in self._groups.values() if g.busy_host == name]
+            if not parked:
+                return
+            group = parked[0]
         group.free_at = max(group.free_at, arrived_by + self.ip_delay)
         if group.busy_host == name:
             group.busy_host = None

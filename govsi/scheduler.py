@@ -28,9 +28,11 @@ from twisted.internet.interfaces import IDelayedCall
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
+from govsi.db import is_sqlite
 from govsi.extensions import CrawlStore
 from govsi.frontier import Frontier, HostState
 from govsi.items import FetchedPage, SiteInfo
+from govsi.leasekeeper import LeaseCallbacks, LeaseKeeper
 from govsi.robots import RobotsRules
 from govsi.robotstxt import KIND_ROBOTS, RobotsFetcher, RobotsOutcome, robots_url_for
 from govsi.urls import fingerprint, host_of
@@ -82,6 +84,9 @@ class HostInfo:
     refill_after: float = 0.0
     # A refused entry's row is in crawldb once the store has written this many items.
     backlog_written_at: int = 0
+    # FRONTIER rows crawldb had for it when a refill last found nothing new to fetch:
+    # another worker's rows change the count (see _found_hosts).
+    dry_count: int = -1
 
 
 class FrontierScheduler(BaseScheduler):
@@ -115,6 +120,10 @@ class FrontierScheduler(BaseScheduler):
         # No single attempt can take longer (DNS and connection included in the timeout).
         self.stuck_after = s.getfloat("DOWNLOAD_TIMEOUT") + 60.0
         self._progress_last = (time.monotonic(), 0)
+        self.lease_ttl = s.getfloat("LEASE_TTL")
+        self.lease_scan = s.getfloat("LEASE_SCAN_INTERVAL")
+        # Hosts by address: a lease is on an address, the frontier schedules hosts.
+        self._on_ip: dict[str, set[str]] = {}
         crawler.signals.connect(self._headers_received, signal=signals.headers_received)
         crawler.signals.connect(self._left_downloader, signal=signals.request_left_downloader)
 
@@ -130,6 +139,21 @@ class FrontierScheduler(BaseScheduler):
         if store is None:
             raise RuntimeError("the frontier needs the govsi.extensions.CrawlStore extension")
         self.store = store
+        self.leases = LeaseKeeper(
+            None if is_sqlite(store.url) else store.engine,
+            LeaseCallbacks(
+                granted=self._lease_granted,
+                lost=self._lease_lost,
+                arrivals=lambda ips: {ip: self.frontier.last_arrival(ip) for ip in ips},
+                idle=self._idle_addresses,
+                found_hosts=self._scan_frontier,
+            ),
+            ttl=self.lease_ttl,
+            scan_interval=self.lease_scan,
+        )
+        self.leases.start()
+        # Leases go back once this run's last writes are in (after spider_closed).
+        self.crawler.signals.connect(self.leases.stop, signal=signals.engine_stopped)
         self.df.open()
         # A continuing crawl: every host with FRONTIER rows has work in crawldb.
         for host, sample_url in store.frontier_hosts(self.depth_limit):
@@ -166,7 +190,7 @@ class FrontierScheduler(BaseScheduler):
         self.df.close(reason)
 
     def has_pending_requests(self) -> bool:
-        if len(self.frontier):
+        if len(self.frontier) or self.leases.waiting():
             return True
         return any(
             (h.backlog and not h.unavailable) or h.refilling or h.robots_retry is not None
@@ -196,6 +220,9 @@ class FrontierScheduler(BaseScheduler):
             # whole: their meta (a retry count) must survive, and they may repeat a URL.
             depth = DEPTH_SITEMAP if kind == "sitemap" else meta.get("depth", 0)
             self.frontier.push(host, depth, request, spillable=False)
+        info = self.hosts[host]
+        if info.ip is not None and not self.leases.holds(info.ip):
+            self.leases.want(info.ip)  # given back while idle; work for it again
         self.stats.inc_value("scheduler/enqueued")
         return True
 
@@ -270,6 +297,7 @@ class FrontierScheduler(BaseScheduler):
 
     def _not_fetched(self, entry: Entry, reason: str, stat: str) -> None:
         self.stats.inc_value(stat)
+        self.released.add(fingerprint(entry.url))  # its row stays FRONTIER: not again
         if entry.kind == KIND_PAGE:
             self.store.add(
                 FetchedPage(entry.url, entry.depth, "FRONTIER", None, fetch_error=reason)
@@ -327,8 +355,12 @@ class FrontierScheduler(BaseScheduler):
     def _resolve(self, host: str) -> None:
         def resolved(ip: str) -> None:
             self.hosts[host].ip = ip
-            self.frontier.set_ip(host, ip)
-            self._wake()
+            self._on_ip.setdefault(ip, set()).add(host)
+            if self.leases.holds(ip):
+                self.frontier.set_ip(host, ip)
+                self._wake()
+            else:
+                self.leases.want(ip)  # scheduled once granted (_lease_granted)
 
         def failed(failure: Failure) -> None:
             message = failure.getErrorMessage()
@@ -378,6 +410,80 @@ class FrontierScheduler(BaseScheduler):
         info = self.hosts[host]
         info.unavailable = reason
         self.frontier.open_gate(host)  # entries flow out to _admit, which records them
+
+    # -- sharing the crawl: address leases (govsi.leasekeeper) -----------------------------
+    def _lease_granted(self, ip: str, last_arrival: float | None) -> None:
+        self.stats.inc_value("govsi/leases/granted")
+        hosts = list(self._on_ip.get(ip, ()))
+        queued = [e for h in hosts for e in self.frontier.entries(h) if isinstance(e, Entry)]
+        if not self.leases.shared or not queued:
+            self._serve(ip, hosts, last_arrival)
+            return
+        # Entries queued here while another worker served the address may be fetched
+        # by now: crawldb says which, before any goes out.
+        pages = [e.url for e in queued if e.kind == KIND_PAGE]
+        images = [e.url for e in queued if e.kind == KIND_IMAGE]
+        d = deferToThread(self.store.fetched_among, pages, images)
+        d.addErrback(lambda f: logger.warning("checking queued URLs failed: %s", f.value) or set())
+        d.addCallback(self._pruned, ip, hosts, last_arrival)
+
+    def _pruned(
+        self, done: set[str], ip: str, hosts: list[str], last_arrival: float | None
+    ) -> None:
+        if not self.leases.holds(ip):
+            return  # lost again meanwhile; the next grant checks again
+        for host in hosts:
+            n = self.frontier.discard(host, lambda e: isinstance(e, Entry) and e.url in done)
+            self.stats.inc_value("govsi/leases/fetched_elsewhere", n)
+        for url in done:
+            self.released.add(fingerprint(url))
+        self._serve(ip, hosts, last_arrival)
+
+    def _serve(self, ip: str, hosts: list[str], last_arrival: float | None) -> None:
+        for host in hosts:
+            self.frontier.set_ip(host, ip)
+            if last_arrival is not None:
+                self.frontier.set_last_arrival(host, last_arrival)
+        self._wake()
+
+    def _lease_lost(self, ip: str) -> None:
+        for host in self._on_ip.get(ip, ()):
+            self.frontier.park(host)
+
+    def _idle_addresses(self, ips: list[str]) -> list[str]:
+        if self.store.items_written < self.store.items_added:
+            return []  # pages fetched here are not all in crawldb yet
+        return [
+            ip
+            for ip in ips
+            if self.frontier.idle(ip)
+            and not any(
+                self.hosts[h].backlog or self.hosts[h].refilling or self.hosts[h].robots_retry
+                for h in self._on_ip.get(ip, ())
+            )
+        ]
+
+    def _scan_frontier(self) -> None:
+        d = deferToThread(self.store.frontier_hosts, self.depth_limit, True)
+        d.addCallbacks(self._scanned, lambda f: logger.warning(
+            "listing hosts with work in crawldb failed: %s", f.getErrorMessage()))  # fmt: skip
+
+    def _scanned(self, rows: list[tuple[str, str, int]]) -> None:
+        """Hosts with FRONTIER rows: take up those another worker found or left."""
+        for host, sample_url, count in rows:
+            info = self.hosts.get(host)
+            if info is None:
+                self._host(host, sample_url)
+                self._set_backlog(host, True)
+                continue
+            if info.unavailable or info.backlog or info.refilling or count == info.dry_count:
+                continue
+            info.dry_count = count
+            info.cursor = (-1, 0)
+            self._set_backlog(host, True)
+            if info.ip is not None and not self.leases.holds(info.ip):
+                self.leases.want(info.ip)
+        self._wake()
 
     # -- refilling from crawldb -------------------------------------------------------------
     def _start_refills(self, now: float) -> None:

@@ -139,6 +139,14 @@ SCHEDULER = "govsi.scheduler.FrontierScheduler"
 DUPEFILTER_CLASS = "govsi.dupefilters.CanonicalDupeFilter"
 # Queued pages held in memory; the rest wait in crawldb and are read back as hosts drain.
 FRONTIER_WINDOW = 100_000
+
+# --- Sharing a crawl (several processes on one PostgreSQL crawldb; govsi/leases.py) ----
+# A process serves an IP address (every host on it) only while it holds the address's
+# lease. Seconds a lease lasts unless renewed (every third of it): how long the hosts of
+# a process that died wait before another takes them over.
+LEASE_TTL = 30.0
+# Seconds between looks for hosts with FRONTIER rows that other processes found.
+LEASE_SCAN_INTERVAL = 10.0
 # FRONTIER rows read from crawldb at a time for one host.
 FRONTIER_REFILL_SIZE = 200
 # Seconds between progress lines in the log (0 = none).

@@ -1,0 +1,220 @@
+"""The scheduler's side of sharing a crawl: which IP addresses this process may serve now.
+
+Several crawler processes on one PostgreSQL crawldb take IP addresses from its
+``ip_lease`` table (``govsi.leases``). The scheduler asks for an address when one of its
+hosts resolves to it (``want``) and schedules that address's hosts only once the lease is
+granted; ``LeaseKeeper`` renews what it holds every ``ttl / 3`` seconds in a worker thread,
+retries what it wants, gives back addresses it has had no work for, and tells the
+scheduler about each lease granted or lost. Every ``scan_interval`` it also lists the
+hosts with FRONTIER rows in crawldb: pages other workers found.
+
+On SQLite (one process only) every address is granted at once and nothing is stored.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlalchemy import Engine
+from twisted.internet import task
+from twisted.internet.threads import deferToThread
+from twisted.python.failure import Failure
+
+from govsi import leases
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class LeaseCallbacks:
+    # A lease was granted: (ip, when a request last reached it, on the monotonic clock).
+    granted: Callable[[str, float | None], None]
+    # A lease was lost (ran out and was taken, or could not be renewed in time).
+    lost: Callable[[str], None]
+    # The last arrival of each held address (monotonic), to record in crawldb.
+    arrivals: Callable[[list[str]], dict[str, float | None]]
+    # Held addresses with nothing queued, in flight or in crawldb for them, whose fetched
+    # pages are all written: the ones that can be given back.
+    idle: Callable[[list[str]], list[str]]
+    # Hosts with FRONTIER rows in crawldb (a scan for work other workers found).
+    found_hosts: Callable[[], None]
+
+
+@dataclass
+class _State:
+    held: dict[str, float] = field(default_factory=dict)  # ip -> expiry (monotonic)
+    wanted: set[str] = field(default_factory=set)
+    live_elsewhere: int = 0
+
+
+class LeaseKeeper:
+    def __init__(
+        self,
+        engine: Engine | None,
+        callbacks: LeaseCallbacks,
+        ttl: float,
+        scan_interval: float,
+        worker: str | None = None,
+    ) -> None:
+        self.engine = engine  # None: SQLite, everything granted at once
+        self.cb = callbacks
+        self.ttl = ttl
+        self.scan_interval = scan_interval
+        self.worker = worker or leases.worker_id()
+        self.state = _State()
+        self._loop: task.LoopingCall | None = None
+        self._busy = False
+        self._last_scan = 0.0
+        # Stop using a lease this long before it runs out unless renewed: a renewal late
+        # because crawldb is slow must not let two workers serve one address.
+        self.margin = ttl / 3
+
+    @property
+    def shared(self) -> bool:
+        return self.engine is not None
+
+    # -- the scheduler asks -----------------------------------------------------------------
+    def want(self, ip: str) -> None:
+        if ip in self.state.held or ip in self.state.wanted:
+            return
+        if not self.shared:
+            self.state.held[ip] = float("inf")
+            self.cb.granted(ip, None)
+            return
+        self.state.wanted.add(ip)
+        self.tick()  # now rather than at the next round
+
+    def holds(self, ip: str) -> bool:
+        return ip in self.state.held
+
+    def waiting(self) -> bool:
+        """Whether the crawl must go on for what others hold or we wait for."""
+        return bool(self.state.wanted) or self.state.live_elsewhere > 0
+
+    def start(self) -> None:
+        if self.shared:
+            self._loop = task.LoopingCall(self.tick)
+            self._loop.start(self.ttl / 3, now=False)
+
+    def stop(self) -> None:
+        """Give every lease back (the crawl's writes are done by now)."""
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        if not self.shared or not self.state.held:
+            return
+        held = list(self.state.held)
+        try:
+            with self.engine.begin() as conn:  # type: ignore[union-attr]
+                offset = leases.db_now(conn) - time.time()
+                leases.release(conn, self.worker, self._to_db(self.cb.arrivals(held), offset))
+        except Exception as e:
+            logger.warning("giving back %d address leases failed (%s); they run out", len(held), e)
+        self.state.held.clear()
+
+    # -- one round ---------------------------------------------------------------------------
+    def tick(self) -> None:
+        if not self.shared or self._busy:
+            return
+        now = time.monotonic()
+        # Leases not renewed in time are dropped before anything else.
+        for ip, expiry in list(self.state.held.items()):
+            if now > expiry - self.margin:
+                self._lose(ip, "not renewed in time")
+        held = list(self.state.held)
+        idle = set(self.cb.idle(held))
+        keep = [ip for ip in held if ip not in idle]
+        plan = _Round(
+            renew=self.cb.arrivals(keep),
+            release=self.cb.arrivals(sorted(idle)),
+            acquire=sorted(self.state.wanted),
+        )
+        for ip in idle:
+            del self.state.held[ip]
+            self.cb.lost(ip)  # parked: wanted again as soon as work for it turns up
+        scan = now - self._last_scan >= self.scan_interval
+        if scan:
+            self._last_scan = now
+        self._busy = True
+        d = deferToThread(self._round, plan)
+        d.addCallbacks(self._done, self._failed, callbackArgs=(scan,))
+
+    def _round(self, plan: _Round) -> _Outcome:
+        assert self.engine is not None
+        sent = time.monotonic()
+        out = _Outcome()
+        with self.engine.begin() as conn:
+            offset = leases.db_now(conn) - time.time()
+            out.renewed = leases.renew(conn, self.worker, self._to_db(plan.renew, offset), self.ttl)
+            leases.release(conn, self.worker, self._to_db(plan.release, offset))
+        for ip in plan.acquire:
+            with self.engine.begin() as conn:
+                grant = leases.acquire(conn, ip, self.worker, self.ttl)
+            if grant is not None:
+                out.granted[ip] = grant
+        with self.engine.connect() as conn:
+            out.live_elsewhere = leases.live_elsewhere(conn, self.worker)
+        out.offset, out.sent, out.tried = offset, sent, set(plan.acquire)
+        return out
+
+    def _done(self, out: _Outcome, scan: bool) -> None:
+        self._busy = False
+        # Expiry counted from when the round began: the database may have set it later,
+        # never earlier.
+        for ip in list(self.state.held):
+            if ip in out.renewed:
+                self.state.held[ip] = out.sent + self.ttl
+        for ip in [ip for ip in self.state.held if ip not in out.renewed and ip not in out.granted]:
+            if self.state.held[ip] != float("inf"):
+                self._lose(ip, "taken by another worker")
+        for ip, grant in out.granted.items():
+            self.state.wanted.discard(ip)
+            self.state.held[ip] = out.sent + self.ttl
+            arrival = None
+            if grant.last_arrival is not None:
+                # Database clock -> this process's monotonic clock.
+                arrival = time.monotonic() - (time.time() + out.offset - grant.last_arrival)
+            self.cb.granted(ip, arrival)
+        self.state.live_elsewhere = out.live_elsewhere
+        if scan:
+            self.cb.found_hosts()
+        if self.state.wanted - out.tried:
+            # Addresses that came up during the round: ask now, not a whole period later.
+            from twisted.internet import reactor
+
+            reactor.callLater(0, self.tick)  # type: ignore[attr-defined]
+
+    def _failed(self, failure: Failure) -> None:
+        self._busy = False
+        logger.warning("address leases: crawldb did not answer (%s)", failure.getErrorMessage())
+
+    def _lose(self, ip: str, why: str) -> None:
+        self.state.held.pop(ip, None)
+        logger.info("lease on %s lost (%s); its hosts wait", ip, why)
+        self.cb.lost(ip)
+        self.state.wanted.add(ip)
+
+    @staticmethod
+    def _to_db(arrivals: dict[str, float | None], offset: float = 0.0) -> dict[str, float | None]:
+        """Monotonic arrivals -> the database clock (``offset``: database minus wall)."""
+        wall = time.time() - time.monotonic() + offset
+        return {ip: None if a is None else a + wall for ip, a in arrivals.items()}
+
+
+@dataclass
+class _Round:
+    renew: dict[str, float | None]
+    release: dict[str, float | None]
+    acquire: list[str]
+
+
+@dataclass
+class _Outcome:
+    renewed: dict[str, float] = field(default_factory=dict)
+    granted: dict[str, leases.Grant] = field(default_factory=dict)
+    live_elsewhere: int = 0
+    offset: float = 0.0
+    sent: float = 0.0
+    tried: set[str] = field(default_factory=set)

@@ -1,0 +1,77 @@
+"""End-to-end: three crawler processes on one PostgreSQL crawldb share one crawl of the
+simulated web. The database ends as a single process leaves it; the server saw every page
+once, and no host or address asked faster than its delay; a worker killed half-way loses
+nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections import Counter, defaultdict
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from tests.simweb import govweb
+from tests.simweb.expected import E2E_SETTINGS, EXPECTED_LINKS, EXPECTED_PAGES
+from tests.simweb.server import Hit, SimWeb
+from tests.support.crawl import RunningCrawl, snapshot, start_crawl, wait_for_requests
+from tests.support.pgcluster import PgCluster
+
+DELAY = 0.3
+SETTINGS = {**E2E_SETTINGS, "DEFAULT_CRAWL_DELAY": DELAY, "LEASE_TTL": 3, "LEASE_SCAN_INTERVAL": 1}
+# Fetched more than once by design: retried errors (RETRY_TIMES=2).
+RETRIED = {"/napaka", "/pocasi"}
+
+
+def start_workers(web: SimWeb, db_url: str, work: Path, n: int) -> list[RunningCrawl]:
+    return [start_crawl(web, db_url, work / f"w{i}", govweb.SEEDS, **SETTINGS) for i in range(n)]
+
+
+def check_database(db_url: str) -> None:
+    snap = snapshot(db_url)
+    assert snap.pages == EXPECTED_PAGES
+    assert snap.links == EXPECTED_LINKS
+
+
+def check_requests(web: SimWeb, hits: list[Hit]) -> None:
+    pages = Counter((h.host, h.target) for h in hits if h.target != "/robots.txt")
+    twice = {k: n for k, n in pages.items() if n != (3 if k[1] in RETRIED else 1)}
+    assert not twice, twice
+    by_host: dict[str, list[float]] = defaultdict(list)
+    by_ip: dict[str, list[float]] = defaultdict(list)
+    for h in hits:
+        by_host[h.host].append(h.time)
+        by_ip[web.ip_of(h.host)].append(h.time)
+    for key, times in [*by_host.items(), *by_ip.items()]:
+        close = [round(g, 3) for g in map(lambda p: p[1] - p[0], pairwise(sorted(times)))
+                 if g < DELAY - 0.01]  # fmt: skip
+        assert not close, (key, close)
+
+
+def test_three_workers_share_one_crawl(
+    gov_web: SimWeb, pg_cluster: PgCluster, tmp_path: Path
+) -> None:
+    db_url = pg_cluster.create_database("scaleout")
+    gov_web.reset_log()
+    runs = [w.wait(600) for w in start_workers(gov_web, db_url, tmp_path, 3)]
+    for run in runs:
+        assert run.returncode == 0, run.log[-3000:]
+        assert "Traceback" not in run.log, run.log[-5000:]
+    check_database(db_url)
+    check_requests(gov_web, gov_web.requested())
+
+
+def test_a_killed_worker_loses_nothing(
+    gov_web: SimWeb, pg_cluster: PgCluster, tmp_path: Path
+) -> None:
+    db_url = pg_cluster.create_database("scaleout_kill")
+    gov_web.reset_log()
+    workers = start_workers(gov_web, db_url, tmp_path, 3)
+    wait_for_requests(gov_web, 40)
+    os.kill(workers[0].proc.pid, signal.SIGKILL)
+    workers[0].proc.wait(30)
+    runs: list[Any] = [w.wait(600) for w in workers[1:]]
+    for run in runs:
+        assert run.returncode == 0, run.log[-3000:]
+    check_database(db_url)
