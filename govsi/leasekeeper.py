@@ -71,6 +71,9 @@ class LeaseKeeper:
         # Stop using a lease this long before it runs out unless renewed: a renewal late
         # because crawldb is slow must not let two workers serve one address.
         self.margin = ttl / 3
+        # No other worker seen yet: while crawldb is away, this one goes on alone rather
+        # than stop (a worker cannot start while crawldb is away, so none can join).
+        self.alone = True
 
     @property
     def shared(self) -> bool:
@@ -149,14 +152,16 @@ class LeaseKeeper:
             offset = leases.db_now(conn) - time.time()
             out.renewed = leases.renew(conn, self.worker, self._to_db(plan.renew, offset), self.ttl)
             leases.release(conn, self.worker, self._to_db(plan.release, offset))
-        for ip in plan.acquire:
+        # A lease taken locally while crawldb was away has no row yet: take it now.
+        lost = [ip for ip in plan.renew if ip not in out.renewed]
+        for ip in lost + plan.acquire:
             with self.engine.begin() as conn:
                 grant = leases.acquire(conn, ip, self.worker, self.ttl)
             if grant is not None:
                 out.granted[ip] = grant
         with self.engine.connect() as conn:
             out.live_elsewhere = leases.live_elsewhere(conn, self.worker)
-        out.offset, out.sent, out.tried = offset, sent, set(plan.acquire)
+        out.offset, out.sent, out.tried = offset, sent, set(plan.acquire) | set(lost)
         return out
 
     def _done(self, out: _Outcome, scan: bool) -> None:
@@ -167,10 +172,15 @@ class LeaseKeeper:
             if ip in out.renewed:
                 self.state.held[ip] = out.sent + self.ttl
         for ip in [ip for ip in self.state.held if ip not in out.renewed and ip not in out.granted]:
-            if self.state.held[ip] != float("inf"):
-                self._lose(ip, "taken by another worker")
+            self.alone = False
+            self._lose(ip, "taken by another worker")
+        if out.tried - set(out.granted) or out.live_elsewhere:
+            self.alone = False
         for ip, grant in out.granted.items():
             self.state.wanted.discard(ip)
+            if ip in self.state.held:  # held locally through an outage; on record now
+                self.state.held[ip] = out.sent + self.ttl
+                continue
             self.state.held[ip] = out.sent + self.ttl
             arrival = None
             if grant.last_arrival is not None:
@@ -189,6 +199,16 @@ class LeaseKeeper:
     def _failed(self, failure: Failure) -> None:
         self._busy = False
         logger.warning("address leases: crawldb did not answer (%s)", failure.getErrorMessage())
+        if not self.alone:
+            return  # others may serve these addresses: wait for crawldb
+        until = time.monotonic() + self.ttl
+        for ip in self.state.held:
+            self.state.held[ip] = until
+        for ip in sorted(self.state.wanted):
+            logger.warning("crawldb is away and no other worker was seen: serving %s alone", ip)
+            self.state.wanted.discard(ip)
+            self.state.held[ip] = until
+            self.cb.granted(ip, None)
 
     def _lose(self, ip: str, why: str) -> None:
         self.state.held.pop(ip, None)
