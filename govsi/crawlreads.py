@@ -73,21 +73,22 @@ class CrawlReader:
                 q = q.where(PAGE.c.depth <= max_depth)
             return [(u, d or 0, i) for u, d, i in conn.execute(q)]
 
-    def fetched_among(self, pages: list[str], images: list[str]) -> set[str]:
-        """Which of these page and image URLs crawldb records as fetched already (by
-        another worker of a shared crawl, while this one waited for their address)."""
+    def fetched_on_hosts(self, hosts: list[str]) -> set[str]:
+        """The page and image URLs of these hosts crawldb records as fetched: in a shared
+        crawl, what other workers fetched there before this one took the hosts over."""
         found: set[str] = set()
         with self.engine.connect() as conn:
-            for i in range(0, len(pages), 500):
-                q = select(PAGE.c.url).where(
-                    PAGE.c.url.in_(pages[i : i + 500]), PAGE.c.page_type_code != "FRONTIER"
-                )
-                found.update(conn.execute(q).scalars())
-            for i in range(0, len(images), 500):
-                q = select(IMAGE.c.url).where(
-                    IMAGE.c.url.in_(images[i : i + 500]), IMAGE.c.accessed_time.is_not(None)
-                )
-                found.update(conn.execute(q).scalars())
+            q = (
+                select(PAGE.c.url)
+                .join(SITE, SITE.c.id == PAGE.c.site_id)
+                .where(SITE.c.domain.in_(hosts), PAGE.c.page_type_code != "FRONTIER")
+            )
+            found.update(conn.execute(q.execution_options(yield_per=5000)).scalars())
+            prefixes = [f"{scheme}://{h}/%" for h in hosts for scheme in ("http", "https")]
+            q = select(IMAGE.c.url).where(
+                IMAGE.c.accessed_time.is_not(None), or_(*[IMAGE.c.url.like(p) for p in prefixes])
+            )
+            found.update(conn.execute(q).scalars())
         return found
 
     def known_urls(self) -> Iterator[str]:

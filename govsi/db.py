@@ -235,6 +235,19 @@ class IpLease(Base):
     last_arrival: Mapped[float | None] = mapped_column(Float)
     # Given back by its worker (expires_at is then the moment it was given back).
     released: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    # When another worker last asked for it in vain: its holder gives back addresses
+    # beyond its share of the work when others want them.
+    wanted_at: Mapped[float | None] = mapped_column(Float)
+
+
+class CrawlWorker(Base):
+    """govsi extension: the crawler processes working on this crawldb, by heartbeat."""
+
+    __tablename__ = "crawl_worker"
+    __table_args__ = {"schema": SCHEMA}
+
+    worker: Mapped[str] = mapped_column(String(200), primary_key=True)
+    seen_at: Mapped[float] = mapped_column(Float, nullable=False)
 
 
 STANDARD_TABLES = ("data_type", "page_type", "site", "page", "page_data", "image", "link")
@@ -368,7 +381,7 @@ def migrate(engine: Engine) -> None:
 def empty_tables(engine: Engine) -> None:
     """FRESH_START: drop the crawl's rows but keep the schema and the lookup rows."""
     with engine.begin() as conn:
-        for table in ("ip_lease", "page_lsh", "link", "image", "page_data"):
+        for table in ("crawl_worker", "ip_lease", "page_lsh", "link", "image", "page_data"):
             conn.execute(text(f"DELETE FROM {table}"))
         # Duplicates point at their originals: drop those references before the rows.
         conn.execute(text("UPDATE page SET duplicate_of = NULL"))

@@ -104,8 +104,8 @@ class CrawlStore:
     def known_urls(self) -> Iterator[str]:
         return self.reader.known_urls()
 
-    def fetched_among(self, pages: list[str], images: list[str]) -> set[str]:
-        return self.reader.fetched_among(pages, images)
+    def fetched_on_hosts(self, hosts: list[str]) -> set[str]:
+        return self.reader.fetched_on_hosts(hosts)
 
     def add(self, item: Item) -> None:
         # Items are written in the order they are added, so "items_written has reached the

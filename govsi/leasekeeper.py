@@ -41,6 +41,8 @@ class LeaseCallbacks:
     idle: Callable[[list[str]], list[str]]
     # Hosts with FRONTIER rows in crawldb (a scan for work other workers found).
     found_hosts: Callable[[], None]
+    # Held addresses that could be handed over now (no request out, pages all written).
+    movable: Callable[[list[str]], list[str]]
 
 
 @dataclass
@@ -48,6 +50,10 @@ class _State:
     held: dict[str, float] = field(default_factory=dict)  # ip -> expiry (monotonic)
     wanted: set[str] = field(default_factory=set)
     live_elsewhere: int = 0
+    # This worker's share: addresses with work (held by anyone, or wanted here) over the
+    # live workers, rounded up. It takes no more, and hands surplus to those who ask.
+    share: int = 1_000_000
+    wanted_elsewhere: set[str] = field(default_factory=set)
 
 
 class LeaseKeeper:
@@ -74,6 +80,7 @@ class LeaseKeeper:
         # No other worker seen yet: while crawldb is away, this one goes on alone rather
         # than stop (a worker cannot start while crawldb is away, so none can join).
         self.alone = True
+        self._moving: set[str] = set()
 
     @property
     def shared(self) -> bool:
@@ -106,13 +113,14 @@ class LeaseKeeper:
         """Give every lease back (the crawl's writes are done by now)."""
         if self._loop is not None and self._loop.running:
             self._loop.stop()
-        if not self.shared or not self.state.held:
+        if not self.shared:
             return
         held = list(self.state.held)
         try:
             with self.engine.begin() as conn:  # type: ignore[union-attr]
                 offset = leases.db_now(conn) - time.time()
                 leases.release(conn, self.worker, self._to_db(self.cb.arrivals(held), offset))
+                leases.goodbye(conn, self.worker)
         except Exception as e:
             logger.warning("giving back %d address leases failed (%s); they run out", len(held), e)
         self.state.held.clear()
@@ -128,6 +136,23 @@ class LeaseKeeper:
                 self._lose(ip, "not renewed in time")
         held = list(self.state.held)
         idle = set(self.cb.idle(held))
+        # Addresses beyond this worker's share that others ask for are handed over once
+        # ``movable`` says so (it stops their requests and waits for their writes first).
+        moving = [ip for ip in held if ip in self._moving and ip not in idle]
+        surplus = len(held) - len(idle) - self.state.share - len(moving)
+        if surplus > 0:
+            asked = [
+                ip
+                for ip in held
+                if ip in self.state.wanted_elsewhere and ip not in idle and ip not in moving
+            ]
+            moving += asked[:surplus]
+        handed = set(self.cb.movable(moving)) if moving else set()
+        self._moving = set(moving) - handed
+        for ip in handed:
+            logger.info("handing %s over to a worker that asks for it", ip)
+            self.state.wanted.add(ip)  # its work is still there: later, maybe
+        idle |= handed
         keep = [ip for ip in held if ip not in idle]
         plan = _Round(
             renew=self.cb.arrivals(keep),
@@ -150,18 +175,30 @@ class LeaseKeeper:
         out = _Outcome()
         with self.engine.begin() as conn:
             offset = leases.db_now(conn) - time.time()
+            workers = max(1, leases.heartbeat(conn, self.worker, self.ttl))
             out.renewed = leases.renew(conn, self.worker, self._to_db(plan.renew, offset), self.ttl)
             leases.release(conn, self.worker, self._to_db(plan.release, offset))
+            busy = leases.live_leases(conn)
+        # Addresses with work: all live leases, and the ones this worker waits for.
+        out.share = -(-(busy + len(plan.acquire)) // workers)
         # A lease taken locally while crawldb was away has no row yet: take it now.
         lost = [ip for ip in plan.renew if ip not in out.renewed]
+        room = out.share - len(out.renewed)
+        out.planned = set(lost) | set(plan.acquire)
         for ip in lost + plan.acquire:
+            out.tried.add(ip)
+            if room <= 0 and ip not in lost:
+                out.tried.discard(ip)
+                continue  # its share is full: leave the address to a worker with room
             with self.engine.begin() as conn:
                 grant = leases.acquire(conn, ip, self.worker, self.ttl)
             if grant is not None:
                 out.granted[ip] = grant
+                room -= 1
         with self.engine.connect() as conn:
             out.live_elsewhere = leases.live_elsewhere(conn, self.worker)
-        out.offset, out.sent, out.tried = offset, sent, set(plan.acquire) | set(lost)
+            out.wanted_elsewhere = leases.wanted_by_others(conn, self.worker, self.ttl)
+        out.offset, out.sent = offset, sent
         return out
 
     def _done(self, out: _Outcome, scan: bool) -> None:
@@ -188,9 +225,11 @@ class LeaseKeeper:
                 arrival = time.monotonic() - (time.time() + out.offset - grant.last_arrival)
             self.cb.granted(ip, arrival)
         self.state.live_elsewhere = out.live_elsewhere
+        self.state.share = max(1, out.share)
+        self.state.wanted_elsewhere = out.wanted_elsewhere
         if scan:
             self.cb.found_hosts()
-        if self.state.wanted - out.tried:
+        if self.state.wanted - out.planned:
             # Addresses that came up during the round: ask now, not a whole period later.
             from twisted.internet import reactor
 
@@ -238,3 +277,6 @@ class _Outcome:
     offset: float = 0.0
     sent: float = 0.0
     tried: set[str] = field(default_factory=set)
+    planned: set[str] = field(default_factory=set)
+    share: int = 1
+    wanted_elsewhere: set[str] = field(default_factory=set)

@@ -25,7 +25,19 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, text
 
-__all__ = ["Grant", "acquire", "db_now", "live_elsewhere", "release", "renew", "worker_id"]
+__all__ = [
+    "Grant",
+    "acquire",
+    "db_now",
+    "goodbye",
+    "heartbeat",
+    "live_elsewhere",
+    "live_leases",
+    "release",
+    "renew",
+    "wanted_by_others",
+    "worker_id",
+]
 
 _NOW = "EXTRACT(EPOCH FROM clock_timestamp())::float8"
 
@@ -65,6 +77,10 @@ def acquire(conn: Connection, ip: str, worker: str, ttl: float) -> Grant | None:
         return None if inserted is None else Grant(ip, None, float(inserted[0]))
     holder, expires_at, last_arrival, released, now = row
     if holder != worker and not released and expires_at > now:
+        conn.execute(
+            text("UPDATE crawldb.ip_lease SET wanted_at = :now WHERE ip = :ip"),
+            {"now": now, "ip": ip},
+        )
         return None
     if holder != worker and not released:
         # Ran out: its holder may have sent a request after its last renewal.
@@ -72,7 +88,7 @@ def acquire(conn: Connection, ip: str, worker: str, ttl: float) -> Grant | None:
     conn.execute(
         text(
             "UPDATE crawldb.ip_lease SET worker = :w, expires_at = :exp, released = false, "
-            "last_arrival = :la WHERE ip = :ip"
+            "last_arrival = :la, wanted_at = NULL WHERE ip = :ip"
         ),
         {"w": worker, "exp": now + ttl, "la": last_arrival, "ip": ip},
     )
@@ -124,6 +140,51 @@ def live_elsewhere(conn: Connection, worker: str) -> int:
             ),
             {"w": worker},
         ).scalar_one()
+    )
+
+
+def heartbeat(conn: Connection, worker: str, ttl: float) -> int:
+    """Say this worker is alive; returns how many are (seen within ``ttl``)."""
+    conn.execute(
+        text(
+            f"INSERT INTO crawldb.crawl_worker (worker, seen_at) VALUES (:w, {_NOW}) "
+            f"ON CONFLICT (worker) DO UPDATE SET seen_at = {_NOW}"
+        ),
+        {"w": worker},
+    )
+    return int(
+        conn.execute(
+            text(f"SELECT count(*) FROM crawldb.crawl_worker WHERE seen_at > {_NOW} - :ttl"),
+            {"ttl": ttl},
+        ).scalar_one()
+    )
+
+
+def goodbye(conn: Connection, worker: str) -> None:
+    conn.execute(text("DELETE FROM crawldb.crawl_worker WHERE worker = :w"), {"w": worker})
+
+
+def live_leases(conn: Connection) -> int:
+    """Leases any worker holds now."""
+    return int(
+        conn.execute(
+            text(
+                f"SELECT count(*) FROM crawldb.ip_lease WHERE NOT released AND expires_at > {_NOW}"
+            )
+        ).scalar_one()
+    )
+
+
+def wanted_by_others(conn: Connection, worker: str, ttl: float) -> set[str]:
+    """The worker's addresses another worker asked for within ``ttl``."""
+    return set(
+        conn.execute(
+            text(
+                "SELECT ip FROM crawldb.ip_lease WHERE worker = :w AND NOT released "
+                f"AND wanted_at > {_NOW} - :ttl"
+            ),
+            {"w": worker, "ttl": ttl},
+        ).scalars()
     )
 
 

@@ -54,6 +54,15 @@ def _reactor() -> Any:
     return reactor
 
 
+def _page_url(entry: Any) -> str | None:
+    """The page or image URL of a queued entry or request (None for robots.txt, sitemaps)."""
+    if isinstance(entry, Entry):
+        return entry.url
+    if entry.meta.get("govsi_kind") in (KIND_PAGE, KIND_IMAGE):
+        return entry.meta.get("govsi_url")
+    return None
+
+
 class Entry(NamedTuple):
     """A page or image waiting in memory: far lighter than the Request built on release."""
 
@@ -124,6 +133,8 @@ class FrontierScheduler(BaseScheduler):
         self.lease_scan = s.getfloat("LEASE_SCAN_INTERVAL")
         # Hosts by address: a lease is on an address, the frontier schedules hosts.
         self._on_ip: dict[str, set[str]] = {}
+        # Addresses being handed over: the store's item count when their requests stopped.
+        self._handing: dict[str, int] = {}
         crawler.signals.connect(self._headers_received, signal=signals.headers_received)
         crawler.signals.connect(self._left_downloader, signal=signals.request_left_downloader)
 
@@ -147,6 +158,7 @@ class FrontierScheduler(BaseScheduler):
                 arrivals=lambda ips: {ip: self.frontier.last_arrival(ip) for ip in ips},
                 idle=self._idle_addresses,
                 found_hosts=self._scan_frontier,
+                movable=self._movable_addresses,
             ),
             ttl=self.lease_ttl,
             scan_interval=self.lease_scan,
@@ -357,8 +369,7 @@ class FrontierScheduler(BaseScheduler):
             self.hosts[host].ip = ip
             self._on_ip.setdefault(ip, set()).add(host)
             if self.leases.holds(ip):
-                self.frontier.set_ip(host, ip)
-                self._wake()
+                self._take(ip, [host], None)
             else:
                 self.leases.want(ip)  # scheduled once granted (_lease_granted)
 
@@ -414,17 +425,18 @@ class FrontierScheduler(BaseScheduler):
     # -- sharing the crawl: address leases (govsi.leasekeeper) -----------------------------
     def _lease_granted(self, ip: str, last_arrival: float | None) -> None:
         self.stats.inc_value("govsi/leases/granted")
-        hosts = list(self._on_ip.get(ip, ()))
-        queued = [e for h in hosts for e in self.frontier.entries(h) if isinstance(e, Entry)]
-        if not self.leases.shared or not queued:
+        self._handing.pop(ip, None)
+        self._take(ip, list(self._on_ip.get(ip, ())), last_arrival)
+
+    def _take(self, ip: str, hosts: list[str], last_arrival: float | None) -> None:
+        if not self.leases.shared:
             self._serve(ip, hosts, last_arrival)
             return
-        # Entries queued here while another worker served the address may be fetched
-        # by now: crawldb says which, before any goes out.
-        pages = [e.url for e in queued if e.kind == KIND_PAGE]
-        images = [e.url for e in queued if e.kind == KIND_IMAGE]
-        d = deferToThread(self.store.fetched_among, pages, images)
-        d.addErrback(lambda f: logger.warning("checking queued URLs failed: %s", f.value) or set())
+        # Another worker may have served these hosts: what it fetched there is neither
+        # released from what is queued here nor admitted later (the lease is ours now,
+        # so crawldb's record of these hosts is complete).
+        d = deferToThread(self.store.fetched_on_hosts, hosts)
+        d.addErrback(lambda f: logger.warning("reading fetched URLs failed: %s", f.value) or set())
         d.addCallback(self._pruned, ip, hosts, last_arrival)
 
     def _pruned(
@@ -433,10 +445,9 @@ class FrontierScheduler(BaseScheduler):
         if not self.leases.holds(ip):
             return  # lost again meanwhile; the next grant checks again
         for host in hosts:
-            n = self.frontier.discard(host, lambda e: isinstance(e, Entry) and e.url in done)
+            n = self.frontier.discard(host, lambda e: _page_url(e) in done)
             self.stats.inc_value("govsi/leases/fetched_elsewhere", n)
-        for url in done:
-            self.released.add(fingerprint(url))
+        self.released.update(fingerprint(url) for url in done)
         self._serve(ip, hosts, last_arrival)
 
     def _serve(self, ip: str, hosts: list[str], last_arrival: float | None) -> None:
@@ -453,15 +464,50 @@ class FrontierScheduler(BaseScheduler):
     def _idle_addresses(self, ips: list[str]) -> list[str]:
         if self.store.items_written < self.store.items_added:
             return []  # pages fetched here are not all in crawldb yet
+
+        def has_work(host: str) -> bool:
+            info = self.hosts[host]
+            # Parked hosts are out of the frontier's address groups: ask each host.
+            queued = any(True for _ in self.frontier.entries(host))
+            return queued or info.backlog or info.refilling or info.robots_retry is not None
+
         return [
             ip
             for ip in ips
-            if self.frontier.idle(ip)
-            and not any(
-                self.hosts[h].backlog or self.hosts[h].refilling or self.hosts[h].robots_retry
-                for h in self._on_ip.get(ip, ())
-            )
+            if ip not in self._handing
+            and self.frontier.idle(ip)
+            and not any(has_work(h) for h in self._on_ip.get(ip, ()))
         ]
+
+    def _movable_addresses(self, ips: list[str]) -> list[str]:
+        """Hand-over in two steps: first stop sending requests for the address and write
+        what was fetched; once that is in crawldb and no request is out, it may go."""
+        busy = {self.hosts[h].ip for h in self.frontier.busy_hosts()}
+
+        def retrying(ip: str) -> bool:
+            # A retry queued here would be fetched again by the next holder.
+            return any(
+                not isinstance(e, Entry) and _page_url(e) is not None
+                for h in self._on_ip.get(ip, ())
+                for e in self.frontier.entries(h)
+            )
+
+        ready = []
+        for ip in ips:
+            mark = self._handing.get(ip)
+            if mark is None:
+                if not retrying(ip):
+                    self._handing[ip] = self.store.items_added
+                    self._lease_lost(ip)
+                    self.store.flush()
+            elif retrying(ip):
+                # A retry came in after its requests stopped: serve it again, hand over later.
+                del self._handing[ip]
+                self._serve(ip, list(self._on_ip.get(ip, ())), None)
+            elif self.store.items_written >= mark and ip not in busy:
+                del self._handing[ip]
+                ready.append(ip)
+        return ready
 
     def _scan_frontier(self) -> None:
         d = deferToThread(self.store.frontier_hosts, self.depth_limit, True)

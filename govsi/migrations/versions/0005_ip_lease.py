@@ -26,9 +26,17 @@ def upgrade() -> None:
         sa.Column("expires_at", sa.Float, nullable=False),
         sa.Column("last_arrival", sa.Float),
         sa.Column("released", sa.Boolean, nullable=False, server_default=sa.false()),
+        sa.Column("wanted_at", sa.Float),
+        schema=alter_schema(op.get_bind()),
+    )
+    op.create_table(
+        "crawl_worker",
+        sa.Column("worker", sa.String(200), primary_key=True),
+        sa.Column("seen_at", sa.Float, nullable=False),
         schema=alter_schema(op.get_bind()),
     )
 
 
 def downgrade() -> None:
+    op.drop_table("crawl_worker", schema=alter_schema(op.get_bind()))
     op.drop_table("ip_lease", schema=alter_schema(op.get_bind()))
