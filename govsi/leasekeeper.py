@@ -30,8 +30,9 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class LeaseCallbacks:
-    # A lease was granted: (ip, when a request last reached it, on the monotonic clock).
-    granted: Callable[[str, float | None], None]
+    # A lease was granted: (ip, when a request last reached it on the monotonic clock,
+    # whether another worker held it before).
+    granted: Callable[[str, float | None, bool], None]
     # A lease was lost (ran out and was taken, or could not be renewed in time).
     lost: Callable[[str], None]
     # The last arrival of each held address (monotonic), to record in crawldb.
@@ -92,7 +93,7 @@ class LeaseKeeper:
             return
         if not self.shared:
             self.state.held[ip] = float("inf")
-            self.cb.granted(ip, None)
+            self.cb.granted(ip, None, False)
             return
         self.state.wanted.add(ip)
         self.tick()  # now rather than at the next round
@@ -223,7 +224,7 @@ class LeaseKeeper:
             if grant.last_arrival is not None:
                 # Database clock -> this process's monotonic clock.
                 arrival = time.monotonic() - (time.time() + out.offset - grant.last_arrival)
-            self.cb.granted(ip, arrival)
+            self.cb.granted(ip, arrival, grant.handed_over)
         self.state.live_elsewhere = out.live_elsewhere
         self.state.share = max(1, out.share)
         self.state.wanted_elsewhere = out.wanted_elsewhere
@@ -247,7 +248,7 @@ class LeaseKeeper:
             logger.warning("crawldb is away and no other worker was seen: serving %s alone", ip)
             self.state.wanted.discard(ip)
             self.state.held[ip] = until
-            self.cb.granted(ip, None)
+            self.cb.granted(ip, None, False)
 
     def _lose(self, ip: str, why: str) -> None:
         self.state.held.pop(ip, None)

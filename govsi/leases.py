@@ -49,6 +49,8 @@ class Grant:
     # far as crawldb knows).
     last_arrival: float | None
     expires_at: float
+    # Another worker held it before: pages on it may have been fetched there.
+    handed_over: bool = False
 
 
 def db_now(conn: Connection) -> float:
@@ -92,7 +94,7 @@ def acquire(conn: Connection, ip: str, worker: str, ttl: float) -> Grant | None:
         ),
         {"w": worker, "exp": now + ttl, "la": last_arrival, "ip": ip},
     )
-    return Grant(ip, last_arrival, now + ttl)
+    return Grant(ip, last_arrival, now + ttl, handed_over=holder != worker)
 
 
 def renew(

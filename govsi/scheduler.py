@@ -135,6 +135,9 @@ class FrontierScheduler(BaseScheduler):
         self._on_ip: dict[str, set[str]] = {}
         # Addresses being handed over: the store's item count when their requests stopped.
         self._handing: dict[str, int] = {}
+        # Addresses another worker has served: hosts taken up on them first learn from
+        # crawldb what was fetched there.
+        self._served_elsewhere: set[str] = set()
         crawler.signals.connect(self._headers_received, signal=signals.headers_received)
         crawler.signals.connect(self._left_downloader, signal=signals.request_left_downloader)
 
@@ -423,13 +426,20 @@ class FrontierScheduler(BaseScheduler):
         self.frontier.open_gate(host)  # entries flow out to _admit, which records them
 
     # -- sharing the crawl: address leases (govsi.leasekeeper) -----------------------------
-    def _lease_granted(self, ip: str, last_arrival: float | None) -> None:
+    def _lease_granted(self, ip: str, last_arrival: float | None, handed_over: bool) -> None:
         self.stats.inc_value("govsi/leases/granted")
         self._handing.pop(ip, None)
-        self._take(ip, list(self._on_ip.get(ip, ())), last_arrival)
+        hosts = list(self._on_ip.get(ip, ()))
+        if handed_over:
+            self._served_elsewhere.add(ip)
+            self._take(ip, hosts, last_arrival)
+        else:
+            # Back from this worker itself: nothing was fetched there meanwhile.
+            self._serve(ip, hosts, last_arrival)
 
     def _take(self, ip: str, hosts: list[str], last_arrival: float | None) -> None:
-        if not self.leases.shared:
+        if ip not in self._served_elsewhere:
+            # Only this worker ever served the address: its own records are complete.
             self._serve(ip, hosts, last_arrival)
             return
         # Another worker may have served these hosts: what it fetched there is neither

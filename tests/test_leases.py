@@ -33,9 +33,10 @@ def take(eng: Engine, worker: str, ip: str = IP, ttl: float = 30.0) -> Grant | N
 
 def test_a_free_address_is_granted_once(pg: Engine) -> None:
     grant = take(pg, "a")
-    assert grant is not None and grant.last_arrival is None
+    assert grant is not None and grant.last_arrival is None and not grant.handed_over
     assert take(pg, "b") is None  # held by a
-    assert take(pg, "a") is not None  # a again: still a's
+    again = take(pg, "a")  # a again: still a's, nobody else served it
+    assert again is not None and not again.handed_over
     assert take(pg, "b", ip="10.0.0.2") is not None  # another address is free
 
 
@@ -46,6 +47,7 @@ def test_a_released_lease_passes_on_its_last_arrival(pg: Engine) -> None:
         release(conn, "a", {IP: arrival})
     grant = take(pg, "b")
     assert grant is not None and grant.last_arrival == pytest.approx(arrival)
+    assert grant.handed_over  # b must learn what a fetched there
 
 
 def test_a_lease_that_ran_out_counts_the_delay_from_the_takeover(pg: Engine) -> None:
