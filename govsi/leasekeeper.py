@@ -139,15 +139,9 @@ class LeaseKeeper:
         idle = set(self.cb.idle(held))
         # Addresses beyond this worker's share that others ask for are handed over once
         # ``movable`` says so (it stops their requests and waits for their writes first).
-        moving = [ip for ip in held if ip in self._moving and ip not in idle]
-        surplus = len(held) - len(idle) - self.state.share - len(moving)
-        if surplus > 0:
-            asked = [
-                ip
-                for ip in held
-                if ip in self.state.wanted_elsewhere and ip not in idle and ip not in moving
-            ]
-            moving += asked[:surplus]
+        moving = to_hand_over(
+            held, idle, self._moving, self.state.share, self.state.wanted_elsewhere
+        )
         handed = set(self.cb.movable(moving)) if moving else set()
         self._moving = set(moving) - handed
         for ip in handed:
@@ -180,17 +174,15 @@ class LeaseKeeper:
             out.renewed = leases.renew(conn, self.worker, self._to_db(plan.renew, offset), self.ttl)
             leases.release(conn, self.worker, self._to_db(plan.release, offset))
             busy = leases.live_leases(conn)
-        # Addresses with work: all live leases, and the ones this worker waits for.
-        out.share = -(-(busy + len(plan.acquire)) // workers)
+        out.share = share_of(busy, len(plan.acquire), workers)
         # A lease taken locally while crawldb was away has no row yet: take it now.
         lost = [ip for ip in plan.renew if ip not in out.renewed]
-        room = out.share - len(out.renewed)
         out.planned = set(lost) | set(plan.acquire)
+        room = out.share - len(out.renewed)
         for ip in lost + plan.acquire:
-            out.tried.add(ip)
             if room <= 0 and ip not in lost:
-                out.tried.discard(ip)
                 continue  # its share is full: leave the address to a worker with room
+            out.tried.add(ip)
             with self.engine.begin() as conn:
                 grant = leases.acquire(conn, ip, self.worker, self.ttl)
             if grant is not None:
@@ -226,7 +218,7 @@ class LeaseKeeper:
                 arrival = time.monotonic() - (time.time() + out.offset - grant.last_arrival)
             self.cb.granted(ip, arrival, grant.handed_over)
         self.state.live_elsewhere = out.live_elsewhere
-        self.state.share = max(1, out.share)
+        self.state.share = out.share
         self.state.wanted_elsewhere = out.wanted_elsewhere
         if scan:
             self.cb.found_hosts()
@@ -261,6 +253,26 @@ class LeaseKeeper:
         """Monotonic arrivals -> the database clock (``offset``: database minus wall)."""
         wall = time.time() - time.monotonic() + offset
         return {ip: None if a is None else a + wall for ip, a in arrivals.items()}
+
+
+def share_of(busy: int, wanted_here: int, workers: int) -> int:
+    """How many addresses one worker should serve: those with work (leased by anyone, or
+    waited for here) over the live workers, rounded up so that together they cover all."""
+    return max(1, -(-(busy + wanted_here) // max(1, workers)))
+
+
+def to_hand_over(
+    held: list[str], idle: set[str], moving: set[str], share: int, wanted_elsewhere: set[str]
+) -> list[str]:
+    """The held addresses to hand over: those already on their way, plus as many that
+    other workers ask for as this worker holds beyond its share (idle ones go back anyway,
+    so they do not count)."""
+    going = [ip for ip in held if ip in moving and ip not in idle]
+    surplus = len(held) - len(idle) - share - len(going)
+    if surplus > 0:
+        asked = [ip for ip in held if ip in wanted_elsewhere and ip not in idle and ip not in going]
+        going += asked[:surplus]
+    return going
 
 
 @dataclass

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from scrapy import Request, Spider, signals
 from scrapy.core.scheduler import BaseScheduler
@@ -32,14 +31,13 @@ from govsi.db import is_sqlite
 from govsi.extensions import CrawlStore
 from govsi.frontier import Frontier, HostState
 from govsi.items import FetchedPage, SiteInfo
-from govsi.leasekeeper import LeaseCallbacks, LeaseKeeper
-from govsi.robots import RobotsRules
+from govsi.queued import KIND_IMAGE, KIND_PAGE, Entry, HostInfo
 from govsi.robotstxt import KIND_ROBOTS, RobotsFetcher, RobotsOutcome, robots_url_for
+from govsi.sharing import AddressSharing
 from govsi.urls import fingerprint, host_of
 
 logger = logging.getLogger(__name__)
 
-KIND_PAGE, KIND_IMAGE = "page", "image"
 # Robots.txt before sitemaps before any page of a host.
 DEPTH_ROBOTS, DEPTH_SITEMAP = -2, -1
 # A refill that could not tell whether more rows are on their way waits this long.
@@ -52,50 +50,6 @@ def _reactor() -> Any:
     from twisted.internet import reactor
 
     return reactor
-
-
-def _page_url(entry: Any) -> str | None:
-    """The page or image URL of a queued entry or request (None for robots.txt, sitemaps)."""
-    if isinstance(entry, Entry):
-        return entry.url
-    if entry.meta.get("govsi_kind") in (KIND_PAGE, KIND_IMAGE):
-        return entry.meta.get("govsi_url")
-    return None
-
-
-class Entry(NamedTuple):
-    """A page or image waiting in memory: far lighter than the Request built on release."""
-
-    kind: str
-    url: str
-    depth: int
-
-
-@dataclass
-class HostInfo:
-    """The scheduler's side of a host: robots.txt, and its queue's part in crawldb."""
-
-    robots_url: str
-    rules: RobotsRules | None = None
-    rules_at: float = 0.0
-    # Pages released on the current rules: an expired robots.txt is fetched again only
-    # after at least one, so a host slower than ROBOTSTXT_MAX_AGE still makes progress.
-    used_rules: int = 0
-    robots_failures: int = 0
-    robots_retry: IDelayedCall | None = None
-    # Set when the host will not be crawled in this run; its pages stay FRONTIER with it.
-    unavailable: str | None = None
-    ip: str | None = None
-    # FRONTIER rows in crawldb that are not in memory; read them from ``cursor`` on.
-    backlog: bool = False
-    cursor: tuple[int, int] = (-1, 0)
-    refilling: bool = False
-    refill_after: float = 0.0
-    # A refused entry's row is in crawldb once the store has written this many items.
-    backlog_written_at: int = 0
-    # FRONTIER rows crawldb had for it when a refill last found nothing new to fetch:
-    # another worker's rows change the count (see _found_hosts).
-    dry_count: int = -1
 
 
 class FrontierScheduler(BaseScheduler):
@@ -129,15 +83,6 @@ class FrontierScheduler(BaseScheduler):
         # No single attempt can take longer (DNS and connection included in the timeout).
         self.stuck_after = s.getfloat("DOWNLOAD_TIMEOUT") + 60.0
         self._progress_last = (time.monotonic(), 0)
-        self.lease_ttl = s.getfloat("LEASE_TTL")
-        self.lease_scan = s.getfloat("LEASE_SCAN_INTERVAL")
-        # Hosts by address: a lease is on an address, the frontier schedules hosts.
-        self._on_ip: dict[str, set[str]] = {}
-        # Addresses being handed over: the store's item count when their requests stopped.
-        self._handing: dict[str, int] = {}
-        # Addresses another worker has served: hosts taken up on them first learn from
-        # crawldb what was fetched there.
-        self._served_elsewhere: set[str] = set()
         crawler.signals.connect(self._headers_received, signal=signals.headers_received)
         crawler.signals.connect(self._left_downloader, signal=signals.request_left_downloader)
 
@@ -153,22 +98,21 @@ class FrontierScheduler(BaseScheduler):
         if store is None:
             raise RuntimeError("the frontier needs the govsi.extensions.CrawlStore extension")
         self.store = store
-        self.leases = LeaseKeeper(
-            None if is_sqlite(store.url) else store.engine,
-            LeaseCallbacks(
-                granted=self._lease_granted,
-                lost=self._lease_lost,
-                arrivals=lambda ips: {ip: self.frontier.last_arrival(ip) for ip in ips},
-                idle=self._idle_addresses,
-                found_hosts=self._scan_frontier,
-                movable=self._movable_addresses,
-            ),
-            ttl=self.lease_ttl,
-            scan_interval=self.lease_scan,
+        self.sharing = AddressSharing(
+            frontier=self.frontier,
+            store=store,
+            hosts=self.hosts,
+            released=self.released,
+            stats=self.stats,
+            wake=self._wake,
+            scan=self._scan_frontier,
+            ttl=self.crawler.settings.getfloat("LEASE_TTL"),
+            scan_interval=self.crawler.settings.getfloat("LEASE_SCAN_INTERVAL"),
+            shared=not is_sqlite(store.url),
         )
-        self.leases.start()
+        self.sharing.start()
         # Leases go back once this run's last writes are in (after spider_closed).
-        self.crawler.signals.connect(self.leases.stop, signal=signals.engine_stopped)
+        self.crawler.signals.connect(self.sharing.stop, signal=signals.engine_stopped)
         self.df.open()
         # A continuing crawl: every host with FRONTIER rows has work in crawldb.
         for host, sample_url in store.frontier_hosts(self.depth_limit):
@@ -205,7 +149,7 @@ class FrontierScheduler(BaseScheduler):
         self.df.close(reason)
 
     def has_pending_requests(self) -> bool:
-        if len(self.frontier) or self.leases.waiting():
+        if len(self.frontier) or self.sharing.waiting():
             return True
         return any(
             (h.backlog and not h.unavailable) or h.refilling or h.robots_retry is not None
@@ -235,9 +179,7 @@ class FrontierScheduler(BaseScheduler):
             # whole: their meta (a retry count) must survive, and they may repeat a URL.
             depth = DEPTH_SITEMAP if kind == "sitemap" else meta.get("depth", 0)
             self.frontier.push(host, depth, request, spillable=False)
-        info = self.hosts[host]
-        if info.ip is not None and not self.leases.holds(info.ip):
-            self.leases.want(info.ip)  # given back while idle; work for it again
+        self.sharing.work_for(self.hosts[host].ip)
         self.stats.inc_value("scheduler/enqueued")
         return True
 
@@ -370,11 +312,7 @@ class FrontierScheduler(BaseScheduler):
     def _resolve(self, host: str) -> None:
         def resolved(ip: str) -> None:
             self.hosts[host].ip = ip
-            self._on_ip.setdefault(ip, set()).add(host)
-            if self.leases.holds(ip):
-                self._take(ip, [host], None)
-            else:
-                self.leases.want(ip)  # scheduled once granted (_lease_granted)
+            self.sharing.resolved(host, ip)  # scheduled once its address's lease is held
 
         def failed(failure: Failure) -> None:
             message = failure.getErrorMessage()
@@ -425,100 +363,7 @@ class FrontierScheduler(BaseScheduler):
         info.unavailable = reason
         self.frontier.open_gate(host)  # entries flow out to _admit, which records them
 
-    # -- sharing the crawl: address leases (govsi.leasekeeper) -----------------------------
-    def _lease_granted(self, ip: str, last_arrival: float | None, handed_over: bool) -> None:
-        self.stats.inc_value("govsi/leases/granted")
-        self._handing.pop(ip, None)
-        hosts = list(self._on_ip.get(ip, ()))
-        if handed_over:
-            self._served_elsewhere.add(ip)
-            self._take(ip, hosts, last_arrival)
-        else:
-            # Back from this worker itself: nothing was fetched there meanwhile.
-            self._serve(ip, hosts, last_arrival)
-
-    def _take(self, ip: str, hosts: list[str], last_arrival: float | None) -> None:
-        if ip not in self._served_elsewhere:
-            # Only this worker ever served the address: its own records are complete.
-            self._serve(ip, hosts, last_arrival)
-            return
-        # Another worker may have served these hosts: what it fetched there is neither
-        # released from what is queued here nor admitted later (the lease is ours now,
-        # so crawldb's record of these hosts is complete).
-        d = deferToThread(self.store.fetched_on_hosts, hosts)
-        d.addErrback(lambda f: logger.warning("reading fetched URLs failed: %s", f.value) or set())
-        d.addCallback(self._pruned, ip, hosts, last_arrival)
-
-    def _pruned(
-        self, done: set[str], ip: str, hosts: list[str], last_arrival: float | None
-    ) -> None:
-        if not self.leases.holds(ip):
-            return  # lost again meanwhile; the next grant checks again
-        for host in hosts:
-            n = self.frontier.discard(host, lambda e: _page_url(e) in done)
-            self.stats.inc_value("govsi/leases/fetched_elsewhere", n)
-        self.released.update(fingerprint(url) for url in done)
-        self._serve(ip, hosts, last_arrival)
-
-    def _serve(self, ip: str, hosts: list[str], last_arrival: float | None) -> None:
-        for host in hosts:
-            self.frontier.set_ip(host, ip)
-            if last_arrival is not None:
-                self.frontier.set_last_arrival(host, last_arrival)
-        self._wake()
-
-    def _lease_lost(self, ip: str) -> None:
-        for host in self._on_ip.get(ip, ()):
-            self.frontier.park(host)
-
-    def _idle_addresses(self, ips: list[str]) -> list[str]:
-        if self.store.items_written < self.store.items_added:
-            return []  # pages fetched here are not all in crawldb yet
-
-        def has_work(host: str) -> bool:
-            info = self.hosts[host]
-            # Parked hosts are out of the frontier's address groups: ask each host.
-            queued = any(True for _ in self.frontier.entries(host))
-            return queued or info.backlog or info.refilling or info.robots_retry is not None
-
-        return [
-            ip
-            for ip in ips
-            if ip not in self._handing
-            and self.frontier.idle(ip)
-            and not any(has_work(h) for h in self._on_ip.get(ip, ()))
-        ]
-
-    def _movable_addresses(self, ips: list[str]) -> list[str]:
-        """Hand-over in two steps: first stop sending requests for the address and write
-        what was fetched; once that is in crawldb and no request is out, it may go."""
-        busy = {self.hosts[h].ip for h in self.frontier.busy_hosts()}
-
-        def retrying(ip: str) -> bool:
-            # A retry queued here would be fetched again by the next holder.
-            return any(
-                not isinstance(e, Entry) and _page_url(e) is not None
-                for h in self._on_ip.get(ip, ())
-                for e in self.frontier.entries(h)
-            )
-
-        ready = []
-        for ip in ips:
-            mark = self._handing.get(ip)
-            if mark is None:
-                if not retrying(ip):
-                    self._handing[ip] = self.store.items_added
-                    self._lease_lost(ip)
-                    self.store.flush()
-            elif retrying(ip):
-                # A retry came in after its requests stopped: serve it again, hand over later.
-                del self._handing[ip]
-                self._serve(ip, list(self._on_ip.get(ip, ())), None)
-            elif self.store.items_written >= mark and ip not in busy:
-                del self._handing[ip]
-                ready.append(ip)
-        return ready
-
+    # -- work other workers found ------------------------------------------------------
     def _scan_frontier(self) -> None:
         d = deferToThread(self.store.frontier_hosts, self.depth_limit, True)
         d.addCallbacks(self._scanned, lambda f: logger.warning(
@@ -537,8 +382,7 @@ class FrontierScheduler(BaseScheduler):
             info.dry_count = count
             info.cursor = (-1, 0)
             self._set_backlog(host, True)
-            if info.ip is not None and not self.leases.holds(info.ip):
-                self.leases.want(info.ip)
+            self.sharing.work_for(info.ip)
         self._wake()
 
     # -- refilling from crawldb -------------------------------------------------------------

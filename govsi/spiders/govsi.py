@@ -30,10 +30,10 @@ from govsi.encoding import decode_html
 from govsi.extensions import CrawlStore
 from govsi.extract import ExtractedLinks, extract_links, header_says_nofollow, parse_html
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
+from govsi.queued import KIND_IMAGE, KIND_PAGE
 from govsi.rendering import (
     RenderLearner,
 )
-from govsi.scheduler import KIND_IMAGE, KIND_PAGE
 from govsi.spiders import render
 from govsi.spiders.sitemapping import SitemapMixin
 from govsi.storage import as_duplicate

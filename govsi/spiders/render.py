@@ -26,6 +26,7 @@ from twisted.python.failure import Failure
 
 from govsi.extract import ExtractedLinks, extract_links, parse_html
 from govsi.items import FetchedPage
+from govsi.queued import KIND_PAGE
 from govsi.rendering import (
     RenderLearner,
     Yield,
@@ -36,7 +37,6 @@ from govsi.rendering import (
     rendering_adds,
     scripts_may_change,
 )
-from govsi.scheduler import KIND_PAGE
 from govsi.urls import host_of, in_scope, resolve
 
 logger = logging.getLogger(__name__)

@@ -1,0 +1,61 @@
+"""What the scheduler keeps per queued page and per host (``govsi.scheduler``,
+``govsi.sharing``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from twisted.internet.interfaces import IDelayedCall
+
+from govsi.robots import RobotsRules
+
+KIND_PAGE, KIND_IMAGE = "page", "image"
+
+
+class Entry(NamedTuple):
+    """A page or image waiting in memory: far lighter than the Request built on release."""
+
+    kind: str
+    url: str
+    depth: int
+
+
+def page_url(entry: Any) -> str | None:
+    """The page or image URL of a queued entry or request (None for robots.txt, sitemaps)."""
+    if isinstance(entry, Entry):
+        return entry.url
+    if entry.meta.get("govsi_kind") in (KIND_PAGE, KIND_IMAGE):
+        return entry.meta.get("govsi_url")
+    return None
+
+
+@dataclass
+class HostInfo:
+    """The scheduler's side of a host: robots.txt, and its queue's part in crawldb."""
+
+    robots_url: str
+    rules: RobotsRules | None = None
+    rules_at: float = 0.0
+    # Pages released on the current rules: an expired robots.txt is fetched again only
+    # after at least one, so a host slower than ROBOTSTXT_MAX_AGE still makes progress.
+    used_rules: int = 0
+    robots_failures: int = 0
+    robots_retry: IDelayedCall | None = None
+    # Set when the host will not be crawled in this run; its pages stay FRONTIER with it.
+    unavailable: str | None = None
+    ip: str | None = None
+    # FRONTIER rows in crawldb that are not in memory; read them from ``cursor`` on.
+    backlog: bool = False
+    cursor: tuple[int, int] = (-1, 0)
+    refilling: bool = False
+    refill_after: float = 0.0
+    # A refused entry's row is in crawldb once the store has written this many items.
+    backlog_written_at: int = 0
+    # FRONTIER rows crawldb had for it when a refill last found nothing new to fetch:
+    # another worker's rows change the count (see FrontierScheduler._scanned).
+    dry_count: int = -1
+
+    def has_work(self) -> bool:
+        """Work beyond what the frontier holds in memory: rows in crawldb, robots.txt due."""
+        return self.backlog or self.refilling or self.robots_retry is not None

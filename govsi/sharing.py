@@ -1,0 +1,182 @@
+"""The scheduler's part in sharing a crawl between workers: it serves an address's hosts
+only while it holds the address's lease (``govsi.leasekeeper``).
+
+``AddressSharing`` knows which hosts are on which address, asks for a lease when a host
+resolves or gets work, puts a granted address's hosts into the frontier's rotation (after
+dropping what another worker already fetched there), parks them when the lease is lost,
+and answers the keeper's two questions: which held addresses are idle, and which can be
+handed over to a worker that asks for them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+
+from scrapy.statscollectors import StatsCollector
+from twisted.internet.threads import deferToThread
+
+from govsi.extensions import CrawlStore
+from govsi.frontier import Frontier
+from govsi.leasekeeper import LeaseCallbacks, LeaseKeeper
+from govsi.queued import Entry, HostInfo, page_url
+from govsi.urls import fingerprint
+
+logger = logging.getLogger(__name__)
+
+
+class AddressSharing:
+    def __init__(
+        self,
+        *,
+        frontier: Frontier,
+        store: CrawlStore,
+        hosts: Mapping[str, HostInfo],
+        released: set[int],
+        stats: StatsCollector,
+        wake: Callable[[], None],
+        scan: Callable[[], None],
+        ttl: float,
+        scan_interval: float,
+        shared: bool,
+    ) -> None:
+        self.frontier = frontier
+        self.store = store
+        self.hosts = hosts
+        # The scheduler's set of released pages: what another worker fetched joins it.
+        self.released = released
+        self.stats = stats
+        self.wake = wake
+        # Hosts by address: a lease is on an address, the frontier schedules hosts.
+        self.on_ip: dict[str, set[str]] = {}
+        # Addresses being handed over: the store's item count when their requests stopped.
+        self._handing: dict[str, int] = {}
+        # Addresses another worker has served: hosts taken up on them first learn from
+        # crawldb what was fetched there.
+        self._served_elsewhere: set[str] = set()
+        self.leases = LeaseKeeper(
+            store.engine if shared else None,
+            LeaseCallbacks(
+                granted=self._granted,
+                lost=self._lost,
+                arrivals=lambda ips: {ip: frontier.last_arrival(ip) for ip in ips},
+                idle=self._idle,
+                found_hosts=scan,
+                movable=self._movable,
+            ),
+            ttl=ttl,
+            scan_interval=scan_interval,
+        )
+
+    # -- the scheduler tells ----------------------------------------------------------------
+    def start(self) -> None:
+        self.leases.start()
+
+    def stop(self) -> None:
+        self.leases.stop()
+
+    def resolved(self, host: str, ip: str) -> None:
+        self.on_ip.setdefault(ip, set()).add(host)
+        if self.leases.holds(ip):
+            self._take(ip, [host], None)
+        else:
+            self.leases.want(ip)  # served once granted
+
+    def work_for(self, ip: str | None) -> None:
+        """A host on ``ip`` has work again (an address given back idle is asked for anew)."""
+        if ip is not None and not self.leases.holds(ip):
+            self.leases.want(ip)
+
+    def waiting(self) -> bool:
+        return self.leases.waiting()
+
+    # -- the lease keeper tells -------------------------------------------------------------
+    def _granted(self, ip: str, last_arrival: float | None, handed_over: bool) -> None:
+        self.stats.inc_value("govsi/leases/granted")
+        self._handing.pop(ip, None)
+        hosts = list(self.on_ip.get(ip, ()))
+        if handed_over:
+            self._served_elsewhere.add(ip)
+            self._take(ip, hosts, last_arrival)
+        else:
+            # Back from this worker itself: nothing was fetched there meanwhile.
+            self._serve(ip, hosts, last_arrival)
+
+    def _take(self, ip: str, hosts: list[str], last_arrival: float | None) -> None:
+        if ip not in self._served_elsewhere:
+            # Only this worker ever served the address: its own records are complete.
+            self._serve(ip, hosts, last_arrival)
+            return
+        # Another worker may have served these hosts: what it fetched there is neither
+        # released from what is queued here nor admitted later (the lease is ours now,
+        # so crawldb's record of these hosts is complete).
+        d = deferToThread(self.store.fetched_on_hosts, hosts)
+        d.addErrback(lambda f: logger.warning("reading fetched URLs failed: %s", f.value) or set())
+        d.addCallback(self._pruned, ip, hosts, last_arrival)
+
+    def _pruned(
+        self, done: set[str], ip: str, hosts: list[str], last_arrival: float | None
+    ) -> None:
+        if not self.leases.holds(ip):
+            return  # lost again meanwhile; the next grant checks again
+        for host in hosts:
+            n = self.frontier.discard(host, lambda e: page_url(e) in done)
+            self.stats.inc_value("govsi/leases/fetched_elsewhere", n)
+        self.released.update(fingerprint(url) for url in done)
+        self._serve(ip, hosts, last_arrival)
+
+    def _serve(self, ip: str, hosts: list[str], last_arrival: float | None) -> None:
+        for host in hosts:
+            self.frontier.set_ip(host, ip)
+            if last_arrival is not None:
+                self.frontier.set_last_arrival(host, last_arrival)
+        self.wake()
+
+    def _lost(self, ip: str) -> None:
+        for host in self.on_ip.get(ip, ()):
+            self.frontier.park(host)
+
+    def _has_work(self, host: str) -> bool:
+        # Parked hosts are out of the frontier's address groups: ask each host.
+        queued = any(True for _ in self.frontier.entries(host))
+        return queued or self.hosts[host].has_work()
+
+    def _idle(self, ips: list[str]) -> list[str]:
+        if self.store.items_written < self.store.items_added:
+            return []  # pages fetched here are not all in crawldb yet
+        return [
+            ip
+            for ip in ips
+            if ip not in self._handing
+            and self.frontier.idle(ip)
+            and not any(self._has_work(h) for h in self.on_ip.get(ip, ()))
+        ]
+
+    def _retrying(self, ip: str) -> bool:
+        # A retry queued here would be fetched again by the next holder.
+        return any(
+            not isinstance(e, Entry) and page_url(e) is not None
+            for h in self.on_ip.get(ip, ())
+            for e in self.frontier.entries(h)
+        )
+
+    def _movable(self, ips: list[str]) -> list[str]:
+        """Hand-over in two steps: first stop sending requests for the address and write
+        what was fetched; once that is in crawldb and no request is out, it may go."""
+        busy = {self.hosts[h].ip for h in self.frontier.busy_hosts()}
+        ready = []
+        for ip in ips:
+            mark = self._handing.get(ip)
+            if mark is None:
+                if not self._retrying(ip):
+                    self._handing[ip] = self.store.items_added
+                    self._lost(ip)
+                    self.store.flush()
+            elif self._retrying(ip):
+                # A retry came in after its requests stopped: serve it again, hand over later.
+                del self._handing[ip]
+                self._serve(ip, list(self.on_ip.get(ip, ())), None)
+            elif self.store.items_written >= mark and ip not in busy:
+                del self._handing[ip]
+                ready.append(ip)
+        return ready

@@ -1,0 +1,221 @@
+"""Sharing a crawl without a database: the lease keeper's arithmetic (how many addresses a
+worker serves, which it hands over) and the scheduler's answers to it
+(``govsi.sharing``): when an address is idle, when it may be handed over."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+from scrapy import Request
+from scrapy.statscollectors import MemoryStatsCollector
+from scrapy.utils.test import get_crawler
+
+from govsi.frontier import Frontier
+from govsi.leasekeeper import LeaseCallbacks, LeaseKeeper, share_of, to_hand_over
+from govsi.queued import KIND_PAGE, Entry, HostInfo
+from govsi.sharing import AddressSharing
+
+
+@pytest.mark.parametrize(
+    ("busy", "wanted_here", "workers", "share"),
+    [
+        (0, 0, 1, 1),  # nothing to do: still room for the first address that turns up
+        (10, 0, 1, 10),  # alone: everything
+        (9, 0, 3, 3),
+        (10, 0, 3, 4),  # rounded up: three workers together cover all ten
+        (6, 3, 3, 3),  # addresses waited for here count as work
+        (0, 5, 2, 3),
+        (1, 0, 3, 1),
+        (4, 0, 0, 4),  # no heartbeat on record yet: counted as one worker
+    ],
+)
+def test_share_of(busy: int, wanted_here: int, workers: int, share: int) -> None:
+    assert share_of(busy, wanted_here, workers) == share
+
+
+def test_shares_always_cover_the_work() -> None:
+    for busy in range(0, 40):
+        for workers in range(1, 8):
+            assert share_of(busy, 0, workers) * workers >= busy
+
+
+HELD = ["a", "b", "c", "d", "e"]
+
+
+@pytest.mark.parametrize(
+    ("idle", "moving", "share", "asked", "expected"),
+    [
+        (set(), set(), 5, {"a", "b"}, []),  # within its share: keeps all
+        (set(), set(), 3, set(), []),  # beyond it, but nobody asks
+        (set(), set(), 3, {"b", "d", "e"}, ["b", "d"]),  # two beyond its share, asked for
+        (set(), set(), 1, {"e"}, ["e"]),  # only what is asked for
+        ({"a", "b"}, set(), 3, {"c", "d"}, []),  # idle ones go back anyway: within share
+        ({"a"}, set(), 3, {"a", "c", "d"}, ["c"]),  # an idle address is not handed over
+        (set(), {"c"}, 3, {"c", "d", "e"}, ["c", "d"]),  # one already on its way counts
+        (set(), {"c"}, 5, set(), ["c"]),  # once started, a hand-over is carried through
+        ({"c"}, {"c"}, 5, set(), []),  # ... unless the address went idle meanwhile
+    ],
+)
+def test_to_hand_over(
+    idle: set[str], moving: set[str], share: int, asked: set[str], expected: list[str]
+) -> None:
+    assert to_hand_over(HELD, idle, moving, share, asked) == expected
+
+
+@dataclass
+class Calls:
+    granted: list[tuple[str, float | None, bool]] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+
+
+def test_without_a_shared_database_every_address_is_granted_at_once() -> None:
+    calls = Calls()
+    keeper = LeaseKeeper(
+        None,
+        LeaseCallbacks(
+            granted=lambda *a: calls.granted.append(a),
+            lost=calls.lost.append,
+            arrivals=lambda ips: dict.fromkeys(ips),
+            idle=lambda ips: [],
+            found_hosts=lambda: None,
+            movable=lambda ips: [],
+        ),
+        ttl=30,
+        scan_interval=10,
+    )
+    keeper.start()
+    keeper.want("10.0.0.1")
+    keeper.want("10.0.0.1")
+    assert calls.granted == [("10.0.0.1", None, False)]
+    assert keeper.holds("10.0.0.1") and not keeper.waiting()
+    keeper.tick()  # nothing to renew or scan
+    keeper.stop()
+    assert calls.lost == []
+
+
+class FakeStore:
+    """What AddressSharing uses of CrawlStore: item counts, flush, fetched URLs."""
+
+    engine = None
+
+    def __init__(self) -> None:
+        self.items_added = 0
+        self.items_written = 0
+        self.flushes = 0
+
+    def flush(self) -> None:
+        self.flushes += 1
+
+    def fetched_on_hosts(self, hosts: list[str]) -> set[str]:
+        return set()
+
+
+class World:
+    def __init__(self) -> None:
+        self.frontier = Frontier(default_delay=0, ip_delay=0)
+        self.store = FakeStore()
+        self.hosts: dict[str, HostInfo] = {}
+        self.sharing = AddressSharing(
+            frontier=self.frontier,
+            store=self.store,  # type: ignore[arg-type]
+            hosts=self.hosts,
+            released=set(),
+            stats=MemoryStatsCollector(get_crawler()),
+            wake=lambda: None,
+            scan=lambda: None,
+            ttl=30,
+            scan_interval=10,
+            shared=False,
+        )
+
+    def add_host(self, host: str, ip: str, *urls: str) -> None:
+        self.hosts[host] = HostInfo(robots_url=f"https://{host}/robots.txt", ip=ip)
+        self.frontier.open_gate(host)
+        for url in urls:
+            self.frontier.push(host, 1, Entry(KIND_PAGE, url, 1))
+        self.sharing.resolved(host, ip)
+
+    def fetch_one(self, now: float = 0.0) -> str:
+        popped = self.frontier.pop(now)
+        assert popped is not None
+        state, entry = popped
+        self.store.items_added += 1  # the page's item, not yet written
+        self.frontier.finished(state.name, now)
+        return str(entry.url)
+
+    def idle(self, *ips: str) -> list[str]:
+        return self.sharing.leases.cb.idle(list(ips))
+
+    def movable(self, *ips: str) -> list[str]:
+        return self.sharing.leases.cb.movable(list(ips))
+
+
+def test_an_address_is_idle_only_when_its_hosts_have_no_work_and_all_is_written() -> None:
+    w = World()
+    w.add_host("a.gov.si", "10.0.0.1", "https://a.gov.si/1")
+    w.add_host("b.gov.si", "10.0.0.2")
+    assert w.idle("10.0.0.1", "10.0.0.2") == ["10.0.0.2"]  # a page is queued on a's
+    w.fetch_one()
+    assert w.idle("10.0.0.1", "10.0.0.2") == []  # its page is not in crawldb yet
+    w.store.items_written = w.store.items_added
+    assert w.idle("10.0.0.1", "10.0.0.2") == ["10.0.0.1", "10.0.0.2"]
+    w.hosts["b.gov.si"].backlog = True  # rows in crawldb for b: not idle
+    assert w.idle("10.0.0.1", "10.0.0.2") == ["10.0.0.1"]
+
+
+def test_hand_over_stops_requests_first_and_lets_go_once_the_writes_are_in() -> None:
+    w = World()
+    w.add_host("a.gov.si", "10.0.0.1", "https://a.gov.si/1", "https://a.gov.si/2")
+    w.fetch_one()
+    assert w.movable("10.0.0.1") == []  # step one: stop, write
+    assert w.store.flushes == 1
+    assert w.frontier.pop(1.0) is None  # the host is parked: nothing more goes out
+    assert w.movable("10.0.0.1") == []  # its page is not written yet
+    w.store.items_written = w.store.items_added
+    assert w.movable("10.0.0.1") == ["10.0.0.1"]
+    assert [e.url for e in w.frontier.entries("a.gov.si")] == ["https://a.gov.si/2"]
+
+
+def test_an_address_with_a_request_out_is_not_handed_over() -> None:
+    w = World()
+    w.add_host("a.gov.si", "10.0.0.1", "https://a.gov.si/1")
+    assert w.frontier.pop(0.0) is not None  # out, no answer yet
+    assert w.movable("10.0.0.1") == []
+    w.store.items_written = w.store.items_added
+    assert w.movable("10.0.0.1") == []  # still out
+    w.frontier.finished("a.gov.si", 1.0)
+    assert w.movable("10.0.0.1") == ["10.0.0.1"]
+
+
+def test_a_queued_retry_keeps_the_address_until_it_is_fetched() -> None:
+    w = World()
+    w.add_host("a.gov.si", "10.0.0.1")
+    retry = Request(
+        "https://a.gov.si/napaka",
+        dont_filter=True,
+        meta={"govsi_kind": KIND_PAGE, "govsi_url": "https://a.gov.si/napaka"},
+    )
+    w.frontier.push("a.gov.si", 1, retry, spillable=False)
+    # The next holder would fetch it again: not even the first step is taken.
+    assert w.movable("10.0.0.1") == []
+    assert w.store.flushes == 0
+    assert w.frontier.pop(0.0) is not None  # still served
+    w.frontier.finished("a.gov.si", 0.0)
+    assert w.movable("10.0.0.1") == []  # now step one
+    assert w.movable("10.0.0.1") == ["10.0.0.1"]
+
+
+def test_a_retry_arriving_during_a_hand_over_is_served_here() -> None:
+    w = World()
+    w.add_host("a.gov.si", "10.0.0.1", "https://a.gov.si/1")
+    assert w.movable("10.0.0.1") == []  # step one: parked
+    retry = Request("https://a.gov.si/2", dont_filter=True,
+                    meta={"govsi_kind": KIND_PAGE, "govsi_url": "https://a.gov.si/2"})  # fmt: skip
+    w.frontier.push("a.gov.si", 1, retry, spillable=False)
+    assert w.movable("10.0.0.1") == []  # hand-over called off: served again
+    served = []
+    while (popped := w.frontier.pop(0.0)) is not None:
+        served.append(popped[1])
+        w.frontier.finished("a.gov.si", 0.0)
+    assert retry in served
