@@ -174,7 +174,8 @@ class LeaseKeeper:
             out.renewed = leases.renew(conn, self.worker, self._to_db(plan.renew, offset), self.ttl)
             leases.release(conn, self.worker, self._to_db(plan.release, offset))
             busy = leases.live_leases(conn)
-        out.share = share_of(busy, len(plan.acquire), workers)
+        # An address this worker waits for that another holds is counted once.
+        out.share = share_of(len(busy | set(plan.acquire)), workers)
         # A lease taken locally while crawldb was away has no row yet: take it now.
         lost = [ip for ip in plan.renew if ip not in out.renewed]
         out.planned = set(lost) | set(plan.acquire)
@@ -255,10 +256,10 @@ class LeaseKeeper:
         return {ip: None if a is None else a + wall for ip, a in arrivals.items()}
 
 
-def share_of(busy: int, wanted_here: int, workers: int) -> int:
+def share_of(with_work: int, workers: int) -> int:
     """How many addresses one worker should serve: those with work (leased by anyone, or
-    waited for here) over the live workers, rounded up so that together they cover all."""
-    return max(1, -(-(busy + wanted_here) // max(1, workers)))
+    waited for) over the live workers, rounded up so that together they cover all."""
+    return max(1, -(-with_work // max(1, workers)))
 
 
 def to_hand_over(

@@ -166,14 +166,12 @@ def goodbye(conn: Connection, worker: str) -> None:
     conn.execute(text("DELETE FROM crawldb.crawl_worker WHERE worker = :w"), {"w": worker})
 
 
-def live_leases(conn: Connection) -> int:
-    """Leases any worker holds now."""
-    return int(
+def live_leases(conn: Connection) -> set[str]:
+    """The addresses any worker holds a lease on now."""
+    return set(
         conn.execute(
-            text(
-                f"SELECT count(*) FROM crawldb.ip_lease WHERE NOT released AND expires_at > {_NOW}"
-            )
-        ).scalar_one()
+            text(f"SELECT ip FROM crawldb.ip_lease WHERE NOT released AND expires_at > {_NOW}")
+        ).scalars()
     )
 
 

@@ -18,26 +18,24 @@ from govsi.sharing import AddressSharing
 
 
 @pytest.mark.parametrize(
-    ("busy", "wanted_here", "workers", "share"),
+    ("with_work", "workers", "share"),
     [
-        (0, 0, 1, 1),  # nothing to do: still room for the first address that turns up
-        (10, 0, 1, 10),  # alone: everything
-        (9, 0, 3, 3),
-        (10, 0, 3, 4),  # rounded up: three workers together cover all ten
-        (6, 3, 3, 3),  # addresses waited for here count as work
-        (0, 5, 2, 3),
-        (1, 0, 3, 1),
-        (4, 0, 0, 4),  # no heartbeat on record yet: counted as one worker
+        (0, 1, 1),  # nothing to do: still room for the first address that turns up
+        (10, 1, 10),  # alone: everything
+        (9, 3, 3),
+        (10, 3, 4),  # rounded up: three workers together cover all ten
+        (1, 3, 1),
+        (4, 0, 4),  # no heartbeat on record yet: counted as one worker
     ],
 )
-def test_share_of(busy: int, wanted_here: int, workers: int, share: int) -> None:
-    assert share_of(busy, wanted_here, workers) == share
+def test_share_of(with_work: int, workers: int, share: int) -> None:
+    assert share_of(with_work, workers) == share
 
 
 def test_shares_always_cover_the_work() -> None:
-    for busy in range(0, 40):
+    for with_work in range(0, 40):
         for workers in range(1, 8):
-            assert share_of(busy, 0, workers) * workers >= busy
+            assert share_of(with_work, workers) * workers >= with_work
 
 
 HELD = ["a", "b", "c", "d", "e"]

@@ -11,7 +11,16 @@ import pytest
 from sqlalchemy import Engine
 
 from govsi import db
-from govsi.leases import Grant, acquire, db_now, live_elsewhere, release, renew, worker_id
+from govsi.leases import (
+    Grant,
+    acquire,
+    db_now,
+    live_elsewhere,
+    live_leases,
+    release,
+    renew,
+    worker_id,
+)
 from tests.support.pgcluster import PgCluster
 
 _names = itertools.count()
@@ -78,15 +87,17 @@ def test_renewal_keeps_a_lease_and_reports_one_lost(pg: Engine) -> None:
         assert renew(conn, "c", {"10.0.0.3": None}, ttl=30) == {}  # c learns it lost it
 
 
-def test_live_elsewhere_counts_other_workers_live_leases(pg: Engine) -> None:
+def test_live_leases_and_those_of_other_workers(pg: Engine) -> None:
     take(pg, "a")
     take(pg, "b", ip="10.0.0.2")
     take(pg, "c", ip="10.0.0.3", ttl=0.05)
     time.sleep(0.1)
     with pg.begin() as conn:
         assert live_elsewhere(conn, "a") == 1  # b's; c's ran out
+        assert live_leases(conn) == {IP, "10.0.0.2"}
         release(conn, "b", {"10.0.0.2": None})
         assert live_elsewhere(conn, "a") == 0
+        assert live_leases(conn) == {IP}
 
 
 def test_racing_workers_never_both_get_an_address(pg: Engine) -> None:
