@@ -98,6 +98,15 @@ def run_workers(
     }
 
 
+def _report_problems(r: dict[str, Any], work: Path, keep: bool) -> None:
+    for p in r["problems"]:
+        print(f"  problem: {p}", flush=True)
+    if r["problems"] or keep:
+        print(f"  work dir kept: {work}", flush=True)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 # -- speed --------------------------------------------------------------------------------
 def speed(pg: PgCluster, args: argparse.Namespace, mach: dict[str, Any]) -> tuple[bool, Any]:
     web, seeds = build_web(args.hosts, args.pages, args.seed)
@@ -128,12 +137,7 @@ def speed(pg: PgCluster, args: argparse.Namespace, mach: dict[str, Any]) -> tupl
                   f"pages per worker {[w['pages'] for w in r['per_worker']]}; CPU "
                   f"{r['cpu_seconds']}; " + ("OK" if not r["problems"] else "FAILED"),
                   flush=True)  # fmt: skip
-            for p in r["problems"]:
-                print(f"  problem: {p}", flush=True)
-            if r["problems"] or args.keep:
-                print(f"  work dir kept: {work}", flush=True)
-            else:
-                shutil.rmtree(work, ignore_errors=True)
+            _report_problems(r, work, args.keep)
     finally:
         web.stop()
     config = {"hosts": args.hosts, "pages_per_host": args.pages, "seed": args.seed,
@@ -197,12 +201,7 @@ def politeness(pg: PgCluster, args: argparse.Namespace, mach: dict[str, Any]) ->
                   f"{r['pages_fetched']}/{r['pages_in_web']}, per worker "
                   f"{[w['pages'] for w in r['per_worker']]}; "
                   + ("OK" if not r["problems"] else "FAILED"), flush=True)  # fmt: skip
-            for p in r["problems"]:
-                print(f"  problem: {p}", flush=True)
-            if r["problems"] or args.keep:
-                print(f"  work dir kept: {work}", flush=True)
-            else:
-                shutil.rmtree(work, ignore_errors=True)
+            _report_problems(r, work, args.keep)
     finally:
         bw.web.stop()
     config = {"web": "skewed", "seed": args.seed, "DEFAULT_CRAWL_DELAY": bw.default_delay,

@@ -241,13 +241,26 @@ class IpLease(Base):
 
 
 class CrawlWorker(Base):
-    """govsi extension: the crawler processes working on this crawldb, by heartbeat."""
+    """govsi extension: the crawler processes that worked on this crawldb (PostgreSQL), one
+    row per process run, with its figures as of its last heartbeat. Alive: ``ended_at`` is
+    NULL and ``seen_at`` within LEASE_TTL. Times are seconds since the epoch, database clock."""
 
     __tablename__ = "crawl_worker"
     __table_args__ = {"schema": SCHEMA}
 
     worker: Mapped[str] = mapped_column(String(200), primary_key=True)
     seen_at: Mapped[float] = mapped_column(Float, nullable=False)
+    # The scrapyd job it ran as (the spider's ``_job`` argument), if any.
+    job: Mapped[str | None] = mapped_column(String(200))
+    started_at: Mapped[float | None] = mapped_column(Float)
+    ended_at: Mapped[float | None] = mapped_column(Float)
+    # Responses it turned into page rows, of them fetch failures, and ERROR log lines.
+    pages: Mapped[int | None] = mapped_column(Integer)
+    fetch_errors: Mapped[int | None] = mapped_column(Integer)
+    log_errors: Mapped[int | None] = mapped_column(Integer)
+    # IP addresses it holds a lease on, and the hosts on them it knows.
+    addresses: Mapped[int | None] = mapped_column(Integer)
+    hosts: Mapped[int | None] = mapped_column(Integer)
 
 
 STANDARD_TABLES = ("data_type", "page_type", "site", "page", "page_data", "image", "link")

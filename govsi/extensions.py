@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import partial
 from typing import Any
 
@@ -27,6 +27,14 @@ from govsi.spill import replay_spills, set_spills_aside
 from govsi.storage import CrawlWriter
 
 logger = logging.getLogger(__name__)
+
+
+def pages_fetched(stats: Mapping[str, Any]) -> int:
+    """Responses (and failed fetches) turned into page rows, from the spider's
+    ``govsi/pages/<outcome>`` counters; ``nofollow`` and ``duplicate_at_write`` re-count
+    pages already counted under an outcome."""
+    again = ("govsi/pages/nofollow", "govsi/pages/duplicate_at_write")
+    return sum(v for k, v in stats.items() if k.startswith("govsi/pages/") and k not in again)
 
 
 class CrawlStore:

@@ -44,6 +44,8 @@ class LeaseCallbacks:
     found_hosts: Callable[[], None]
     # Held addresses that could be handed over now (no request out, pages all written).
     movable: Callable[[list[str]], list[str]]
+    # This worker's figures, written to crawldb with each heartbeat.
+    report: Callable[[], leases.WorkerReport] = leases.WorkerReport
 
 
 @dataclass
@@ -121,7 +123,7 @@ class LeaseKeeper:
             with self.engine.begin() as conn:  # type: ignore[union-attr]
                 offset = leases.db_now(conn) - time.time()
                 leases.release(conn, self.worker, self._to_db(self.cb.arrivals(held), offset))
-                leases.goodbye(conn, self.worker)
+                leases.goodbye(conn, self.worker, self.cb.report())
         except Exception as e:
             logger.warning("giving back %d address leases failed (%s); they run out", len(held), e)
         self.state.held.clear()
@@ -153,6 +155,7 @@ class LeaseKeeper:
             renew=self.cb.arrivals(keep),
             release=self.cb.arrivals(sorted(idle)),
             acquire=sorted(self.state.wanted),
+            report=self.cb.report(),
         )
         for ip in idle:
             del self.state.held[ip]
@@ -170,7 +173,7 @@ class LeaseKeeper:
         out = _Outcome()
         with self.engine.begin() as conn:
             offset = leases.db_now(conn) - time.time()
-            workers = max(1, leases.heartbeat(conn, self.worker, self.ttl))
+            workers = max(1, leases.heartbeat(conn, self.worker, self.ttl, plan.report))
             out.renewed = leases.renew(conn, self.worker, self._to_db(plan.renew, offset), self.ttl)
             leases.release(conn, self.worker, self._to_db(plan.release, offset))
             busy = leases.live_leases(conn)
@@ -281,6 +284,7 @@ class _Round:
     renew: dict[str, float | None]
     release: dict[str, float | None]
     acquire: list[str]
+    report: leases.WorkerReport
 
 
 @dataclass

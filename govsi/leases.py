@@ -21,12 +21,13 @@ from __future__ import annotations
 import os
 import socket
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from sqlalchemy import Connection, text
 
 __all__ = [
     "Grant",
+    "WorkerReport",
     "acquire",
     "db_now",
     "goodbye",
@@ -145,25 +146,63 @@ def live_elsewhere(conn: Connection, worker: str) -> int:
     )
 
 
-def heartbeat(conn: Connection, worker: str, ttl: float) -> int:
-    """Say this worker is alive; returns how many are (seen within ``ttl``)."""
+@dataclass(frozen=True)
+class WorkerReport:
+    """A worker's figures, written with each heartbeat (``crawl_worker``)."""
+
+    job: str | None = None
+    pages: int = 0
+    fetch_errors: int = 0
+    log_errors: int = 0
+    addresses: int = 0
+    hosts: int = 0
+
+
+_REPORT = ", ".join(f"{f} = :{f}" for f in WorkerReport.__dataclass_fields__)
+
+
+def _report_params(worker: str, report: WorkerReport) -> dict[str, object]:
+    return {"w": worker, **asdict(report)}
+
+
+def heartbeat(conn: Connection, worker: str, ttl: float, report: WorkerReport | None = None) -> int:
+    """Say this worker is alive (with its figures); returns how many are (seen within
+    ``ttl`` and not ended)."""
     conn.execute(
         text(
-            f"INSERT INTO crawldb.crawl_worker (worker, seen_at) VALUES (:w, {_NOW}) "
-            f"ON CONFLICT (worker) DO UPDATE SET seen_at = {_NOW}"
+            f"INSERT INTO crawldb.crawl_worker (worker, seen_at, started_at) "
+            f"VALUES (:w, {_NOW}, {_NOW}) ON CONFLICT (worker) DO UPDATE SET seen_at = {_NOW}"
         ),
         {"w": worker},
     )
+    if report is not None:
+        conn.execute(
+            text(f"UPDATE crawldb.crawl_worker SET {_REPORT} WHERE worker = :w"),
+            _report_params(worker, report),
+        )
     return int(
         conn.execute(
-            text(f"SELECT count(*) FROM crawldb.crawl_worker WHERE seen_at > {_NOW} - :ttl"),
+            text(
+                "SELECT count(*) FROM crawldb.crawl_worker "
+                f"WHERE seen_at > {_NOW} - :ttl AND ended_at IS NULL"
+            ),
             {"ttl": ttl},
         ).scalar_one()
     )
 
 
-def goodbye(conn: Connection, worker: str) -> None:
-    conn.execute(text("DELETE FROM crawldb.crawl_worker WHERE worker = :w"), {"w": worker})
+def goodbye(conn: Connection, worker: str, report: WorkerReport | None = None) -> None:
+    """The worker has ended: its row stays, with its final figures."""
+    conn.execute(
+        text(
+            f"INSERT INTO crawldb.crawl_worker (worker, seen_at, started_at) "
+            f"VALUES (:w, {_NOW}, {_NOW}) ON CONFLICT (worker) DO NOTHING"
+        ),
+        {"w": worker},
+    )
+    sets = f"seen_at = {_NOW}, ended_at = {_NOW}" + (f", {_REPORT}" if report else "")
+    params = _report_params(worker, report) if report else {"w": worker}
+    conn.execute(text(f"UPDATE crawldb.crawl_worker SET {sets} WHERE worker = :w"), params)
 
 
 def live_leases(conn: Connection) -> set[str]:

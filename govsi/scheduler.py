@@ -28,10 +28,10 @@ from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
 from govsi.db import is_sqlite
-from govsi.extensions import CrawlStore
+from govsi.extensions import CrawlStore, pages_fetched
 from govsi.frontier import Frontier, HostState
-from govsi.items import FetchedPage, SiteInfo
-from govsi.queued import KIND_IMAGE, KIND_PAGE, Entry, HostInfo
+from govsi.items import FetchedImage, FetchedPage, SiteInfo
+from govsi.queued import KIND_IMAGE, KIND_PAGE, Entry, HostInfo, page_url
 from govsi.robotstxt import KIND_ROBOTS, RobotsFetcher, RobotsOutcome, robots_url_for
 from govsi.sharing import AddressSharing
 from govsi.urls import fingerprint, host_of
@@ -85,6 +85,8 @@ class FrontierScheduler(BaseScheduler):
         self._progress_last = (time.monotonic(), 0)
         crawler.signals.connect(self._headers_received, signal=signals.headers_received)
         crawler.signals.connect(self._left_downloader, signal=signals.request_left_downloader)
+        for outcome in (signals.item_scraped, signals.item_dropped, signals.item_error):
+            crawler.signals.connect(self._item_done, signal=outcome)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
@@ -109,6 +111,8 @@ class FrontierScheduler(BaseScheduler):
             ttl=self.crawler.settings.getfloat("LEASE_TTL"),
             scan_interval=self.crawler.settings.getfloat("LEASE_SCAN_INTERVAL"),
             shared=not is_sqlite(store.url),
+            job=getattr(spider, "_job", None),  # scrapyd's job id
+            settle_within=2 * self.stuck_after,
         )
         self.sharing.start()
         # Leases go back once this run's last writes are in (after spider_closed).
@@ -168,6 +172,8 @@ class FrontierScheduler(BaseScheduler):
         kind = meta.get("govsi_kind")
         host = meta.get("govsi_host") or host_of(request.url)
         self._host(host, request.url)
+        if kind in (KIND_PAGE, KIND_IMAGE):
+            self.sharing.settled(meta.get("govsi_url", request.url))
         if kind in (KIND_PAGE, KIND_IMAGE) and not request.dont_filter:
             entry = Entry(kind, meta.get("govsi_url", request.url), meta.get("depth", 0))
             if not self.frontier.push(host, entry.depth, entry, spillable=kind == KIND_PAGE):
@@ -219,6 +225,9 @@ class FrontierScheduler(BaseScheduler):
         else:
             request = entry
         request.meta["govsi_host"] = state.name
+        url = page_url(entry)
+        if url is not None:
+            self.sharing.page_out(url, self.hosts[state.name].ip)
         # A retry is a copy of a request that went out before, marks and all.
         request.meta.pop("govsi_arrived", None)
         request.meta.pop("govsi_finished", None)
@@ -276,6 +285,11 @@ class FrontierScheduler(BaseScheduler):
         request.meta["govsi_finished"] = True
         self.frontier.finished(host, request.meta.get("govsi_arrived", time.monotonic()))
         self._schedule_wake()
+
+    def _item_done(self, item: Any) -> None:
+        # A page's or image's outcome is in the store (pipelines run before this signal).
+        if isinstance(item, FetchedPage | FetchedImage):
+            self.sharing.settled(item.url)
 
     def _free_stuck(self) -> None:
         # A request whose end we never heard of would hold its address for ever.
@@ -442,8 +456,7 @@ class FrontierScheduler(BaseScheduler):
     # -- progress ---------------------------------------------------------------------------
     def _log_progress(self) -> None:
         now = time.monotonic()
-        stats = self.stats.get_stats()
-        fetched = sum(v for k, v in stats.items() if k.startswith("govsi/pages/"))
+        fetched = pages_fetched(self.stats.get_stats())
         then, before = self._progress_last
         self._progress_last = (now, fetched)
         per_min = (fetched - before) * 60 / max(now - then, 1e-9)
@@ -455,10 +468,12 @@ class FrontierScheduler(BaseScheduler):
             if work > slowest_work:
                 slowest, slowest_work = name, work
         backlog = sum(1 for h in self.hosts.values() if h.backlog)
+        addresses, held_hosts = self.sharing.held()
         logger.info(
             "progress: %d pages fetched (%.0f/min); frontier %d in memory, %d hosts with more "
             "in crawldb; hosts ready %d, waiting for a delay %d, in flight %d, blocked by "
-            "robots.txt errors %d; slowest host %s (%.0f s of delays queued)",
+            "robots.txt errors %d; slowest host %s (%.0f s of delays queued); serving %d "
+            "addresses (%d hosts)",
             fetched, per_min, len(self.frontier), backlog, ready, waiting, in_flight, blocked,
-            slowest, slowest_work,
+            slowest, slowest_work, addresses, held_hosts,
         )  # fmt: skip

@@ -11,14 +11,16 @@ handed over to a worker that asks for them.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
 
 from scrapy.statscollectors import StatsCollector
 from twisted.internet.threads import deferToThread
 
-from govsi.extensions import CrawlStore
+from govsi.extensions import CrawlStore, pages_fetched
 from govsi.frontier import Frontier
 from govsi.leasekeeper import LeaseCallbacks, LeaseKeeper
+from govsi.leases import WorkerReport
 from govsi.queued import Entry, HostInfo, page_url
 from govsi.urls import fingerprint
 
@@ -39,6 +41,8 @@ class AddressSharing:
         ttl: float,
         scan_interval: float,
         shared: bool,
+        job: str | None = None,
+        settle_within: float = 600.0,
     ) -> None:
         self.frontier = frontier
         self.store = store
@@ -47,10 +51,19 @@ class AddressSharing:
         self.released = released
         self.stats = stats
         self.wake = wake
+        self.job = job
         # Hosts by address: a lease is on an address, the frontier schedules hosts.
         self.on_ip: dict[str, set[str]] = {}
-        # Addresses being handed over: the store's item count when their requests stopped.
-        self._handing: dict[str, int] = {}
+        # Addresses being handed over: None while a request of theirs is unsettled, then
+        # the store's item count once none is (written by then, the address may go).
+        self._handing: dict[str, int | None] = {}
+        # Pages and images released whose outcome is not in the store yet: a response can
+        # still be in the spider after it left the downloader (or wait for its rendered
+        # version), and an address given away then would let the next holder fetch it
+        # again. url -> (ip, released at); forgotten after ``settle_within`` seconds.
+        self._unsettled: dict[str, tuple[str, float]] = {}
+        self.settle_within = settle_within
+        self._released_count = 0
         # Addresses another worker has served: hosts taken up on them first learn from
         # crawldb what was fetched there.
         self._served_elsewhere: set[str] = set()
@@ -63,6 +76,7 @@ class AddressSharing:
                 idle=self._idle,
                 found_hosts=scan,
                 movable=self._movable,
+                report=self._report,
             ),
             ttl=ttl,
             scan_interval=scan_interval,
@@ -89,6 +103,49 @@ class AddressSharing:
 
     def waiting(self) -> bool:
         return self.leases.waiting()
+
+    def page_out(self, url: str, ip: str | None) -> None:
+        """A page or image request for ``url`` left the queue."""
+        if ip is None:
+            return
+        self._unsettled[url] = (ip, time.monotonic())
+        self._released_count += 1
+        if self._released_count % 1000 == 0:
+            self._has_unsettled("")  # forgets expired entries
+
+    def settled(self, url: str) -> None:
+        """Its outcome is in the store, or it is queued again (a retry, a rendering)."""
+        self._unsettled.pop(url, None)
+
+    def _has_unsettled(self, ip: str) -> bool:
+        now, found = time.monotonic(), False
+        for url, (on, at) in list(self._unsettled.items()):
+            if now - at > self.settle_within:
+                logger.warning("%s: no outcome %.0f s after its request left", url, now - at)
+                del self._unsettled[url]
+            elif on == ip:
+                found = True
+        return found
+
+    def held(self) -> tuple[int, int]:
+        """Addresses this worker holds a lease on, and the hosts on them."""
+        ips = [ip for ip in self.on_ip if self.leases.holds(ip)]
+        return len(ips), sum(len(self.on_ip[ip]) for ip in ips)
+
+    def _report(self) -> WorkerReport:
+        stats = self.stats.get_stats()
+        addresses, hosts = self.held()
+        self.stats.set_value("govsi/leases/addresses_held", addresses)
+        self.stats.max_value("govsi/leases/addresses_held_max", addresses)
+        self.stats.set_value("govsi/leases/hosts_held", hosts)
+        return WorkerReport(
+            job=self.job,
+            pages=pages_fetched(stats),
+            fetch_errors=int(stats.get("govsi/pages/error", 0)),
+            log_errors=int(stats.get("log_count/ERROR", 0)),
+            addresses=addresses,
+            hosts=hosts,
+        )
 
     # -- the lease keeper tells -------------------------------------------------------------
     def _granted(self, ip: str, last_arrival: float | None, handed_over: bool) -> None:
@@ -149,6 +206,7 @@ class AddressSharing:
             for ip in ips
             if ip not in self._handing
             and self.frontier.idle(ip)
+            and not self._has_unsettled(ip)
             and not any(self._has_work(h) for h in self.on_ip.get(ip, ()))
         ]
 
@@ -161,22 +219,28 @@ class AddressSharing:
         )
 
     def _movable(self, ips: list[str]) -> list[str]:
-        """Hand-over in two steps: first stop sending requests for the address and write
-        what was fetched; once that is in crawldb and no request is out, it may go."""
+        """Hand-over in steps: stop sending requests for the address; once none is out or
+        unsettled, write what was fetched; once that is in crawldb, it may go."""
         busy = {self.hosts[h].ip for h in self.frontier.busy_hosts()}
         ready = []
         for ip in ips:
-            mark = self._handing.get(ip)
-            if mark is None:
-                if not self._retrying(ip):
-                    self._handing[ip] = self.store.items_added
-                    self._lost(ip)
-                    self.store.flush()
+            if ip not in self._handing:
+                if self._retrying(ip):
+                    continue
+                self._handing[ip] = None
+                self._lost(ip)
             elif self._retrying(ip):
                 # A retry came in after its requests stopped: serve it again, hand over later.
                 del self._handing[ip]
                 self._serve(ip, list(self.on_ip.get(ip, ())), None)
-            elif self.store.items_written >= mark and ip not in busy:
+                continue
+            mark = self._handing[ip]
+            if ip in busy or self._has_unsettled(ip):
+                self._handing[ip] = None
+            elif mark is None:
+                self._handing[ip] = self.store.items_added
+                self.store.flush()
+            elif self.store.items_written >= mark:
                 del self._handing[ip]
                 ready.append(ip)
         return ready

@@ -12,10 +12,11 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from govsi.extensions import pages_fetched
 from tests.simweb import govweb
 from tests.simweb.expected import E2E_SETTINGS, EXPECTED_LINKS, EXPECTED_PAGES
 from tests.simweb.server import Hit, SimWeb
-from tests.support.crawl import RunningCrawl, snapshot, start_crawl, wait_for_requests
+from tests.support.crawl import RunningCrawl, query, snapshot, start_crawl, wait_for_requests
 from tests.support.pgcluster import PgCluster
 
 DELAY = 0.5
@@ -60,10 +61,19 @@ def test_three_workers_share_one_crawl(
         assert "Traceback" not in run.log, run.log[-5000:]
     # The addresses were shared out. Seven addresses and a short crawl: how the shares fall
     # depends on timing, but one worker doing everything would mean no sharing at all.
-    fetched = [sum(v for k, v in r.stats.items() if k.startswith("govsi/pages/")) for r in runs]
+    fetched = [pages_fetched(r.stats) for r in runs]  # type: ignore[arg-type]
     assert sum(1 for f in fetched if f) >= 2, fetched
     check_database(db_url)
     check_requests(gov_web, gov_web.requested())
+    # Each worker's figures stay in crawldb: the same as in its own stats, and together
+    # every page the crawl fetched.
+    rows = query(db_url, "SELECT pages, fetch_errors, ended_at IS NOT NULL FROM crawl_worker")
+    assert sorted(rows) == sorted(
+        (pages_fetched(r.stats), r.stats.get("govsi/pages/error", 0), True)  # type: ignore[arg-type]
+        for r in runs
+    )
+    stored = query(db_url, "SELECT count(*) FROM page WHERE page_type_code <> 'FRONTIER'")
+    assert sum(f for f, *_ in rows) == stored[0][0]
 
 
 def test_a_killed_worker_loses_nothing(

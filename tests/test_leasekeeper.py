@@ -138,8 +138,10 @@ class World:
         popped = self.frontier.pop(now)
         assert popped is not None
         state, entry = popped
-        self.store.items_added += 1  # the page's item, not yet written
-        self.frontier.finished(state.name, now)
+        self.sharing.page_out(entry.url, self.hosts[state.name].ip)
+        self.frontier.finished(state.name, now)  # left the downloader
+        self.store.items_added += 1  # the spider's item, in the store, not yet written
+        self.sharing.settled(entry.url)
         return str(entry.url)
 
     def idle(self, *ips: str) -> list[str]:
@@ -183,7 +185,34 @@ def test_an_address_with_a_request_out_is_not_handed_over() -> None:
     w.store.items_written = w.store.items_added
     assert w.movable("10.0.0.1") == []  # still out
     w.frontier.finished("a.gov.si", 1.0)
+    assert w.movable("10.0.0.1") == []  # now its writes
     assert w.movable("10.0.0.1") == ["10.0.0.1"]
+
+
+def test_a_response_still_in_the_spider_keeps_the_address() -> None:
+    # It left the downloader, but its page is not in the store yet (or waits for its
+    # rendered version): given away now, the next holder would not know it was fetched.
+    w = World()
+    w.add_host("a.gov.si", "10.0.0.1", "https://a.gov.si/1")
+    popped = w.frontier.pop(0.0)
+    assert popped is not None
+    w.sharing.page_out("https://a.gov.si/1", "10.0.0.1")
+    w.frontier.finished("a.gov.si", 0.0)
+    assert w.idle("10.0.0.1") == []
+    assert w.movable("10.0.0.1") == [] and w.movable("10.0.0.1") == []
+    w.store.items_added += 1
+    w.sharing.settled("https://a.gov.si/1")
+    assert w.movable("10.0.0.1") == []  # the page's write is asked for
+    w.store.items_written = w.store.items_added
+    assert w.movable("10.0.0.1") == ["10.0.0.1"]
+
+
+def test_an_outcome_that_never_comes_is_forgotten_after_a_while() -> None:
+    w = World()
+    w.sharing.settle_within = 0.0
+    w.add_host("a.gov.si", "10.0.0.1")
+    w.sharing.page_out("https://a.gov.si/lost", "10.0.0.1")
+    assert w.idle("10.0.0.1") == ["10.0.0.1"]
 
 
 def test_a_queued_retry_keeps_the_address_until_it_is_fetched() -> None:

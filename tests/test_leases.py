@@ -8,13 +8,16 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from govsi import db
 from govsi.leases import (
     Grant,
+    WorkerReport,
     acquire,
     db_now,
+    goodbye,
+    heartbeat,
     live_elsewhere,
     live_leases,
     release,
@@ -98,6 +101,30 @@ def test_live_leases_and_those_of_other_workers(pg: Engine) -> None:
         release(conn, "b", {"10.0.0.2": None})
         assert live_elsewhere(conn, "a") == 0
         assert live_leases(conn) == {IP}
+
+
+def test_heartbeats_count_live_workers_and_keep_their_figures(pg: Engine) -> None:
+    with pg.begin() as conn:
+        assert heartbeat(conn, "a", ttl=30) == 1
+        report = WorkerReport(job="j1", pages=7, fetch_errors=1, log_errors=2, addresses=3, hosts=4)
+        assert heartbeat(conn, "b", ttl=30, report=report) == 2
+        goodbye(conn, "a", WorkerReport(pages=5))
+        assert heartbeat(conn, "b", ttl=30, report=report) == 1  # a has ended
+        rows = conn.execute(
+            text(
+                "SELECT worker, job, pages, fetch_errors, log_errors, addresses, hosts, "
+                "ended_at IS NOT NULL, started_at <= seen_at FROM crawldb.crawl_worker "
+                "ORDER BY worker"
+            )
+        ).all()
+    # An ended worker's row stays, with its last figures: the crawl's record of who did what.
+    assert [tuple(r) for r in rows] == [
+        ("a", None, 5, 0, 0, 0, 0, True, True),
+        ("b", "j1", 7, 1, 2, 3, 4, False, True),
+    ]
+    time.sleep(0.1)
+    with pg.begin() as conn:
+        assert heartbeat(conn, "c", ttl=0.05) == 1  # b was not seen within ttl
 
 
 def test_racing_workers_never_both_get_an_address(pg: Engine) -> None:
