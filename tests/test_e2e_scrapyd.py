@@ -1,6 +1,7 @@
 """End-to-end: a real scrapyd on loopback, the project deployed to it with scrapyd-deploy,
 crawls scheduled over its HTTP API with per-run settings, a spider argument, the
-database URL from the node's environment, and a cancel."""
+database URL from the node's environment, a cancel, and two jobs sharing one crawl on
+PostgreSQL."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from typing import Any
 import pytest
 
 from tests.simweb import govweb
-from tests.simweb.expected import E2E_SETTINGS, EXPECTED_PAGES, W
+from tests.simweb.expected import E2E_SETTINGS, EXPECTED_LINKS, EXPECTED_PAGES, W
 from tests.simweb.server import SimWeb
-from tests.support.crawl import BASE_SETTINGS, ROOT, query
+from tests.support.crawl import BASE_SETTINGS, ROOT, query, snapshot
+from tests.support.pgcluster import PgCluster
 from tests.support.scrapydnode import ScrapydNode
 
 
@@ -106,3 +108,28 @@ def test_a_cancelled_job_stops_cleanly_and_keeps_what_it_fetched(
     fetched = query(db, "SELECT count(*) FROM page WHERE page_type_code = 'HTML'")[0][0]
     left = query(db, "SELECT count(*) FROM page WHERE page_type_code = 'FRONTIER'")[0][0]
     assert fetched >= 1 and left >= 1
+
+
+def test_two_jobs_share_one_crawl_and_report_as_their_jobs(
+    node: tuple[ScrapydNode, str], pg_cluster: PgCluster
+) -> None:
+    scrapyd, _ = node
+    db = pg_cluster.create_database("scrapyd_shared")
+    settings = run_settings(
+        CRAWLDB_URL=db, DEFAULT_CRAWL_DELAY=0.5, LEASE_TTL=3, LEASE_SCAN_INTERVAL=1
+    )
+    jobs = [scrapyd.schedule(settings, seeds=",".join(govweb.SEEDS)) for _ in range(2)]
+    for job in jobs:
+        log = scrapyd.wait(job, timeout=600)
+        assert "Spider closed (finished)" in log, log[-3000:]
+        assert "Traceback" not in log, log[-5000:]
+        assert "'govsi/leases/granted'" in log  # each job's own figures, in its own log
+    snap = snapshot(db)
+    assert snap.pages == EXPECTED_PAGES
+    assert snap.links == EXPECTED_LINKS
+    # Per job in crawldb, and summed: every page the crawl fetched.
+    rows = query(db, "SELECT job, pages, ended_at IS NOT NULL FROM crawl_worker")
+    assert sorted(job for job, _, _ in rows) == sorted(jobs)
+    assert all(ended for _, _, ended in rows)
+    stored = query(db, "SELECT count(*) FROM page WHERE page_type_code <> 'FRONTIER'")[0][0]
+    assert sum(pages for _, pages, _ in rows) == stored
