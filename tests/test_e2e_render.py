@@ -3,7 +3,6 @@ finds and stores, and what the browser never requests."""
 
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Iterator
 from itertools import pairwise
@@ -15,7 +14,7 @@ from govsi.rendering import find_chromium
 from tests.simweb import jsweb
 from tests.simweb.expected import E2E_SETTINGS
 from tests.simweb.server import SimWeb
-from tests.support.crawl import CrawlRun, query, run_crawl, start_crawl
+from tests.support.crawl import CrawlRun, kill_browsers, query, run_crawl, start_crawl
 
 S = "http://spa.gov.si"
 T = "http://staticno.gov.si"
@@ -134,12 +133,12 @@ def test_a_browser_that_dies_is_started_again(js_web: SimWeb, tmp_path: Path) ->
         RENDER_BROWSER_ARGS=jsweb.browser_args(js_web), RENDER_TIMEOUT=3,
         DEFAULT_CRAWL_DELAY=0.3, **E2E_SETTINGS,
     )  # fmt: skip
-    # Kill every Chromium process once the browser has rendered something.
+    # Kill the crawl's Chromium processes once the browser has rendered something.
     deadline = time.monotonic() + 60
     while not [h for h in js_web.requested() if h.target == "/app.js"]:
         assert time.monotonic() < deadline, "the browser never rendered a page"
         time.sleep(0.05)
-    subprocess.run(["pkill", "-9", "-f", "chromium.*--headless"], check=False)
+    assert kill_browsers(running) >= 1
     run = running.wait()
     assert run.returncode == 0, run.log[-3000:]
     assert int(run.stats.get("playwright/browser_count", 0)) >= 2  # type: ignore[call-overload]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -86,6 +87,38 @@ def start_crawl(
         cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     return RunningCrawl(proc, workdir)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (children, grandchildren, ...), from /proc."""
+    parent_of: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                parent_of[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, frontier = [], [pid]
+    while frontier:
+        here = frontier.pop()
+        kids = [p for p, parent in parent_of.items() if parent == here]
+        found += kids
+        frontier += kids
+    return found
+
+
+def kill_browsers(crawl: RunningCrawl) -> int:
+    """SIGKILL the Chromium processes of one crawl (not those of anything else running on
+    the machine); how many were killed."""
+    killed = 0
+    for pid in descendants(crawl.proc.pid):
+        try:
+            if b"chrom" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+        except OSError:
+            continue
+    return killed
 
 
 def wait_for_requests(web: SimWeb, n: int, timeout: float = 60) -> None:
