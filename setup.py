@@ -13,7 +13,11 @@ setup(
     packages=find_packages(include=["govsi", "govsi.*"]),
     # Alembic reads its scripts as files, not as a package; scrapyd imports the egg as a zip,
     # and govsi.db extracts the migrations from it.
-    package_data={"govsi": ["migrations/*.py", "migrations/*.mako", "migrations/versions/*.py"]},
+    package_data={
+        "govsi": ["migrations/*.py", "migrations/*.mako", "migrations/versions/*.py"],
+        # The report's page template, script, style and the vendored Cytoscape.js.
+        "govsi.report": ["templates/*.j2", "static/*"],
+    },
     entry_points={"scrapy": ["settings = govsi.settings"]},
     zip_safe=False,
 )

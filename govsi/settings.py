@@ -6,6 +6,8 @@ import os
 BOT_NAME = "govsi"
 SPIDER_MODULES = ["govsi.spiders"]
 NEWSPIDER_MODULE = "govsi.spiders"
+# govsi's own commands: `scrapy report` (the crawl report, see README "Crawl report").
+COMMANDS_MODULE = "govsi.commands"
 
 # --- What to crawl -------------------------------------------------------------------
 # Start URLs: a list, or a comma-separated string from -s.
@@ -184,3 +186,12 @@ STATS_FILE = ""
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False
 FEED_EXPORT_ENCODING = "utf-8"
+
+# The crawl report (`scrapy report`): the folder it writes to (-o overrides), how many
+# sites the domain link graph draws (seeds first, then the best linked; the JSON and CSV
+# files keep all), how many pages of the chosen site the page link graph draws (nearest
+# the seed first), and how many rows of a long table (hosts) the HTML page shows.
+REPORT_FOLDER = "report"
+REPORT_GRAPH_MAX_SITES = 300
+REPORT_SITE_GRAPH_MAX_PAGES = 300
+REPORT_HTML_ROWS = 200

@@ -1,0 +1,234 @@
+"""Crawl report benchmark (issue 7): ``scrapy report`` on a large generated crawldb.
+
+Builds a crawldb of ``--pages`` pages on ``--sites`` hosts with ``--links`` links (set-based
+SQL, so a million links take seconds to make), then runs the real command
+(``python -m scrapy report``) and measures its wall time and peak memory (max RSS). Run
+at two sizes to see that memory stays flat: the report pulls aggregates, not rows.
+
+    PYTHONPATH=. python -m bench.report_speed        # 100 000 pages, 1 000 000 links, both DBs
+    PYTHONPATH=. python -m bench.report_speed --backend sqlite --pages 20000 --links 200000
+
+What the generated crawldb looks like (deterministic): pages spread over the sites
+round-robin; 10 % FRONTIER, 2 % BINARY (with page_data), 2.5 % DUPLICATE (alternately an
+exact and a near copy of the page before), the rest HTML with ``--html-bytes`` of
+incompressible content, one fetch every 0.2 s, depth growing with the page number, 1 %
+404s; two images per HTML page out of a pool of 50 per site; per page ``links/pages``
+links, nine in ten to pages of the same site and one in ten to one of 20 hub sites (as
+.gov.si links mostly go to gov.si). Writes bench/results/report_speed.json; exits 1 when
+the report took longer than ``--limit`` seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, text
+
+from bench.sysinfo import code, machine
+from govsi import db
+from tests.support.pgcluster import PgCluster, find_pg_bin
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+
+
+def series(dialect: str, n: int, alias: str = "q") -> str:
+    """A FROM item ``alias`` whose column ``g`` runs 1..n."""
+    if dialect == "sqlite":
+        return (
+            f"(WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < {n}) "
+            f"SELECT g FROM s) {alias}"
+        )
+    return f"generate_series(1, {n}) AS {alias}(g)"
+
+
+def filler(dialect: str, size: int) -> str:
+    """``size`` characters of incompressible text per row (hex of random bytes)."""
+    if dialect == "sqlite":
+        return f"hex(randomblob({size // 2}))"
+    parts = max(size // 32, 1)
+    return (
+        "(SELECT string_agg(md5(random()::text || q.g), '') "
+        f"FROM generate_series(1, {parts} + 0 * q.g))"
+    )
+
+
+def generate(engine: Engine, sites: int, pages: int, links: int, html_bytes: int) -> dict[str, int]:
+    d = engine.dialect.name
+    per_site = pages // sites
+    pages = per_site * sites  # every site the same number of pages: same-site links stay so
+    fanout = max(links // pages, 1)
+    epoch = "'2026-01-01 00:00:00'"
+    at = (
+        f"datetime({epoch}, '+' || (q.g / 5) || ' seconds')"
+        if d == "sqlite"
+        else f"timestamp {epoch} + q.g * interval '0.2 second'"
+    )
+    depth = "length(CAST(q.g AS TEXT)) - 1"
+    kind = (
+        "CASE WHEN q.g % 10 = 0 THEN 'FRONTIER' WHEN q.g % 50 = 1 THEN 'BINARY' "
+        "WHEN q.g % 40 = 3 THEN 'DUPLICATE' ELSE 'HTML' END"
+    )
+    ignore = "INSERT OR IGNORE INTO" if d == "sqlite" else "INSERT INTO"
+    conflict = "" if d == "sqlite" else " ON CONFLICT DO NOTHING"
+    with engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO site (id, domain, ip_address, crawl_delay) "
+            "SELECT q.g, 'urad-' || q.g || '.gov.si', "
+            "'10.0.' || (q.g / 200) || '.' || (q.g % 200), 5.0 "
+            f"FROM {series(d, sites)}"
+        ))  # fmt: skip
+        conn.execute(text(
+            "INSERT INTO page (id, site_id, page_type_code, url, html_content, http_status_code, "
+            "accessed_time, depth, content_type, content_hash, rendered) "
+            f"SELECT q.g, 1 + (q.g - 1) % {sites}, {kind}, "
+            f"'https://urad-' || (1 + (q.g - 1) % {sites}) || '.gov.si/stran-' || q.g, "
+            f"CASE WHEN {kind} = 'HTML' THEN {filler(d, html_bytes)} END, "
+            f"CASE WHEN q.g % 10 = 0 THEN NULL WHEN q.g % 100 = 7 THEN 404 ELSE 200 END, "
+            f"CASE WHEN q.g % 10 = 0 THEN NULL ELSE {at} END, {depth}, "
+            f"CASE WHEN q.g % 10 <> 0 THEN 'text/html' END, "
+            "CASE WHEN q.g % 10 <> 0 THEN 'h' || "
+            "(q.g - CASE WHEN q.g % 80 = 3 THEN 1 ELSE 0 END) END, "
+            f"q.g % 7 = 0 "
+            f"FROM {series(d, pages)}"
+        ))  # fmt: skip
+        conn.execute(text(
+            "UPDATE page SET duplicate_of = id - 1, html_content = NULL "
+            "WHERE page_type_code = 'DUPLICATE'"
+        ))  # fmt: skip
+        conn.execute(text(
+            "INSERT INTO page_data (page_id, data_type_code, size) "
+            "SELECT id, 'PDF', 100000 + id FROM page WHERE page_type_code = 'BINARY'"
+        ))  # fmt: skip
+        for k in range(2):
+            conn.execute(text(
+                f"{ignore} image (page_id, url, filename, content_type, accessed_time) "
+                "SELECT id, 'https://urad-' || site_id || '.gov.si/slika-' || "
+                f"((id * 7 + {k}) % 50) || '.png', 'slika.png', 'image/png', accessed_time "
+                f"FROM page WHERE page_type_code = 'HTML'{conflict}"
+            ))  # fmt: skip
+        # Link k of page f: mostly a page of the same site (same residue mod sites), every
+        # tenth to a page of hub site 1 + f % 20.
+        same = f"1 + ((q.g - 1) + {sites} * (1 + (k.g * 37 + q.g) % {per_site - 1})) % {pages}"
+        hub = f"1 + ((q.g * 7919) % {per_site}) * {sites} + q.g % 20"
+        conn.execute(text(
+            f"{ignore} link (from_page, to_page) "
+            f"SELECT q.g, CASE WHEN k.g % 10 = 9 THEN {hub} ELSE {same} END "
+            f"FROM {series(d, pages)} "
+            f"CROSS JOIN {series(d, fanout, 'k')} "
+            f"WHERE q.g % 10 <> 0{conflict}"
+        ))  # fmt: skip
+        counts = {
+            t: int(conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one())
+            for t in ("site", "page", "link", "image", "page_data")
+        }
+    if d == "postgresql":
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.execute(text("VACUUM ANALYZE"))
+    return counts
+
+
+def run_report(db_url: str, out: Path) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("CRAWLDB_URL", None)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy", "report", "-o", str(out), "-s", f"CRAWLDB_URL={db_url}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "ok": done.returncode == 0,
+        "seconds": round(wall, 2),
+        "cpu_seconds": round(
+            after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 2
+        ),
+        # ru_maxrss of the children so far: the report is the largest child this process runs.
+        "max_rss_mib": round(after.ru_maxrss / 1024, 1),
+        "log_tail": done.stderr[-2000:],
+    }
+
+
+def measure(
+    backend: str, args: argparse.Namespace, work: Path, cluster: PgCluster | None
+) -> dict[str, Any]:
+    if backend == "sqlite":
+        url = f"sqlite:///{work / 'crawldb.sqlite3'}"
+    else:
+        assert cluster is not None
+        url = cluster.create_database(f"report{args.pages}")
+    engine = db.make_engine(url)
+    db.migrate(engine)
+    started = time.monotonic()
+    counts = generate(engine, args.sites, args.pages, args.links, args.html_bytes)
+    engine.dispose()
+    made = time.monotonic() - started
+    size = (work / "crawldb.sqlite3").stat().st_size if backend == "sqlite" else None
+    result = run_report(url, work / f"report-{backend}")
+    result.update(backend=backend, rows=counts, generate_seconds=round(made, 1), sqlite_bytes=size)
+    print(
+        f"{backend}: {counts['page']} pages, {counts['link']} links, {counts['image']} images "
+        f"(made in {made:.0f} s): report in {result['seconds']} s "
+        f"(CPU {result['cpu_seconds']} s), max RSS {result['max_rss_mib']} MiB"
+        f"{'' if result['ok'] else ' FAILED'}",
+        flush=True,
+    )
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--backend", choices=["sqlite", "postgresql", "both"], default="both")
+    parser.add_argument("--sites", type=int, default=500)
+    parser.add_argument("--pages", type=int, default=100_000)
+    parser.add_argument("--links", type=int, default=1_000_000)
+    parser.add_argument("--html-bytes", type=int, default=8000)
+    parser.add_argument("--limit", type=float, default=60.0, help="seconds the report may take")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
+    results = []
+    work = Path(tempfile.mkdtemp(prefix="govsi-report-bench-"))
+    cluster = None
+    try:
+        if "postgresql" in backends:
+            bin_dir = find_pg_bin()
+            if bin_dir is None:
+                print("PostgreSQL server binaries not found", file=sys.stderr)
+                return 2
+            cluster = PgCluster(bin_dir)
+            cluster.start()
+        for backend in backends:
+            results.append(measure(backend, args, work, cluster))
+    finally:
+        if cluster is not None:
+            cluster.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    summary = {
+        "machine": machine(),
+        "code": code(ROOT),
+        "arguments": {k: str(v) for k, v in vars(args).items()},
+        "results": results,
+    }
+    (args.out / "report_speed.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return 0 if all(r["ok"] and r["seconds"] <= args.limit for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""govsi's own Scrapy commands (COMMANDS_MODULE): ``scrapy report``."""

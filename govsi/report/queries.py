@@ -1,0 +1,401 @@
+"""The report's numbers: SQL aggregates over crawldb, one query per table.
+
+Every figure is counted by the database (``count``, ``sum``, ``GROUP BY``); Python only
+formats the few rows that come back, so a report over millions of links reads a few
+hundred rows. The SQL is plain, unqualified and the same on PostgreSQL and SQLite except
+for timestamp arithmetic (``Dialect``), and each table carries the query that made it so
+a reader can run it again.
+
+A *scope* is a set of sites: the seed sites (those with a depth-0 page, i.e. a seed URL)
+or the whole database. Site ids are read from the database and written into the SQL as
+integer literals, so the same text runs in psql or sqlite3 unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+# Bucket widths for the crawl rate chart, seconds; the first that gives at most
+# RATE_BUCKETS buckets over the crawl's span is used.
+NICE_WIDTHS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200)
+NICE_WIDTHS += tuple(86400 * d for d in (1, 2, 7, 14, 30, 90, 365))
+RATE_BUCKETS = 120
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table of the report: what the JSON, CSV and HTML show, and the SQL behind it."""
+
+    name: str
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+    sql: str
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "columns": self.columns,
+            "rows": self.rows,
+            "note": self.note,
+            "sql": self.sql,
+        }
+
+    def records(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+
+@dataclass(frozen=True)
+class Scope:
+    name: str
+    title: str
+    # None: the whole database.
+    site_ids: Sequence[int] | None = None
+    domains: Sequence[str] = field(default_factory=tuple)
+
+    def pages(self, alias: str = "p") -> str:
+        """A WHERE condition (with its leading AND) keeping ``alias``'s pages in scope."""
+        return "" if self.site_ids is None else f" AND {alias}.site_id IN ({self._ids()})"
+
+    def sites(self, alias: str = "s") -> str:
+        return "" if self.site_ids is None else f" AND {alias}.id IN ({self._ids()})"
+
+    def _ids(self) -> str:
+        # NULL keeps "IN ()" valid SQL when no seed site is known: nothing is in scope.
+        return ", ".join(str(int(i)) for i in self.site_ids or ()) or "NULL"
+
+
+class Dialect:
+    """The SQL that differs between PostgreSQL and SQLite: timestamps as epoch seconds
+    (SQLite keeps them as ISO text) and rounding down."""
+
+    def __init__(self, name: str) -> None:
+        self.sqlite = name == "sqlite"
+
+    def epoch(self, expr: str) -> str:
+        if self.sqlite:
+            # julianday's double is good to ~40 µs at today's dates: round to the ms.
+            return f"round((julianday({expr}) - 2440587.5) * 86400.0, 3)"
+        return f"EXTRACT(EPOCH FROM {expr})"
+
+    def floor(self, expr: str) -> str:
+        # Bucket numbers are never negative, where truncation is floor.
+        return f"CAST({expr} AS INTEGER)" if self.sqlite else f"floor({expr})"
+
+
+def plain(value: Any) -> Any:
+    """A database value as JSON has it: Decimal → int or float, timestamps as ISO text."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ", timespec="seconds")
+    return value
+
+
+def utc(epoch: float) -> str:
+    return (
+        datetime.fromtimestamp(epoch, UTC)
+        .replace(tzinfo=None)
+        .isoformat(sep=" ", timespec="seconds")
+    )
+
+
+def run(conn: Connection, sql: str, **params: Any) -> list[list[Any]]:
+    return [[plain(v) for v in row] for row in conn.execute(text(sql), params)]
+
+
+def table(
+    conn: Connection, name: str, title: str, sql: str, note: str = "", **params: Any
+) -> Table:
+    result = conn.execute(text(sql), params)
+    columns = list(result.keys())
+    rows = [[plain(v) for v in row] for row in result]
+    return Table(name, title, columns, rows, " ".join(sql.split()), note)
+
+
+def seed_site_ids(conn: Connection) -> list[tuple[int, str]]:
+    """The sites of the seed URLs: a crawl stores each seed as a depth-0 page."""
+    sql = (
+        "SELECT s.id, s.domain FROM site s WHERE EXISTS "
+        "(SELECT 1 FROM page p WHERE p.site_id = s.id AND p.depth = 0) ORDER BY s.domain"
+    )
+    return [(int(i), str(d)) for i, d in conn.execute(text(sql))]
+
+
+def site_ids_of(conn: Connection, domains: Sequence[str]) -> list[tuple[int, str]]:
+    if not domains:
+        return []
+    names = ", ".join("'" + d.replace("'", "''") + "'" for d in domains)
+    sql = f"SELECT id, domain FROM site WHERE domain IN ({names}) ORDER BY domain"
+    return [(int(i), str(d)) for i, d in conn.execute(text(sql))]
+
+
+def summary(conn: Connection, scope: Scope) -> Table:
+    pf, sf = scope.pages(), scope.sites()
+    fetched = "p.page_type_code <> 'FRONTIER'"
+    sql = f"""
+    SELECT
+      (SELECT count(*) FROM site s WHERE 1 = 1{sf}) AS sites,
+      (SELECT count(DISTINCT p.site_id) FROM page p WHERE {fetched}{pf}) AS sites_fetched,
+      (SELECT count(*) FROM page p WHERE 1 = 1{pf}) AS pages,
+      (SELECT count(*) FROM page p WHERE {fetched}{pf}) AS pages_fetched,
+      (SELECT count(*) FROM page p WHERE p.page_type_code = 'FRONTIER'{pf}) AS frontier,
+      (SELECT count(*) FROM page p WHERE p.page_type_code = 'HTML'{pf}) AS html,
+      (SELECT count(*) FROM page p WHERE p.page_type_code = 'BINARY'{pf}) AS binary_pages,
+      (SELECT count(*) FROM page p WHERE p.page_type_code = 'DUPLICATE'{pf}) AS duplicates,
+      (SELECT count(*) FROM page p WHERE p.rendered{pf}) AS rendered,
+      (SELECT count(*) FROM page_data d JOIN page p ON p.id = d.page_id
+        WHERE 1 = 1{pf}) AS documents,
+      (SELECT count(*) FROM image i JOIN page p ON p.id = i.page_id WHERE 1 = 1{pf}) AS images,
+      (SELECT count(DISTINCT i.url) FROM image i JOIN page p ON p.id = i.page_id
+        WHERE 1 = 1{pf}) AS image_urls,
+      (SELECT count(*) FROM link l JOIN page p ON p.id = l.from_page WHERE 1 = 1{pf}) AS links,
+      (SELECT count(*) FROM link l JOIN page p ON p.id = l.from_page
+        JOIN page t ON t.id = l.to_page WHERE t.site_id <> p.site_id{pf}) AS links_to_other_sites,
+      (SELECT max(p.depth) FROM page p WHERE {fetched}{pf}) AS depth_reached,
+      (SELECT max(p.depth) FROM page p WHERE 1 = 1{pf}) AS depth_discovered
+    """
+    note = (
+        "pages: rows of page (each canonical URL once); fetched: all but FRONTIER; "
+        "images: rows of image, one per (page, picture); image_urls: distinct pictures; "
+        "links: rows of link leaving the scope's pages; depth: link hops from a seed."
+    )
+    return table(conn, "summary", "At a glance", sql, note)
+
+
+def pages_by_type(conn: Connection, scope: Scope) -> Table:
+    sql = f"""
+    SELECT t.code AS page_type, coalesce(x.pages, 0) AS pages
+    FROM page_type t LEFT JOIN (
+      SELECT p.page_type_code AS code, count(*) AS pages FROM page p
+      WHERE 1 = 1{scope.pages()} GROUP BY p.page_type_code
+    ) x ON x.code = t.code
+    ORDER BY pages DESC, t.code
+    """
+    note = "OTHER: fetched, neither HTML nor a document; ERROR: no response (see fetch_errors)."
+    return table(conn, "pages_by_type", "Pages by type", sql, note)
+
+
+def duplicates(conn: Connection, scope: Scope) -> Table:
+    sql = f"""
+    SELECT CASE WHEN o.id IS NULL THEN 'original unknown'
+                WHEN d.content_hash = o.content_hash THEN 'exact'
+                ELSE 'near' END AS kind,
+           count(*) AS pages
+    FROM page d LEFT JOIN page o ON o.id = d.duplicate_of
+    WHERE d.page_type_code = 'DUPLICATE'{scope.pages("d")}
+    GROUP BY 1 ORDER BY 1
+    """
+    note = (
+        "exact: the same main text as its original (equal content_hash); near: a MinHash "
+        "near copy (NEAR_DUPLICATE_THRESHOLD)."
+    )
+    return table(conn, "duplicates", "Duplicates", sql, note)
+
+
+def documents_by_type(conn: Connection, scope: Scope) -> Table:
+    sql = f"""
+    SELECT t.code AS data_type, coalesce(x.documents, 0) AS documents, x.bytes AS bytes
+    FROM data_type t LEFT JOIN (
+      SELECT d.data_type_code AS code, count(*) AS documents, sum(d.size) AS bytes
+      FROM page_data d JOIN page p ON p.id = d.page_id
+      WHERE 1 = 1{scope.pages()} GROUP BY d.data_type_code
+    ) x ON x.code = t.code
+    ORDER BY documents DESC, t.code
+    """
+    return table(conn, "documents_by_type", "Documents by type", sql, "bytes: size as served.")
+
+
+def image_types(conn: Connection, scope: Scope) -> Table:
+    sql = f"""
+    SELECT CASE WHEN i.accessed_time IS NULL THEN '(not downloaded yet)'
+                ELSE coalesce(i.content_type, '(no Content-Type)') END AS content_type,
+           count(*) AS images, count(DISTINCT i.url) AS distinct_urls
+    FROM image i JOIN page p ON p.id = i.page_id
+    WHERE 1 = 1{scope.pages()}
+    GROUP BY 1 ORDER BY images DESC, content_type
+    """
+    note = "images: rows of image (a picture shown on three pages is three rows)."
+    return table(conn, "image_types", "Images by content type", sql, note)
+
+
+PER_PAGE = """
+    SELECT p.id, (SELECT count(*) FROM image i WHERE i.page_id = p.id) AS n
+    FROM page p WHERE p.page_type_code = 'HTML'{pf}
+"""
+
+
+def images_per_page(conn: Connection, scope: Scope) -> Table:
+    sql = f"""
+    SELECT count(*) AS html_pages, coalesce(sum(x.n), 0) AS images,
+           avg(1.0 * x.n) AS images_per_html_page,
+           sum(CASE WHEN x.n > 0 THEN 1 ELSE 0 END) AS pages_with_images,
+           max(x.n) AS most_on_one_page
+    FROM ({PER_PAGE.format(pf=scope.pages())}) x
+    """
+    note = (
+        "Denominator: HTML pages (page_type_code 'HTML': fetched, not duplicates, not "
+        "documents); numerator: their rows in image."
+    )
+    return table(conn, "images_per_page", "Images per HTML page", sql, note)
+
+
+def images_per_page_histogram(conn: Connection, scope: Scope) -> Table:
+    sql = f"""
+    SELECT CASE WHEN x.n = 0 THEN '0' WHEN x.n = 1 THEN '1' WHEN x.n <= 5 THEN '2-5'
+                WHEN x.n <= 10 THEN '6-10' WHEN x.n <= 20 THEN '11-20' ELSE 'over 20' END
+             AS images_on_page,
+           count(*) AS html_pages
+    FROM ({PER_PAGE.format(pf=scope.pages())}) x
+    GROUP BY 1 ORDER BY min(x.n)
+    """
+    return table(conn, "images_per_page_histogram", "HTML pages by number of images", sql)
+
+
+def status_codes(conn: Connection, scope: Scope) -> Table:
+    sql = f"""
+    SELECT p.http_status_code AS status, count(*) AS pages
+    FROM page p WHERE p.page_type_code <> 'FRONTIER'{scope.pages()}
+    GROUP BY p.http_status_code ORDER BY p.http_status_code
+    """
+    note = "Fetched pages by HTTP status; empty status: no response (page type ERROR)."
+    return table(conn, "status_codes", "HTTP status codes", sql, note)
+
+
+def fetch_errors(conn: Connection, scope: Scope, limit: int = 20) -> Table:
+    sql = f"""
+    SELECT p.fetch_error AS error, count(*) AS pages
+    FROM page p WHERE p.fetch_error IS NOT NULL{scope.pages()}
+    GROUP BY p.fetch_error ORDER BY pages DESC, p.fetch_error LIMIT {int(limit)}
+    """
+    return table(conn, "fetch_errors", f"Fetches without a response (top {limit})", sql)
+
+
+def depths(conn: Connection, scope: Scope) -> Table:
+    kinds = ("HTML", "BINARY", "DUPLICATE", "FRONTIER")
+    sums = ",\n".join(
+        f"      sum(CASE WHEN p.page_type_code = '{k}' THEN 1 ELSE 0 END) AS {k.lower()}"
+        for k in kinds
+    )
+    sql = f"""
+    SELECT p.depth AS depth, count(*) AS pages,
+{sums},
+      sum(CASE WHEN p.page_type_code NOT IN ('HTML', 'BINARY', 'DUPLICATE', 'FRONTIER')
+          THEN 1 ELSE 0 END) AS other
+    FROM page p WHERE 1 = 1{scope.pages()}
+    GROUP BY p.depth ORDER BY p.depth
+    """
+    note = "depth: link hops from a seed (sitemap pages count as one hop below their host's root)."
+    return table(conn, "depths", "Pages per depth", sql, note)
+
+
+def rendering(conn: Connection, scope: Scope) -> Table:
+    sql = f"""
+    SELECT p.page_type_code AS page_type,
+           sum(CASE WHEN p.rendered THEN 1 ELSE 0 END) AS rendered,
+           sum(CASE WHEN p.rendered THEN 0 ELSE 1 END) AS as_served
+    FROM page p WHERE p.page_type_code IN ('HTML', 'DUPLICATE'){scope.pages()}
+    GROUP BY p.page_type_code ORDER BY p.page_type_code
+    """
+    note = "rendered: html_content is the DOM Chromium built (RENDER_JS), not the HTML as served."
+    return table(conn, "rendering", "Pages rendered with JavaScript", sql, note)
+
+
+def hosts(conn: Connection, scope: Scope, dialect: Dialect) -> Table:
+    first, last = "min(p.accessed_time)", "max(p.accessed_time)"
+    span = f"({dialect.epoch(last)} - {dialect.epoch(first)})"
+    sql = f"""
+    SELECT s.domain AS host, s.ip_address AS ip_address, s.crawl_delay AS crawl_delay,
+      count(p.id) AS pages,
+      sum(CASE WHEN p.page_type_code <> 'FRONTIER' THEN 1 ELSE 0 END) AS fetched,
+      sum(CASE WHEN p.page_type_code = 'HTML' THEN 1 ELSE 0 END) AS html,
+      sum(CASE WHEN p.page_type_code = 'BINARY' THEN 1 ELSE 0 END) AS binary_pages,
+      sum(CASE WHEN p.page_type_code = 'DUPLICATE' THEN 1 ELSE 0 END) AS duplicates,
+      sum(CASE WHEN p.page_type_code = 'FRONTIER' THEN 1 ELSE 0 END) AS frontier,
+      sum(CASE WHEN p.http_status_code >= 400 OR p.page_type_code = 'ERROR'
+          THEN 1 ELSE 0 END) AS errors,
+      {first} AS first_fetch, {last} AS last_fetch,
+      {span} / nullif(count(p.accessed_time) - 1, 0) AS mean_interval
+    FROM site s LEFT JOIN page p ON p.site_id = s.id
+    WHERE 1 = 1{scope.sites()}
+    GROUP BY s.id, s.domain, s.ip_address, s.crawl_delay
+    ORDER BY fetched DESC, s.domain
+    """
+    note = (
+        "crawl_delay: the delay the crawler used for the host (seconds; DEFAULT_CRAWL_DELAY or "
+        "its robots.txt Crawl-delay). mean_interval: seconds between its first and last "
+        "fetch over the fetches between (pages only; hosts on one address share its delay)."
+    )
+    return table(conn, "hosts", "Hosts: pages and effective delay", sql, note)
+
+
+def rate_width(span: float, buckets: int = RATE_BUCKETS) -> int:
+    """The bucket width (s) of the crawl rate chart: the smallest nice width giving at most
+    ``buckets`` buckets over ``span`` seconds."""
+    for width in NICE_WIDTHS:
+        if span / width < buckets:
+            return width
+    return NICE_WIDTHS[-1]
+
+
+def crawl_rate(conn: Connection, scope: Scope, dialect: Dialect) -> Table:
+    pf = scope.pages()
+    epoch = dialect.epoch("p.accessed_time")
+    bounds = f"SELECT min({epoch}), max({epoch}) FROM page p WHERE 1 = 1{pf}"
+    start, end = conn.execute(text(bounds)).one()
+    if start is None:
+        return table(
+            conn, "crawl_rate", "Crawl rate", "SELECT NULL AS minute, 0 AS pages WHERE 1 = 0"
+        )
+    t0, width = float(start), rate_width(float(end) - float(start))
+    bucket = dialect.floor(f"({epoch} - {t0!r}) / {width}")
+    sql = f"""
+    SELECT {bucket} AS bucket, count(*) AS pages
+    FROM page p WHERE p.accessed_time IS NOT NULL{pf}
+    GROUP BY 1 ORDER BY 1
+    """
+    counted = table(conn, "crawl_rate", "Crawl rate", sql)
+    per_bucket = {int(b): n for b, n in counted.rows}
+    last = max(per_bucket, default=0)
+    # Empty buckets are zero: a gap in the crawl shows as one.
+    rows = [
+        [utc(t0 + i * width), i * width, per_bucket.get(i, 0), per_bucket.get(i, 0) / width]
+        for i in range(last + 1)
+    ]
+    note = (
+        f"Fetches (page rows with accessed_time) per {width} s from the first, at {utc(t0)} "
+        "UTC; seconds: since then."
+    )
+    return Table(
+        "crawl_rate",
+        "Crawl rate over time",
+        ["bucket_start_utc", "seconds", "pages", "pages_per_second"],
+        rows,
+        counted.sql,
+        note,
+    )
+
+
+def scope_tables(conn: Connection, scope: Scope, dialect: Dialect) -> list[Table]:
+    return [
+        summary(conn, scope),
+        pages_by_type(conn, scope),
+        duplicates(conn, scope),
+        documents_by_type(conn, scope),
+        image_types(conn, scope),
+        images_per_page(conn, scope),
+        images_per_page_histogram(conn, scope),
+        status_codes(conn, scope),
+        fetch_errors(conn, scope),
+        depths(conn, scope),
+        rendering(conn, scope),
+        hosts(conn, scope, dialect),
+        crawl_rate(conn, scope, dialect),
+    ]
