@@ -10,12 +10,13 @@ at two sizes to see that memory stays flat: the report pulls aggregates, not row
 
 What the generated crawldb looks like (deterministic): pages spread over the sites
 round-robin; 10 % FRONTIER, 2 % BINARY (with page_data), 2.5 % DUPLICATE (alternately an
-exact and a near copy of the page before), the rest HTML with ``--html-bytes`` of
+exact and a near copy of the site's page before), the rest HTML with ``--html-bytes`` of
 incompressible content, one fetch every 0.2 s, depth growing with the page number, 1 %
 404s; two images per HTML page out of a pool of 50 per site; per page ``links/pages``
 links, nine in ten to pages of the same site and one in ten to one of 20 hub sites (as
 .gov.si links mostly go to gov.si). Writes bench/results/report_speed.json; exits 1 when
-the report took longer than ``--limit`` seconds.
+the report took longer than ``--limit`` seconds; the reports are kept in
+bench/results/report-<backend>/.
 """
 
 from __future__ import annotations
@@ -58,8 +59,10 @@ def filler(dialect: str, size: int) -> str:
         return f"hex(randomblob({size // 2}))"
     parts = max(size // 32, 1)
     return (
-        "(SELECT string_agg(md5(random()::text || q.g), '') "
-        f"FROM generate_series(1, {parts} + 0 * q.g))"
+        # The aggregate names the inner column (else it would belong to the outer query),
+        # the series bound the outer one (else the subquery would run once for all rows).
+        "(SELECT string_agg(md5(random()::text || i.n), '') "
+        f"FROM generate_series(1, {parts} + 0 * q.g) AS i(n))"
     )
 
 
@@ -67,7 +70,8 @@ def generate(engine: Engine, sites: int, pages: int, links: int, html_bytes: int
     d = engine.dialect.name
     per_site = pages // sites
     pages = per_site * sites  # every site the same number of pages: same-site links stay so
-    fanout = max(links // pages, 1)
+    # Frontier pages (one in ten) link nowhere: the fetched ones carry all the links.
+    fanout = max(-(-links // (pages - pages // 10)), 1)
     epoch = "'2026-01-01 00:00:00'"
     at = (
         f"datetime({epoch}, '+' || (q.g / 5) || ' seconds')"
@@ -75,9 +79,12 @@ def generate(engine: Engine, sites: int, pages: int, links: int, html_bytes: int
         else f"timestamp {epoch} + q.g * interval '0.2 second'"
     )
     depth = "length(CAST(q.g AS TEXT)) - 1"
+    # Types and statuses go by m, the page's number within its site (q.g is spread over
+    # the sites round-robin, so q.g % 50 would give one site nothing but documents).
+    m = f"((q.g - 1) / {sites})"
     kind = (
-        "CASE WHEN q.g % 10 = 0 THEN 'FRONTIER' WHEN q.g % 50 = 1 THEN 'BINARY' "
-        "WHEN q.g % 40 = 3 THEN 'DUPLICATE' ELSE 'HTML' END"
+        f"CASE WHEN {m} % 10 = 9 THEN 'FRONTIER' WHEN {m} % 50 = 1 THEN 'BINARY' "
+        f"WHEN {m} % 40 = 3 THEN 'DUPLICATE' ELSE 'HTML' END"
     )
     ignore = "INSERT OR IGNORE INTO" if d == "sqlite" else "INSERT INTO"
     conflict = "" if d == "sqlite" else " ON CONFLICT DO NOTHING"
@@ -94,16 +101,16 @@ def generate(engine: Engine, sites: int, pages: int, links: int, html_bytes: int
             f"SELECT q.g, 1 + (q.g - 1) % {sites}, {kind}, "
             f"'https://urad-' || (1 + (q.g - 1) % {sites}) || '.gov.si/stran-' || q.g, "
             f"CASE WHEN {kind} = 'HTML' THEN {filler(d, html_bytes)} END, "
-            f"CASE WHEN q.g % 10 = 0 THEN NULL WHEN q.g % 100 = 7 THEN 404 ELSE 200 END, "
-            f"CASE WHEN q.g % 10 = 0 THEN NULL ELSE {at} END, {depth}, "
-            f"CASE WHEN q.g % 10 <> 0 THEN 'text/html' END, "
-            "CASE WHEN q.g % 10 <> 0 THEN 'h' || "
-            "(q.g - CASE WHEN q.g % 80 = 3 THEN 1 ELSE 0 END) END, "
+            f"CASE WHEN {m} % 10 = 9 THEN NULL WHEN {m} % 100 = 7 THEN 404 ELSE 200 END, "
+            f"CASE WHEN {m} % 10 = 9 THEN NULL ELSE {at} END, {depth}, "
+            f"CASE WHEN {m} % 10 <> 9 THEN 'text/html' END, "
+            f"CASE WHEN {m} % 10 <> 9 THEN 'h' || "
+            f"(q.g - CASE WHEN {m} % 80 = 3 THEN {sites} ELSE 0 END) END, "
             f"q.g % 7 = 0 "
             f"FROM {series(d, pages)}"
         ))  # fmt: skip
         conn.execute(text(
-            "UPDATE page SET duplicate_of = id - 1, html_content = NULL "
+            f"UPDATE page SET duplicate_of = id - {sites}, html_content = NULL "
             "WHERE page_type_code = 'DUPLICATE'"
         ))  # fmt: skip
         conn.execute(text(
@@ -117,16 +124,16 @@ def generate(engine: Engine, sites: int, pages: int, links: int, html_bytes: int
                 f"((id * 7 + {k}) % 50) || '.png', 'slika.png', 'image/png', accessed_time "
                 f"FROM page WHERE page_type_code = 'HTML'{conflict}"
             ))  # fmt: skip
-        # Link k of page f: mostly a page of the same site (same residue mod sites), every
-        # tenth to a page of hub site 1 + f % 20.
+        # Link k of page g: mostly a page of the same site (same residue mod sites), every
+        # tenth to a page of one of the hub sites 1..20 (each site's pages link to all 20).
         same = f"1 + ((q.g - 1) + {sites} * (1 + (k.g * 37 + q.g) % {per_site - 1})) % {pages}"
-        hub = f"1 + ((q.g * 7919) % {per_site}) * {sites} + q.g % 20"
+        hub = f"1 + ((q.g * 7919) % {per_site}) * {sites} + ((q.g - 1) / {sites}) % 20"
         conn.execute(text(
             f"{ignore} link (from_page, to_page) "
             f"SELECT q.g, CASE WHEN k.g % 10 = 9 THEN {hub} ELSE {same} END "
             f"FROM {series(d, pages)} "
             f"CROSS JOIN {series(d, fanout, 'k')} "
-            f"WHERE q.g % 10 <> 0{conflict}"
+            f"WHERE {m} % 10 <> 9{conflict}"
         ))  # fmt: skip
         counts = {
             t: int(conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one())
@@ -179,7 +186,8 @@ def measure(
     engine.dispose()
     made = time.monotonic() - started
     size = (work / "crawldb.sqlite3").stat().st_size if backend == "sqlite" else None
-    result = run_report(url, work / f"report-{backend}")
+    # The report itself is kept with the figures, for a look at a large crawl's report.
+    result = run_report(url, args.out / f"report-{backend}")
     result.update(backend=backend, rows=counts, generate_seconds=round(made, 1), sqlite_bytes=size)
     print(
         f"{backend}: {counts['page']} pages, {counts['link']} links, {counts['image']} images "
@@ -201,6 +209,7 @@ def main() -> int:
     parser.add_argument("--limit", type=float, default=60.0, help="seconds the report may take")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
     backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
     results = []
     work = Path(tempfile.mkdtemp(prefix="govsi-report-bench-"))

@@ -12,7 +12,7 @@ from sqlalchemy import Engine, insert
 
 from govsi import db
 from govsi.report.build import Report, ReportError, build_report, host_of, report_engine
-from govsi.report.charts import bars_svg, graph_svg
+from govsi.report.charts import bars_svg, graph_svg, node_kind, radii, short
 from govsi.report.graphs import Graph, spring_layout
 from govsi.report.output import fmt, script_json, to_csv
 from govsi.report.queries import Scope, rate_width
@@ -414,3 +414,45 @@ def test_fmt(value: Any, shown: str) -> None:
 
 def test_csv_writes_empty_cells_for_null() -> None:
     assert to_csv(["a", "b"], [[1, None], ["x,y", 2]]) == 'a,b\n1,\n"x,y",2\n'
+
+
+@pytest.mark.parametrize(
+    ("node", "kind"),
+    [
+        ({"label": "a.gov.si", "pages": 3, "seed": True}, "seed"),
+        ({"label": "b.gov.si", "pages": 3, "seed": False}, "site"),
+        ({"label": "u", "page_type": "HTML", "depth": 0, "status": 200}, "seed"),
+        ({"label": "u", "page_type": "HTML", "depth": 2, "status": 200}, "site"),
+        ({"label": "u", "page_type": "HTML", "depth": 2, "status": 404}, "error"),
+        ({"label": "u", "page_type": "ERROR", "depth": 2, "status": None}, "error"),
+        ({"label": "u", "page_type": "BINARY", "depth": 2, "status": 200}, "BINARY"),
+        ({"label": "u", "page_type": "DUPLICATE", "depth": 1, "status": 200}, "DUPLICATE"),
+        ({"label": "u", "page_type": "FRONTIER", "depth": 3, "status": None}, "FRONTIER"),
+        ({"label": "u", "page_type": "OTHER", "depth": 3, "status": 200}, "site"),
+    ],
+)
+def test_node_kind(node: dict[str, Any], kind: str) -> None:
+    assert node_kind(node) == kind
+
+
+@pytest.mark.parametrize(
+    ("label", "shown"),
+    [
+        ("evem.gov.si", "evem.gov.si"),
+        ("https://www.gov.si/", "www.gov.si/"),
+        ("https://www.gov.si/podrocja/a/?x=1", "/podrocja/a/?x=1"),
+        ("http://gov.si", "gov.si"),
+        ("https://gov.si/" + "d" * 60, "/" + "d" * 38 + "…"),
+    ],
+)
+def test_short_names_are_hosts_or_paths(label: str, shown: str) -> None:
+    assert short(label) == shown
+
+
+def test_node_area_follows_weight_within_bounds() -> None:
+    big, quarter, empty = radii([{"pages": 100}, {"pages": 25}, {"pages": 0}], area=10_000)
+    assert 3.0 < quarter == pytest.approx(big / 2) and big < 24.0
+    assert empty == 3.0
+    assert radii([{"pages": 10**7}, {"pages": 1}], area=780 * 620)[0] == 24.0
+    many = radii([{"pages": 50}] * 300, area=780 * 620)
+    assert 3.0 <= many[0] < 8  # 300 sites still fit the picture

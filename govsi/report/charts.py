@@ -18,6 +18,9 @@ SEED = "#d9480f"
 NODE = "#1c7ed6"
 EDGE = "#adb5bd"
 FONT = 'font-family="system-ui, sans-serif"'
+# The graph pictures: where node centres go (px), with margins for the title above, and
+# for the names of nodes at the right edge and the legend.
+PLOT_W, PLOT_H, PAD, TOP, RIGHT = 780, 620, 40, 50, 160
 # What a node's colour says, in the legend's order.
 COLOURS = {
     "seed": (SEED, "seed site / seed page"),
@@ -47,23 +50,31 @@ def node_kind(node: dict[str, Any]) -> str:
     return kind if kind in COLOURS else "site"
 
 
-def node_size(node: dict[str, Any]) -> float:
-    """Radius in px: grows with a site's pages or a page's links in, gently (a site of
-    10 000 pages must not hide the others)."""
-    weight = node.get("pages", node.get("links_in", 0)) or 0
-    return 4.0 + 2.2 * math.sqrt(weight) ** 0.8
+def node_weight(node: dict[str, Any]) -> float:
+    """What a node's area stands for: a site's pages, a page's links in."""
+    return float(node.get("pages", node.get("links_in", 0)) or 0)
 
 
-def styled(graph: Graph, labels: int) -> list[dict[str, Any]]:
+def radii(nodes: list[dict[str, Any]], area: float) -> list[float]:
+    """Radii (px) with area proportional to weight, scaled so that all nodes together cover
+    about a tenth of ``area`` (a crawl of 300 sites and one of 5 both read well), between
+    3 px (still hoverable) and 24 px (a huge site must not hide its neighbours)."""
+    weights = [max(node_weight(n), 1.0) for n in nodes]
+    scale = math.sqrt(0.1 * area / (math.pi * sum(weights))) if weights else 0.0
+    return [min(max(scale * math.sqrt(w), 3.0), 24.0) for w in weights]
+
+
+def styled(graph: Graph, labels: int, area: float = PLOT_W * PLOT_H) -> list[dict[str, Any]]:
     """The drawn nodes with what both pictures show: radius, colour, a short name, and
     whether it is named (the ``labels`` largest, and every seed)."""
     nodes, _ = graph.drawn()
-    ranked = sorted(nodes, key=lambda n: -node_size(n))
+    sizes = dict(zip((n["id"] for n in nodes), radii(nodes, area), strict=True))
+    ranked = sorted(nodes, key=lambda n: -sizes[n["id"]])
     named = {n["id"] for n in ranked[:labels]} | {n["id"] for n in nodes if n.get("seed")}
     return [
         {
             **n,
-            "size": node_size(n),
+            "size": sizes[n["id"]],
             "colour": COLOURS[node_kind(n)][0],
             "named": n["id"] in named,
             "short": short(n["label"]),
@@ -78,25 +89,24 @@ def legend(graph: Graph) -> list[tuple[str, str]]:
     return [COLOURS[k] for k in COLOURS if k in kinds]
 
 
-def graph_svg(graph: Graph, width: int = 960, height: int = 720, labels: int = 40) -> str:
+def graph_svg(graph: Graph, labels: int = 40) -> str:
     """The drawn part of ``graph``; node area follows its pages (or links in), edge width
     the log of its links."""
     nodes = styled(graph, labels)
     _, edges = graph.drawn()
-    pad, right = 40, 150  # room on the right for the names of nodes at the edge
-    at = {
-        n["id"]: (pad + n["x"] * (width - pad - right), pad + 10 + n["y"] * (height - 2 * pad - 10))
-        for n in nodes
-    }
+    width, height = PAD + PLOT_W + RIGHT, TOP + PLOT_H + PAD
+    at = {n["id"]: (PAD + n["x"] * PLOT_W, TOP + n["y"] * PLOT_H) for n in nodes}
     body = [
         "<defs><marker id='arrow' viewBox='0 0 10 10' refX='10' refY='5' markerWidth='7' "
         "markerHeight='7' markerUnits='userSpaceOnUse' orient='auto-start-reverse'>"
         f"<path d='M0,0L10,5L0,10z' fill='{EDGE}'/></marker></defs>",
         f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{pad}" y="24" {FONT} font-size="16">{escape(graph.title)}</text>',
+        f'<text x="{PAD}" y="24" {FONT} font-size="16">{escape(graph.title)}</text>',
     ]
     by_id = {n["id"]: n for n in nodes}
     heaviest = max((e["links"] for e in edges), default=1)
+    # Thousands of edges would be a grey sheet: the more there are, the fainter each.
+    opacity = min(0.7, 20 / math.sqrt(max(len(edges), 1)))
     for e in sorted(edges, key=lambda e: e["links"]):
         (x1, y1), (x2, y2) = at[e["source"]], at[e["target"]]
         # Stop the arrow at the target's rim.
@@ -106,7 +116,7 @@ def graph_svg(graph: Graph, width: int = 960, height: int = 720, labels: int = 4
         w = 0.6 + 3.4 * math.log1p(e["links"]) / math.log1p(heaviest)
         body.append(
             f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{EDGE}" '
-            f'stroke-width="{w:.2f}" stroke-opacity="0.7" marker-end="url(#arrow)">'
+            f'stroke-width="{w:.2f}" stroke-opacity="{opacity:.2f}" marker-end="url(#arrow)">'
             f"<title>{escape(edge_tip(e, by_id))}</title></line>"
         )
     for n in nodes:
@@ -123,8 +133,8 @@ def graph_svg(graph: Graph, width: int = 960, height: int = 720, labels: int = 4
     for i, (colour, meaning) in enumerate(legend(graph)):
         y = height - 14 - 16 * i
         body.append(
-            f'<circle cx="{width - right + 8}" cy="{y - 4}" r="5" fill="{colour}"/>'
-            f'<text x="{width - right + 18}" y="{y}" {FONT} font-size="11" fill="#495057">'
+            f'<circle cx="{width - RIGHT + 8}" cy="{y - 4}" r="5" fill="{colour}"/>'
+            f'<text x="{width - RIGHT + 18}" y="{y}" {FONT} font-size="11" fill="#495057">'
             f"{escape(meaning)}</text>"
         )
     return _svg(width, height, body, graph.title)

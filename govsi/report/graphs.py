@@ -178,9 +178,12 @@ def spring_layout(
     seed: int = 7,
     gravity: float = 1.0,
 ) -> np.ndarray:
-    """Fruchterman-Reingold positions in [0, 1]² for ``n`` nodes: linked nodes attract
-    (heavier links more, on a log scale), all nodes repel, and a weak pull to the centre
-    keeps unlinked nodes and small components in the picture. Deterministic for ``seed``."""
+    """Force-directed positions in [0, 1]² for ``n`` nodes (Fruchterman-Reingold with
+    ForceAtlas2's repulsion by degree): linked nodes attract (heavier links more, on a log
+    scale); nodes repel each other the more the more neighbours they have, so that hubs
+    linked from hundreds of sites stand apart instead of collapsing into one spot; a pull
+    to the centre keeps unlinked nodes and small components in the picture.
+    Deterministic for ``seed``."""
     if n == 0:
         return np.zeros((0, 2))
     if n == 1:
@@ -193,14 +196,18 @@ def spring_layout(
             weight = 1.0 + math.log(max(w, 1.0))
             weights[a, b] += weight
             weights[b, a] += weight
+    mass = 1.0 + (weights > 0).sum(axis=1)
+    mass /= mass.mean()
+    repel = np.outer(mass, mass)
     k = math.sqrt(1.0 / n)
     temperature = 0.1
     cooling = temperature / (iterations + 1)
     for _ in range(iterations):
         delta = pos[:, np.newaxis, :] - pos[np.newaxis, :, :]
         distance = np.maximum(np.linalg.norm(delta, axis=-1), 0.01)
-        force = k * k / distance**2 - weights * distance / k
-        shift = np.einsum("ijk,ij->ik", delta, force) - (pos - 0.5) * gravity
+        force = k * k * repel / distance**2 - weights * distance / k
+        pull = (pos - 0.5) * (gravity * mass)[:, np.newaxis]
+        shift = np.einsum("ijk,ij->ik", delta, force) - pull
         length = np.maximum(np.linalg.norm(shift, axis=-1), 0.01)
         pos += shift * (temperature / length)[:, np.newaxis]
         temperature -= cooling

@@ -20,7 +20,16 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from govsi.report.build import Report
-from govsi.report.charts import bars_svg, edge_tip, graph_svg, legend, node_tip, styled
+from govsi.report.charts import (
+    PLOT_H,
+    PLOT_W,
+    bars_svg,
+    edge_tip,
+    graph_svg,
+    legend,
+    node_tip,
+    styled,
+)
 from govsi.report.graphs import Graph
 from govsi.report.queries import Table
 
@@ -154,6 +163,9 @@ def cytoscape_data(graph: Graph | None, labels: int) -> dict[str, Any] | None:
             for e in graph.drawn()[1]
         ],
         "legend": legend(graph),
+        # The SVG's plot area: the same positions and node sizes, so both look alike.
+        "width": PLOT_W,
+        "height": PLOT_H,
     }
 
 

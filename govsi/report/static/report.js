@@ -10,13 +10,15 @@
     var graph = data[name];
     var container = document.getElementById(containerId);
     if (!graph || !container) { return; }
-    // Positions are in [0, 1]; this scale makes node sizes (px) read well once fitted.
-    var width = 640, height = 460;
+    var width = graph.width, height = graph.height;
     var elements = graph.nodes.map(function (n) {
       return { group: "nodes", data: n, position: { x: n.x * width, y: n.y * height } };
     }).concat(graph.edges.map(function (e, i) {
       return { group: "edges", data: { id: "e" + i, source: e.source, target: e.target, links: e.links, tip: e.tip } };
     }));
+    // Thousands of edges: fainter, straight and hidden while panning, so it stays smooth.
+    var many = graph.edges.length > 2000;
+    var opacity = Math.min(0.75, 20 / Math.sqrt(Math.max(graph.edges.length, 1)));
     var heaviest = Math.max.apply(null, [1].concat(graph.edges.map(function (e) { return e.links; })));
     var cy = cytoscape({
       container: container,
@@ -24,6 +26,7 @@
       layout: { name: "preset", fit: true, padding: 30 },
       minZoom: 0.05,
       maxZoom: 8,
+      hideEdgesOnViewport: many,
       style: [
         { selector: "node", style: {
             "width": "data(size)", "height": "data(size)", "background-color": "data(colour)",
@@ -34,7 +37,7 @@
         { selector: "edge", style: {
             "width": function (e) { return 0.6 + 3.4 * Math.log1p(e.data("links")) / Math.log1p(heaviest); },
             "line-color": "#adb5bd", "target-arrow-color": "#adb5bd", "target-arrow-shape": "triangle",
-            "curve-style": "bezier", "arrow-scale": 0.7, "opacity": 0.75 } },
+            "curve-style": many ? "haystack" : "bezier", "arrow-scale": 0.7, "opacity": opacity } },
         { selector: "edge.hover", style: { "line-color": "#495057", "target-arrow-color": "#495057", "opacity": 1 } }
       ]
     });
