@@ -313,6 +313,7 @@ def hosts(conn: Connection, scope: Scope, dialect: Dialect) -> Table:
     span = f"({dialect.epoch(last)} - {dialect.epoch(first)})"
     sql = f"""
     SELECT s.domain AS host, s.ip_address AS ip_address, s.crawl_delay AS crawl_delay,
+      {span} / nullif(count(p.accessed_time) - 1, 0) AS mean_interval,
       count(p.id) AS pages,
       sum(CASE WHEN p.page_type_code <> 'FRONTIER' THEN 1 ELSE 0 END) AS fetched,
       sum(CASE WHEN p.page_type_code = 'HTML' THEN 1 ELSE 0 END) AS html,
@@ -321,8 +322,7 @@ def hosts(conn: Connection, scope: Scope, dialect: Dialect) -> Table:
       sum(CASE WHEN p.page_type_code = 'FRONTIER' THEN 1 ELSE 0 END) AS frontier,
       sum(CASE WHEN p.http_status_code >= 400 OR p.page_type_code = 'ERROR'
           THEN 1 ELSE 0 END) AS errors,
-      {first} AS first_fetch, {last} AS last_fetch,
-      {span} / nullif(count(p.accessed_time) - 1, 0) AS mean_interval
+      {first} AS first_fetch, {last} AS last_fetch
     FROM site s LEFT JOIN page p ON p.site_id = s.id
     WHERE 1 = 1{scope.sites()}
     GROUP BY s.id, s.domain, s.ip_address, s.crawl_delay
