@@ -241,3 +241,38 @@ def test_a_report_while_a_crawl_writes_is_consistent_and_does_not_stop_it(
     first, second = (records(r, "all", "summary")[0]["pages_fetched"] for r in reports)
     assert 0 < first <= second
     assert snapshot(db_url).pages == EXPECTED_PAGES
+
+
+def readme_queries() -> dict[str, str]:
+    """The README's "Example SQL", by their comment: the queries users copy."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("### Example SQL", 1)[1].split("```sql", 1)[1].split("```", 1)[0]
+    queries: dict[str, str] = {}
+    for part in block.split("\n-- ")[1:] if block.startswith("\n-- ") else []:
+        title, sql = part.split("\n", 1)
+        queries[title.strip()] = sql.strip().rstrip(";")
+    return queries
+
+
+def test_numbers_agree_with_the_readme_example_sql(
+    reported: tuple[str, Path, dict[str, Any]],
+) -> None:
+    db_url, _, report = reported
+    sql = readme_queries()
+    assert set(sql) >= {
+        "pages by type", "documents by type", "average images per HTML page",
+        "deepest level reached", "link graph between sites",
+    }  # fmt: skip
+    by_type = {r["page_type"]: r["pages"] for r in records(report, "all", "pages_by_type")}
+    assert dict(query(db_url, sql["pages by type"])) == {k: v for k, v in by_type.items() if v}
+    docs = {r["data_type"]: r["documents"] for r in records(report, "all", "documents_by_type")}
+    assert dict(query(db_url, sql["documents by type"])) == {k: v for k, v in docs.items() if v}
+    [average] = query(db_url, sql["average images per HTML page"])[0]
+    [per_page] = records(report, "all", "images_per_page")
+    assert float(average) == pytest.approx(per_page["images_per_html_page"])
+    [deepest] = query(db_url, sql["deepest level reached"])[0]
+    assert deepest == records(report, "all", "summary")[0]["depth_reached"]
+    graph = report["domain_graph"]
+    name = {n["id"]: n["label"] for n in graph["nodes"]}
+    edges = {(name[e["source"]], name[e["target"]]): e["links"] for e in graph["edges"]}
+    assert {(a, b): n for a, b, n in query(db_url, sql["link graph between sites"])} == edges
