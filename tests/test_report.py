@@ -12,7 +12,7 @@ from sqlalchemy import Engine, insert
 
 from govsi import db
 from govsi.report.build import Report, ReportError, build_report, host_of, report_engine
-from govsi.report.charts import bars_svg, graph_svg, node_kind, radii, short
+from govsi.report.charts import bars_svg, drawing, graph_svg, node_kind, radii, short
 from govsi.report.graphs import Graph, spring_layout
 from govsi.report.output import fmt, script_json, to_csv
 from govsi.report.queries import Scope, rate_width
@@ -393,7 +393,7 @@ def test_spring_layout_is_deterministic_in_the_unit_square_and_pulls_links_toget
 def test_pictures_escape_text_from_the_crawl() -> None:
     evil = '<script>alert("x")</script>.gov.si'
     g = Graph("t", [{"id": 1, "label": evil, "pages": 3, "x": 0.5, "y": 0.5}], [])
-    svg = graph_svg(g)
+    svg = graph_svg(drawing(g, labels=40))
     assert "<script>" not in svg and "&lt;script&gt;" in svg
     assert "<script>" not in bars_svg("t", [evil], [1], "x", "y")
 

@@ -13,12 +13,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
 
-from govsi import db
+from govsi import db, urls
 from govsi.report import queries
 from govsi.report.graphs import Graph, domain_graph, site_graph
 from govsi.report.queries import Dialect, Scope, Table
@@ -61,7 +60,7 @@ class Report:
 def host_of(name: str) -> str:
     """A host name from ``name``, which may be a URL."""
     name = name.strip()
-    return (urlsplit(name).hostname or "") if "://" in name else name.lower().rstrip(".")
+    return urls.host_of(name) if "://" in name else name.lower().rstrip(".")
 
 
 def report_engine(url: str) -> Engine:

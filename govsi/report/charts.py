@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from html import escape
 from typing import Any
 
@@ -64,62 +65,67 @@ def radii(nodes: list[dict[str, Any]], area: float) -> list[float]:
     return [min(max(scale * math.sqrt(w), 3.0), 24.0) for w in weights]
 
 
-def styled(graph: Graph, labels: int, area: float = PLOT_W * PLOT_H) -> list[dict[str, Any]]:
-    """The drawn nodes with what both pictures show: radius, colour, a short name, and
-    whether it is named (the ``labels`` largest, and every seed)."""
-    nodes, _ = graph.drawn()
+@dataclass(frozen=True)
+class Drawing:
+    """A graph's drawn part as both pictures (SVG and interactive) show it: nodes with
+    radius, colour, short name and whether they are named; edges; the legend."""
+
+    title: str
+    nodes: list[dict[str, Any]]
+    edges: list[dict[str, Any]]
+    legend: list[tuple[str, str]]
+
+
+def drawing(graph: Graph, labels: int, area: float = PLOT_W * PLOT_H) -> Drawing:
+    """``graph`` made ready to draw; the ``labels`` largest nodes, and every seed, named."""
+    nodes, edges = graph.drawn()
     sizes = dict(zip((n["id"] for n in nodes), radii(nodes, area), strict=True))
     ranked = sorted(nodes, key=lambda n: -sizes[n["id"]])
     named = {n["id"] for n in ranked[:labels]} | {n["id"] for n in nodes if n.get("seed")}
-    return [
+    kinds = {n["id"]: node_kind(n) for n in nodes}
+    styled = [
         {
             **n,
             "size": sizes[n["id"]],
-            "colour": COLOURS[node_kind(n)][0],
+            "colour": COLOURS[kinds[n["id"]]][0],
             "named": n["id"] in named,
             "short": short(n["label"]),
         }
         for n in nodes
     ]
+    legend = [COLOURS[k] for k in COLOURS if k in set(kinds.values())]
+    return Drawing(graph.title, styled, edges, legend)
 
 
-def legend(graph: Graph) -> list[tuple[str, str]]:
-    """(colour, meaning) for the kinds of node the drawn graph has."""
-    kinds = {node_kind(n) for n in graph.drawn()[0]}
-    return [COLOURS[k] for k in COLOURS if k in kinds]
-
-
-def graph_svg(graph: Graph, labels: int = 40) -> str:
-    """The drawn part of ``graph``; node area follows its pages (or links in), edge width
+def graph_svg(d: Drawing) -> str:
+    """The picture of a drawing; node area follows its pages (or links in), edge width
     the log of its links."""
-    nodes = styled(graph, labels)
-    _, edges = graph.drawn()
     width, height = PAD + PLOT_W + RIGHT, TOP + PLOT_H + PAD
-    at = {n["id"]: (PAD + n["x"] * PLOT_W, TOP + n["y"] * PLOT_H) for n in nodes}
+    at = {n["id"]: (PAD + n["x"] * PLOT_W, TOP + n["y"] * PLOT_H) for n in d.nodes}
     body = [
         "<defs><marker id='arrow' viewBox='0 0 10 10' refX='10' refY='5' markerWidth='7' "
         "markerHeight='7' markerUnits='userSpaceOnUse' orient='auto-start-reverse'>"
         f"<path d='M0,0L10,5L0,10z' fill='{EDGE}'/></marker></defs>",
         f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{PAD}" y="24" {FONT} font-size="16">{escape(graph.title)}</text>',
+        f'<text x="{PAD}" y="24" {FONT} font-size="16">{escape(d.title)}</text>',
     ]
-    by_id = {n["id"]: n for n in nodes}
-    heaviest = max((e["links"] for e in edges), default=1)
+    by_id = {n["id"]: n for n in d.nodes}
+    heaviest = max((e["links"] for e in d.edges), default=1)
     # Thousands of edges would be a grey sheet: the more there are, the fainter each.
-    opacity = min(0.7, 20 / math.sqrt(max(len(edges), 1)))
-    for e in sorted(edges, key=lambda e: e["links"]):
+    opacity = min(0.7, 20 / math.sqrt(max(len(d.edges), 1)))
+    for e in sorted(d.edges, key=lambda e: e["links"]):
         (x1, y1), (x2, y2) = at[e["source"]], at[e["target"]]
         # Stop the arrow at the target's rim.
-        d = math.hypot(x2 - x1, y2 - y1) or 1.0
+        dist = math.hypot(x2 - x1, y2 - y1) or 1.0
         r = by_id[e["target"]]["size"] + 2
-        x2, y2 = x2 - (x2 - x1) * r / d, y2 - (y2 - y1) * r / d
+        x2, y2 = x2 - (x2 - x1) * r / dist, y2 - (y2 - y1) * r / dist
         w = 0.6 + 3.4 * math.log1p(e["links"]) / math.log1p(heaviest)
         body.append(
             f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{EDGE}" '
             f'stroke-width="{w:.2f}" stroke-opacity="{opacity:.2f}" marker-end="url(#arrow)">'
             f"<title>{escape(edge_tip(e, by_id))}</title></line>"
         )
-    for n in nodes:
+    for n in d.nodes:
         x, y = at[n["id"]]
         body.append(
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{n["size"]:.1f}" fill="{n["colour"]}" '
@@ -130,14 +136,14 @@ def graph_svg(graph: Graph, labels: int = 40) -> str:
                 f'<text x="{x + n["size"] + 3:.1f}" y="{y + 4:.1f}" {FONT} font-size="11" '
                 f'fill="#212529">{escape(n["short"])}</text>'
             )
-    for i, (colour, meaning) in enumerate(legend(graph)):
+    for i, (colour, meaning) in enumerate(d.legend):
         y = height - 14 - 16 * i
         body.append(
             f'<circle cx="{width - RIGHT + 8}" cy="{y - 4}" r="5" fill="{colour}"/>'
             f'<text x="{width - RIGHT + 18}" y="{y}" {FONT} font-size="11" fill="#495057">'
             f"{escape(meaning)}</text>"
         )
-    return _svg(width, height, body, graph.title)
+    return _svg(width, height, body, d.title)
 
 
 def node_tip(node: dict[str, Any]) -> str:

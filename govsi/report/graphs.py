@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
-from govsi.report.queries import plain
+from govsi.report.queries import flat, run
 
 
 @dataclass
@@ -44,14 +44,6 @@ class Graph:
         }
 
 
-def _rows(conn: Connection, sql: str) -> list[list[Any]]:
-    return [[plain(v) for v in row] for row in conn.execute(text(sql))]
-
-
-def _flat(sql: str) -> str:
-    return " ".join(sql.split())
-
-
 DOMAIN_EDGES = """
 SELECT f.site_id AS source, t.site_id AS target, count(*) AS links
 FROM link l JOIN page f ON f.id = l.from_page JOIN page t ON t.id = l.to_page
@@ -68,7 +60,7 @@ GROUP BY s.id, s.domain
 def domain_graph(conn: Connection, seeds: set[int], max_nodes: int) -> Graph:
     edges: list[dict[str, Any]] = []
     internal: dict[int, int] = {}
-    for source, target, links in _rows(conn, DOMAIN_EDGES):
+    for source, target, links in run(conn, DOMAIN_EDGES):
         if source == target:
             internal[source] = links
         else:
@@ -84,7 +76,7 @@ def domain_graph(conn: Connection, seeds: set[int], max_nodes: int) -> Graph:
             "links_in": 0,
             "seed": i in seeds,
         }
-        for i, domain, pages, fetched in _rows(conn, DOMAIN_NODES)
+        for i, domain, pages, fetched in run(conn, DOMAIN_NODES)
     ]
     by_id = {n["id"]: n for n in nodes}
     for e in edges:
@@ -106,16 +98,14 @@ def domain_graph(conn: Connection, seeds: set[int], max_nodes: int) -> Graph:
             "report.json and the CSV files have all."
         )
     place(shown, edges)
-    return Graph(
-        "Domain link graph", nodes, edges, note, [_flat(DOMAIN_EDGES), _flat(DOMAIN_NODES)]
-    )
+    return Graph("Domain link graph", nodes, edges, note, [flat(DOMAIN_EDGES), flat(DOMAIN_NODES)])
 
 
 def site_graph(conn: Connection, site_id: int, domain: str, max_nodes: int) -> Graph:
     """The pages of one site nearest its seed (by depth, then discovery order), at most
     ``max_nodes``, and the links among them."""
     total_sql = f"SELECT count(*) FROM page WHERE site_id = {int(site_id)}"
-    total = int(_rows(conn, total_sql)[0][0])
+    total = int(run(conn, total_sql)[0][0])
     pages_sql = f"""
     SELECT p.id, p.url, p.page_type_code, p.depth, p.http_status_code FROM page p
     WHERE p.site_id = {int(site_id)}
@@ -130,22 +120,22 @@ def site_graph(conn: Connection, site_id: int, domain: str, max_nodes: int) -> G
             "status": status,
             "links_in": 0,
         }
-        for i, url, kind, depth, status in _rows(conn, pages_sql)
+        for i, url, kind, depth, status in run(conn, pages_sql)
     ]
     edges: list[dict[str, Any]] = []
-    sqls = [_flat(total_sql), _flat(pages_sql)]
+    sqls = [flat(total_sql), flat(pages_sql)]
     if nodes:
         ids = ", ".join(str(int(n["id"])) for n in nodes)
         edges_sql = (
             f"SELECT l.from_page, l.to_page FROM link l "
             f"WHERE l.from_page IN ({ids}) AND l.to_page IN ({ids}) AND l.from_page <> l.to_page"
         )
-        edges = [{"source": a, "target": b, "links": 1} for a, b in _rows(conn, edges_sql)]
+        edges = [{"source": a, "target": b, "links": 1} for a, b in run(conn, edges_sql)]
         inbound_sql = (
             f"SELECT l.to_page, count(*) FROM link l WHERE l.to_page IN ({ids}) GROUP BY l.to_page"
         )
         by_id = {n["id"]: n for n in nodes}
-        for page, count in _rows(conn, inbound_sql):
+        for page, count in run(conn, inbound_sql):
             by_id[page]["links_in"] = count
         sqls += [edges_sql, inbound_sql]
     note = f"Pages of {domain}: {len(nodes)} of {total}"

@@ -23,14 +23,13 @@ from govsi.report.build import Report
 from govsi.report.charts import (
     PLOT_H,
     PLOT_W,
+    Drawing,
     bars_svg,
+    drawing,
     edge_tip,
     graph_svg,
-    legend,
     node_tip,
-    styled,
 )
-from govsi.report.graphs import Graph
 from govsi.report.queries import Table
 
 # Rows of a table the HTML page shows; the CSV and JSON files have all of them.
@@ -70,10 +69,13 @@ def write_report(report: Report, folder: Path, html_rows: int = HTML_ROWS) -> li
                 [[e["source"], e["target"], e["links"]] for e in graph.edges],
             ),
         )
-    pictures = pictures_of(report)
+    drawings = {"domain": drawing(report.domain_graph, DOMAIN_LABELS)}
+    if report.site_graph is not None:
+        drawings["site"] = drawing(report.site_graph, SITE_LABELS)
+    pictures = pictures_of(report, drawings)
     for name, svg in pictures.items():
         put(f"{name}.svg", svg)
-    put("index.html", render_html(report, pictures, html_rows))
+    put("index.html", render_html(report, pictures, drawings, html_rows))
     return written
 
 
@@ -90,12 +92,12 @@ def to_csv(columns: list[str], rows: list[list[Any]]) -> str:
     return out.getvalue()
 
 
-def pictures_of(report: Report) -> dict[str, str]:
+def pictures_of(report: Report, drawings: dict[str, Drawing]) -> dict[str, str]:
     everything = report.scopes_by_name()["all"]
     depth = everything["depths"]
     rate = everything["crawl_rate"]
     pictures = {
-        "domain_graph": graph_svg(report.domain_graph, labels=DOMAIN_LABELS),
+        **{f"{name}_graph": graph_svg(d) for name, d in drawings.items()},
         "depths": bars_svg(
             "Pages per depth (whole database)",
             ["?" if r[0] is None else r[0] for r in depth.rows],
@@ -111,8 +113,6 @@ def pictures_of(report: Report) -> dict[str, str]:
             f"pages per {_duration(_width(rate))}",
         ),
     }
-    if report.site_graph is not None:
-        pictures["site_graph"] = graph_svg(report.site_graph, labels=SITE_LABELS)
     return pictures
 
 
@@ -131,13 +131,12 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 86400:.1f} d".replace(".0 d", " d")
 
 
-def cytoscape_data(graph: Graph | None, labels: int) -> dict[str, Any] | None:
-    """The drawn part of ``graph`` as the page's script draws it: the positions, sizes,
-    colours, names and hover texts of the SVG picture."""
-    if graph is None:
+def cytoscape_data(d: Drawing | None) -> dict[str, Any] | None:
+    """A drawing as the page's script draws it: the positions, sizes, colours, names and
+    hover texts of the SVG picture."""
+    if d is None:
         return None
-    nodes = styled(graph, labels)
-    by_id = {n["id"]: n for n in nodes}
+    by_id = {n["id"]: n for n in d.nodes}
     return {
         "nodes": [
             {
@@ -151,7 +150,7 @@ def cytoscape_data(graph: Graph | None, labels: int) -> dict[str, Any] | None:
                 "x": n["x"],
                 "y": n["y"],
             }
-            for n in nodes
+            for n in d.nodes
         ],
         "edges": [
             {
@@ -160,9 +159,9 @@ def cytoscape_data(graph: Graph | None, labels: int) -> dict[str, Any] | None:
                 "links": e["links"],
                 "tip": edge_tip(e, by_id),
             }
-            for e in graph.drawn()[1]
+            for e in d.edges
         ],
-        "legend": legend(graph),
+        "legend": d.legend,
         # The SVG's plot area: the same positions and node sizes, so both look alike.
         "width": PLOT_W,
         "height": PLOT_H,
@@ -187,7 +186,9 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
-def render_html(report: Report, pictures: dict[str, str], html_rows: int) -> str:
+def render_html(
+    report: Report, pictures: dict[str, str], drawings: dict[str, Drawing], html_rows: int
+) -> str:
     env = Environment(
         loader=PackageLoader("govsi.report", "templates"),
         autoescape=select_autoescape(["html", "j2"]),
@@ -196,7 +197,8 @@ def render_html(report: Report, pictures: dict[str, str], html_rows: int) -> str
     )
     env.filters["fmt"] = fmt
     static = files("govsi.report") / "static"
-    seed, everything = report.scopes_by_name()["seed"], report.scopes_by_name()["all"]
+    by_scope = report.scopes_by_name()
+    seed, everything = by_scope["seed"], by_scope["all"]
     summary = [
         (column, seed["summary"].rows[0][i], everything["summary"].rows[0][i])
         for i, column in enumerate(everything["summary"].columns)
@@ -205,7 +207,7 @@ def render_html(report: Report, pictures: dict[str, str], html_rows: int) -> str
         (
             name,
             everything[name].title,
-            [(s, report.scopes_by_name()[s.name][name]) for s, _ in report.scopes],
+            [(s, by_scope[s.name][name]) for s, _ in report.scopes],
         )
         for name in everything
         if name not in ("summary", "crawl_rate")
@@ -219,10 +221,7 @@ def render_html(report: Report, pictures: dict[str, str], html_rows: int) -> str
         html_rows=html_rows,
         pictures={k: Markup(v) for k, v in pictures.items()},
         graphs=script_json(
-            {
-                "domain": cytoscape_data(report.domain_graph, DOMAIN_LABELS),
-                "site": cytoscape_data(report.site_graph, SITE_LABELS),
-            }
+            {name: cytoscape_data(drawings.get(name)) for name in ("domain", "site")}
         ),
         cytoscape=Markup((static / "cytoscape.min.js").read_text(encoding="utf-8")),
         style=Markup((static / "report.css").read_text(encoding="utf-8")),

@@ -107,17 +107,19 @@ def utc(epoch: float) -> str:
     )
 
 
-def run(conn: Connection, sql: str, **params: Any) -> list[list[Any]]:
-    return [[plain(v) for v in row] for row in conn.execute(text(sql), params)]
+def flat(sql: str) -> str:
+    """SQL on one line, as the report shows it."""
+    return " ".join(sql.split())
 
 
-def table(
-    conn: Connection, name: str, title: str, sql: str, note: str = "", **params: Any
-) -> Table:
-    result = conn.execute(text(sql), params)
+def run(conn: Connection, sql: str) -> list[list[Any]]:
+    return [[plain(v) for v in row] for row in conn.execute(text(sql))]
+
+
+def table(conn: Connection, name: str, title: str, sql: str, note: str = "") -> Table:
+    result = conn.execute(text(sql))
     columns = list(result.keys())
-    rows = [[plain(v) for v in row] for row in result]
-    return Table(name, title, columns, rows, " ".join(sql.split()), note)
+    return Table(name, title, columns, [[plain(v) for v in row] for row in result], flat(sql), note)
 
 
 def seed_site_ids(conn: Connection) -> list[tuple[int, str]]:
