@@ -161,25 +161,25 @@ class WorkerReport:
 _REPORT = ", ".join(f"{f} = :{f}" for f in WorkerReport.__dataclass_fields__)
 
 
-def _report_params(worker: str, report: WorkerReport) -> dict[str, object]:
-    return {"w": worker, **asdict(report)}
+def _record(conn: Connection, worker: str, report: WorkerReport | None, ended: bool) -> None:
+    """The worker's row: seen now (and ended now), with its figures when given."""
+    conn.execute(
+        text(
+            f"INSERT INTO crawldb.crawl_worker (worker, seen_at, started_at) "
+            f"VALUES (:w, {_NOW}, {_NOW}) ON CONFLICT (worker) DO NOTHING"
+        ),
+        {"w": worker},
+    )
+    sets = f"seen_at = {_NOW}" + (f", ended_at = {_NOW}" if ended else "")
+    sets += f", {_REPORT}" if report else ""
+    params = {"w": worker, **(asdict(report) if report else {})}
+    conn.execute(text(f"UPDATE crawldb.crawl_worker SET {sets} WHERE worker = :w"), params)
 
 
 def heartbeat(conn: Connection, worker: str, ttl: float, report: WorkerReport | None = None) -> int:
     """Say this worker is alive (with its figures); returns how many are (seen within
     ``ttl`` and not ended)."""
-    conn.execute(
-        text(
-            f"INSERT INTO crawldb.crawl_worker (worker, seen_at, started_at) "
-            f"VALUES (:w, {_NOW}, {_NOW}) ON CONFLICT (worker) DO UPDATE SET seen_at = {_NOW}"
-        ),
-        {"w": worker},
-    )
-    if report is not None:
-        conn.execute(
-            text(f"UPDATE crawldb.crawl_worker SET {_REPORT} WHERE worker = :w"),
-            _report_params(worker, report),
-        )
+    _record(conn, worker, report, ended=False)
     return int(
         conn.execute(
             text(
@@ -193,16 +193,7 @@ def heartbeat(conn: Connection, worker: str, ttl: float, report: WorkerReport | 
 
 def goodbye(conn: Connection, worker: str, report: WorkerReport | None = None) -> None:
     """The worker has ended: its row stays, with its final figures."""
-    conn.execute(
-        text(
-            f"INSERT INTO crawldb.crawl_worker (worker, seen_at, started_at) "
-            f"VALUES (:w, {_NOW}, {_NOW}) ON CONFLICT (worker) DO NOTHING"
-        ),
-        {"w": worker},
-    )
-    sets = f"seen_at = {_NOW}, ended_at = {_NOW}" + (f", {_REPORT}" if report else "")
-    params = _report_params(worker, report) if report else {"w": worker}
-    conn.execute(text(f"UPDATE crawldb.crawl_worker SET {sets} WHERE worker = :w"), params)
+    _record(conn, worker, report, ended=True)
 
 
 def live_leases(conn: Connection) -> set[str]:

@@ -111,21 +111,25 @@ class AddressSharing:
         self._unsettled[url] = (ip, time.monotonic())
         self._released_count += 1
         if self._released_count % 1000 == 0:
-            self._has_unsettled("")  # forgets expired entries
+            # Without other workers nobody asks about idle addresses: forget stale
+            # entries here so that a request that never had an outcome is not kept forever.
+            self._unsettled_ips()
 
     def settled(self, url: str) -> None:
         """Its outcome is in the store, or it is queued again (a retry, a rendering)."""
         self._unsettled.pop(url, None)
 
-    def _has_unsettled(self, ip: str) -> bool:
-        now, found = time.monotonic(), False
-        for url, (on, at) in list(self._unsettled.items()):
+    def _unsettled_ips(self) -> set[str]:
+        """Addresses with a released page or image whose outcome is not in the store yet;
+        entries older than ``settle_within`` are forgotten, with a warning."""
+        now, ips = time.monotonic(), set()
+        for url, (ip, at) in list(self._unsettled.items()):
             if now - at > self.settle_within:
                 logger.warning("%s: no outcome %.0f s after its request left", url, now - at)
                 del self._unsettled[url]
-            elif on == ip:
-                found = True
-        return found
+            else:
+                ips.add(ip)
+        return ips
 
     def held(self) -> tuple[int, int]:
         """Addresses this worker holds a lease on, and the hosts on them."""
@@ -201,12 +205,13 @@ class AddressSharing:
     def _idle(self, ips: list[str]) -> list[str]:
         if self.store.items_written < self.store.items_added:
             return []  # pages fetched here are not all in crawldb yet
+        unsettled = self._unsettled_ips()
         return [
             ip
             for ip in ips
             if ip not in self._handing
             and self.frontier.idle(ip)
-            and not self._has_unsettled(ip)
+            and ip not in unsettled
             and not any(self._has_work(h) for h in self.on_ip.get(ip, ()))
         ]
 
@@ -221,7 +226,8 @@ class AddressSharing:
     def _movable(self, ips: list[str]) -> list[str]:
         """Hand-over in steps: stop sending requests for the address; once none is out or
         unsettled, write what was fetched; once that is in crawldb, it may go."""
-        busy = {self.hosts[h].ip for h in self.frontier.busy_hosts()}
+        # A request out, or a response whose outcome is not stored yet.
+        busy = {self.hosts[h].ip for h in self.frontier.busy_hosts()} | self._unsettled_ips()
         ready = []
         for ip in ips:
             if ip not in self._handing:
@@ -235,7 +241,7 @@ class AddressSharing:
                 self._serve(ip, list(self.on_ip.get(ip, ())), None)
                 continue
             mark = self._handing[ip]
-            if ip in busy or self._has_unsettled(ip):
+            if ip in busy:
                 self._handing[ip] = None
             elif mark is None:
                 self._handing[ip] = self.store.items_added
