@@ -11,7 +11,6 @@ pages/s and requests/s. Writes ``bench/results/crawl_speed-<db>.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -24,7 +23,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import create_engine, text
 
-from bench.sysinfo import CpuSnapshot, code, machine, postmaster_pid, run_at_commit
+from bench.sysinfo import CpuSnapshot, code, machine, postmaster_pid, run_at_commit, write_result
 from bench.webgen import DISALLOWED, build_web
 from tests.simweb.server import SimWeb
 from tests.support.crawl import ROOT, run_crawl
@@ -290,10 +289,7 @@ def main(argv: list[str] | None = None) -> int:
                 "code": measured,
                 "runs": runs,
             }
-            args.out.mkdir(parents=True, exist_ok=True)
-            path = args.out / f"crawl_speed-{db}.json"
-            path.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
-            print(f"wrote {path}", flush=True)
+            write_result(args.out / f"crawl_speed-{db}.json", report)
     finally:
         web.stop()
         if pg is not None:

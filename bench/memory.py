@@ -34,7 +34,7 @@ from sqlalchemy import create_engine, text
 from bench.benchwebs import FANOUT, MEM_HOSTS, memory_web
 from bench.plain_spider import start_plain
 from bench.politeness import log_findings
-from bench.sysinfo import code, machine
+from bench.sysinfo import code, machine, write_result
 from tests.simweb.server import SimWeb
 from tests.support.crawl import ROOT, start_crawl
 from tests.support.pgcluster import PgCluster, find_pg_bin
@@ -272,9 +272,7 @@ def main(argv: list[str] | None = None) -> int:
                            "db": "postgresql" if crawler == "govsi" else None},
                 "machine": machine(), "code": code(ROOT), "result": w,
             }  # fmt: skip
-            path = args.out / f"memory-{crawler}.json"
-            path.write_text(json.dumps(report, indent=1) + "\n")
-            print(f"wrote {path}", flush=True)
+            write_result(args.out / f"memory-{crawler}.json", report)
     finally:
         web.stop()
     return 0 if ok else 1

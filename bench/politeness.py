@@ -32,7 +32,7 @@ from typing import Any
 
 from bench.benchwebs import BenchWeb, many_web, mix_in_javascript, skewed_web
 from bench.plain_spider import start_plain
-from bench.sysinfo import code, machine
+from bench.sysinfo import code, machine, write_result
 from tests.simweb import jsweb
 from tests.simweb.server import Hit
 from tests.support.crawl import ROOT, query, run_crawl
@@ -293,9 +293,7 @@ def main(argv: list[str] | None = None) -> int:
                 tag += (
                     f"-render-{args.render}" if crawler == "govsi" and args.render != "off" else ""
                 )
-                path = args.out / f"politeness-{name}-{crawler}{tag}.json"
-                path.write_text(json.dumps(report, indent=1) + "\n")
-                print(f"wrote {path}", flush=True)
+                write_result(args.out / f"politeness-{name}-{crawler}{tag}.json", report)
         finally:
             bw.web.stop()
     print("\n" + HEADER + "\n" + "\n".join(lines))

@@ -37,7 +37,7 @@ from bench.sysinfo import code, machine
 from bench.webgen import _text
 from tests.simweb import jsweb
 from tests.simweb.server import Host, Resource, SimWeb, html
-from tests.support.crawl import query, start_crawl
+from tests.support.crawl import browser_pids, query, start_crawl
 
 RESULTS = Path(__file__).resolve().parent / "results"
 _NODE = re.compile(r"^/(?:p|js-)(\d+)$")
@@ -70,26 +70,6 @@ def endless_web(hosts: int) -> tuple[SimWeb, list[str]]:
     ]
 
 
-def _children(pid: int) -> list[int]:
-    """Every descendant of ``pid`` (Chromium's zygote and renderers are grandchildren)."""
-    kids: dict[int, list[int]] = {}
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            stat = (proc / "stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        kids.setdefault(ppid, []).append(int(proc.name))
-    out, todo = [], [pid]
-    while todo:
-        for k in kids.get(todo.pop(), []):
-            out.append(k)
-            todo.append(k)
-    return out
-
-
 def _kb(path: Path, field: str) -> int:
     try:
         for line in path.read_text().splitlines():
@@ -103,13 +83,7 @@ def _kb(path: Path, field: str) -> int:
 def browser_pss(crawl_pid: int) -> tuple[float, int]:
     """(summed PSS in MB, process count) of the Chromium processes under the crawl."""
     total, count = 0, 0
-    for pid in _children(crawl_pid):
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"chrom" not in cmd.lower():
-            continue
+    for pid in browser_pids(crawl_pid):
         total += _kb(Path(f"/proc/{pid}/smaps_rollup"), "Pss:")
         count += 1
     return round(total / 1024, 1), count

@@ -22,11 +22,8 @@ bench/results/report-<backend>/.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,8 +32,9 @@ from typing import Any
 
 from sqlalchemy import Engine, text
 
-from bench.sysinfo import code, machine
+from bench.sysinfo import code, machine, write_result
 from govsi import db
+from tests.support.crawl import run_report
 from tests.support.pgcluster import PgCluster, find_pg_bin
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -145,18 +143,10 @@ def generate(engine: Engine, sites: int, pages: int, links: int, html_bytes: int
     return counts
 
 
-def run_report(db_url: str, out: Path) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("CRAWLDB_URL", None)
+def timed_report(db_url: str, out: Path) -> dict[str, Any]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "scrapy", "report", "-o", str(out), "-s", f"CRAWLDB_URL={db_url}"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    done = run_report(db_url, out, timeout=None)
     wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
@@ -187,7 +177,7 @@ def measure(
     made = time.monotonic() - started
     size = (work / "crawldb.sqlite3").stat().st_size if backend == "sqlite" else None
     # The report itself is kept with the figures, for a look at a large crawl's report.
-    result = run_report(url, args.out / f"report-{backend}")
+    result = timed_report(url, args.out / f"report-{backend}")
     result.update(backend=backend, rows=counts, generate_seconds=round(made, 1), sqlite_bytes=size)
     print(
         f"{backend}: {counts['page']} pages, {counts['link']} links, {counts['image']} images "
@@ -228,14 +218,13 @@ def main() -> int:
         if cluster is not None:
             cluster.stop()
         shutil.rmtree(work, ignore_errors=True)
-    args.out.mkdir(parents=True, exist_ok=True)
     summary = {
         "machine": machine(),
         "code": code(ROOT),
         "arguments": {k: str(v) for k, v in vars(args).items()},
         "results": results,
     }
-    (args.out / "report_speed.json").write_text(json.dumps(summary, indent=1) + "\n")
+    write_result(args.out / "report_speed.json", summary)
     return 0 if all(r["ok"] and r["seconds"] <= args.limit for r in results) else 1
 
 

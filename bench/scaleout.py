@@ -23,7 +23,6 @@ Writes bench/results/scaleout-<part>.json; exits 1 if a run fails a check.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
@@ -35,7 +34,7 @@ from typing import Any
 from bench.benchwebs import skewed_web
 from bench.crawl_speed import check_db, expected
 from bench.politeness import analyse
-from bench.sysinfo import CpuSnapshot, code, machine, postmaster_pid
+from bench.sysinfo import CpuSnapshot, code, machine, postmaster_pid, write_result
 from bench.webgen import DISALLOWED, build_web
 from tests.simweb import jsweb
 from tests.simweb.server import SimWeb
@@ -242,10 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         for part in chosen:
             passed, report = parts[part](pg, args, mach)
             ok &= passed
-            args.out.mkdir(parents=True, exist_ok=True)
-            path = args.out / f"scaleout-{part}.json"
-            path.write_text(json.dumps(report, indent=1, default=str) + "\n")
-            print(f"wrote {path}", flush=True)
+            write_result(args.out / f"scaleout-{part}.json", report)
     finally:
         pg.stop()
     return 0 if ok else 1

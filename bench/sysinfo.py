@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import platform
 import resource
@@ -144,3 +145,10 @@ def run_at_commit(commit: str, argv: list[str]) -> int:
         return subprocess.run(cmd, cwd=tree, env=env, check=False).returncode
     finally:
         shutil.rmtree(tree, ignore_errors=True)
+
+
+def write_result(path: Path, result: dict[str, Any]) -> None:
+    """A benchmark's figures as JSON (values JSON lacks, such as paths, as text)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1, ensure_ascii=False, default=str) + "\n")
+    print(f"wrote {path}", flush=True)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from collections import Counter
 from datetime import datetime
@@ -28,7 +26,15 @@ from tests.simweb.expected import (
     EXPECTED_PAGES,
 )
 from tests.simweb.server import SimWeb
-from tests.support.crawl import ROOT, query, run_crawl, snapshot, start_crawl, wait_for_requests
+from tests.support.crawl import (
+    ROOT,
+    query,
+    run_crawl,
+    run_report,
+    snapshot,
+    start_crawl,
+    wait_for_requests,
+)
 
 # Screenshots of the rendered report, kept for a person to look at (CI keeps the folder).
 ARTIFACTS = Path(os.environ.get("GOVSI_TEST_ARTIFACTS", ROOT / "tests" / "artifacts"))
@@ -39,13 +45,8 @@ def host(url: str) -> str:
     return urlsplit(url).hostname or ""
 
 
-def run_report(db_url: str, out: Path, *args: str) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "scrapy", "report", "-o", str(out), "-s", f"CRAWLDB_URL={db_url}"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("CRAWLDB_URL", None)
-    done = subprocess.run(
-        [*cmd, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
-    )
+def report_of(db_url: str, out: Path, *args: str) -> dict[str, Any]:
+    done = run_report(db_url, out, *args)
     assert done.returncode == 0, done.stderr[-5000:]
     assert "Traceback" not in done.stderr, done.stderr
     return json.loads((out / "report.json").read_text(encoding="utf-8"))
@@ -69,7 +70,7 @@ def reported(
     assert run.returncode == 0, run.log[-5000:]
     assert snapshot(db_url).pages == EXPECTED_PAGES
     out = work / "report"
-    return db_url, out, run_report(db_url, out, "-a", "site=www.gov.si")
+    return db_url, out, report_of(db_url, out, "-a", "site=www.gov.si")
 
 
 def test_seed_sites_are_the_crawls_seed_hosts(reported: tuple[str, Path, dict[str, Any]]) -> None:
@@ -225,7 +226,7 @@ def test_a_report_while_a_crawl_writes_is_consistent_and_does_not_stop_it(
         while not query(db_url, "SELECT count(*) FROM page WHERE page_type_code = 'HTML'")[0][0]:
             assert time.monotonic() < deadline, "the crawl stored nothing"
             time.sleep(0.2)
-        reports = [run_report(db_url, tmp_path / f"r{i}") for i in range(2)]
+        reports = [report_of(db_url, tmp_path / f"r{i}") for i in range(2)]
         still_running = crawl.proc.poll() is None
     finally:
         run = crawl.wait(timeout=300)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -76,48 +77,73 @@ def start_crawl(
         cmd += ["-s", f"{k}={v}"]
     for k, v in (spider_args or {}).items():
         cmd += ["-a", f"{k}={v}"]
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-        "SCRAPY_SETTINGS_MODULE": "govsi.settings",
-        "GOVSI_TEST_HOSTS": json.dumps(web.hosts_map()),
-    }
-    env.pop("CRAWLDB_URL", None)
+    env = {**project_env(), "GOVSI_TEST_HOSTS": json.dumps(web.hosts_map())}
     proc = subprocess.Popen(
         cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     return RunningCrawl(proc, workdir)
 
 
+def project_env() -> dict[str, str]:
+    """The environment a ``scrapy`` command of this project runs in: the checkout on the
+    path, its settings, and no CRAWLDB_URL from outside (each run names its database)."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "SCRAPY_SETTINGS_MODULE": "govsi.settings",
+    }
+    env.pop("CRAWLDB_URL", None)
+    return env
+
+
+def run_report(
+    db_url: str, out: Path, *args: str, timeout: float | None = 300
+) -> subprocess.CompletedProcess[str]:
+    """``scrapy report`` of ``db_url`` into the folder ``out``, as a user runs it."""
+    cmd = [sys.executable, "-m", "scrapy", "report", "-o", str(out), "-s", f"CRAWLDB_URL={db_url}"]
+    return subprocess.run(
+        [*cmd, *args], cwd=ROOT, env=project_env(), capture_output=True, text=True, timeout=timeout
+    )
+
+
 def descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (children, grandchildren, ...), from /proc."""
-    parent_of: dict[int, int] = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
+    """Every process below ``pid`` (Chromium's zygote and renderers are grandchildren of
+    the crawl), from /proc."""
+    kids: dict[int, list[int]] = {}
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
             try:
-                parent_of[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
             except (OSError, IndexError, ValueError):
                 continue
-    found, frontier = [], [pid]
-    while frontier:
-        here = frontier.pop()
-        kids = [p for p, parent in parent_of.items() if parent == here]
-        found += kids
-        frontier += kids
+            kids.setdefault(ppid, []).append(int(proc.name))
+    found, todo = [], [pid]
+    while todo:
+        for kid in kids.get(todo.pop(), []):
+            found.append(kid)
+            todo.append(kid)
+    return found
+
+
+def browser_pids(pid: int) -> list[int]:
+    """The Chromium processes below ``pid`` (not those of anything else on the machine)."""
+    found = []
+    for kid in descendants(pid):
+        try:
+            if b"chrom" in Path(f"/proc/{kid}/cmdline").read_bytes().lower():
+                found.append(kid)
+        except OSError:
+            continue
     return found
 
 
 def kill_browsers(crawl: RunningCrawl) -> int:
-    """SIGKILL the Chromium processes of one crawl (not those of anything else running on
-    the machine); how many were killed."""
+    """SIGKILL one crawl's Chromium processes; how many were killed."""
     killed = 0
-    for pid in descendants(crawl.proc.pid):
-        try:
-            if b"chrom" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-        except OSError:
-            continue
+    for pid in browser_pids(crawl.proc.pid):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
     return killed
 
 
