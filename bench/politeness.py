@@ -33,7 +33,6 @@ from typing import Any
 from bench.benchwebs import BenchWeb, many_web, mix_in_javascript, skewed_web
 from bench.plain_spider import start_plain
 from bench.sysinfo import code, machine, write_result
-from tests.simweb import jsweb
 from tests.simweb.server import Hit
 from tests.support.crawl import ROOT, query, run_crawl
 
@@ -139,7 +138,7 @@ def log_findings(log: str) -> dict[str, Any]:
 def run_govsi(bw: BenchWeb, workdir: Path, timeout: float, render: str = "off") -> dict[str, Any]:
     db_url = f"sqlite:///{workdir / 'crawldb.sqlite3'}"
     started = time.time()
-    extra = {} if render == "off" else {"RENDER_BROWSER_ARGS": jsweb.browser_args(bw.web)}
+    extra: dict[str, str] = {}
     run = run_crawl(bw.web, db_url, workdir, bw.seeds, timeout=timeout,
                     DEFAULT_CRAWL_DELAY=bw.default_delay, CONCURRENT_REQUESTS=CONCURRENCY,
                     PROGRESS_INTERVAL=10, RENDER_JS=render, **extra)  # fmt: skip

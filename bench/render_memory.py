@@ -35,7 +35,6 @@ from typing import Any
 from bench.render_speed import ADD, HEAD
 from bench.sysinfo import code, machine
 from bench.webgen import _text
-from tests.simweb import jsweb
 from tests.simweb.server import Host, Resource, SimWeb, html
 from tests.support.crawl import browser_pids, query, start_crawl
 
@@ -131,7 +130,7 @@ def run(hosts: int, renders: int, minutes: float, max_pages: int) -> dict[str, A
     try:
         crawl = start_crawl(
             web, db, work / "run", seeds, RENDER_JS="always", DEFAULT_CRAWL_DELAY=0,
-            RENDER_BROWSER_ARGS=jsweb.browser_args(web), RENDER_MAX_PAGES=max_pages,
+            RENDER_MAX_PAGES=max_pages,
             CONCURRENT_REQUESTS=16, LOG_LEVEL="INFO",
         )  # fmt: skip
         proc = crawl.proc

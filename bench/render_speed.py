@@ -27,7 +27,6 @@ from typing import Any
 
 from bench.sysinfo import code, machine
 from bench.webgen import _text
-from tests.simweb import jsweb
 from tests.simweb.server import Host, Resource, SimWeb, html
 from tests.support.crawl import query, run_crawl
 
@@ -117,7 +116,7 @@ def run(web: SimWeb, seeds: list[str], js_only: set[str], mode: str, work: Path)
     started = time.perf_counter()
     result = run_crawl(
         web, db, work / mode, seeds, timeout=3600, RENDER_JS=mode,
-        RENDER_BROWSER_ARGS=jsweb.browser_args(web), DEFAULT_CRAWL_DELAY=0,
+        DEFAULT_CRAWL_DELAY=0,
         CONCURRENT_REQUESTS=16, LOG_LEVEL="INFO",
     )  # fmt: skip
     wall = time.perf_counter() - started

@@ -36,7 +36,6 @@ from bench.crawl_speed import check_db, expected
 from bench.politeness import analyse
 from bench.sysinfo import CpuSnapshot, code, machine, postmaster_pid, write_result
 from bench.webgen import DISALLOWED, build_web
-from tests.simweb import jsweb
 from tests.simweb.server import SimWeb
 from tests.support.crawl import ROOT, CrawlRun, start_crawl
 from tests.support.pgcluster import PgCluster, find_pg_bin
@@ -119,7 +118,7 @@ def speed(pg: PgCluster, args: argparse.Namespace, mach: dict[str, Any]) -> tupl
             r = run_workers(
                 web, db_url, work, seeds, n, args.timeout, postmaster_pid(pg.data),
                 DEFAULT_CRAWL_DELAY=0, CONCURRENT_REQUESTS=16, RENDER_JS="always",
-                RENDER_BROWSER_ARGS=jsweb.browser_args(web), LOG_LEVEL="INFO",
+                LOG_LEVEL="INFO",
             )  # fmt: skip
             r["problems"] += check_speed_requests(web, exp)
             db_problems, r["db"] = check_db(db_url, exp)

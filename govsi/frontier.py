@@ -11,6 +11,8 @@ Scrapy scheduler (``govsi.scheduler``) feeds it and asks it. Rules:
   request is in flight per IP address (so per host), a host waits its own delay and an
   address ``ip_delay`` between requests. Hosts whose address is not known yet are not
   scheduled at all.
+- While pages are *held* (the browser's queue is full), only entries with a negative depth
+  leave, of every host: robots.txt, sitemaps, and the sub-resources renders wait for.
 - Delays are counted from the moment the previous request is known to have reached the
   server: when its response headers arrived, or when it failed. A request dispatched
   then cannot arrive at the server earlier than ``delay`` after its predecessor did,
@@ -49,10 +51,10 @@ class HostState:
     def free_at(self) -> float:
         return self.last_arrival + self.delay
 
-    def eligible(self) -> bool:
+    def eligible(self, held: bool = False) -> bool:
         if not self.queue:
             return False
-        return not self.gated or self.queue[0][0] < 0
+        return not (self.gated or held) or self.queue[0][0] < 0
 
     def head_depth(self) -> int:
         return self.queue[0][0]
@@ -79,6 +81,7 @@ class Frontier:
         self._groups: dict[str, _IpGroup] = {}
         self._seq = itertools.count()
         self._size = 0
+        self.held = False
         # Lazy heap of (time the group may be ready, seq, ip); stale entries are skipped.
         self._heap: list[tuple[float, int, str]] = []
 
@@ -155,6 +158,15 @@ class Frontier:
 
     def close_gate(self, name: str) -> None:
         self.host(name).gated = True
+
+    def hold_pages(self, held: bool) -> None:
+        """Hold every host's pages back (True), or let them go again (False)."""
+        if held == self.held:
+            return
+        self.held = held
+        if not held:
+            for group in self._groups.values():
+                self._wake(group)
 
     # -- entries ------------------------------------------------------------------------------
     def push(self, name: str, depth: int, entry: Any, spillable: bool = True) -> bool:
@@ -262,7 +274,7 @@ class Frontier:
             for state in group.hosts.values():
                 if state.name == group.busy_host:
                     busy += 1
-                elif state.eligible():
+                elif state.eligible(self.held):
                     if max(group.free_at, state.free_at) <= now and group.busy_host is None:
                         ready += 1
                     else:
@@ -277,7 +289,7 @@ class Frontier:
 
     # -- internals ---------------------------------------------------------------------------
     def _ready_at(self, group: _IpGroup) -> float | None:
-        times = [h.free_at for h in group.hosts.values() if h.eligible()]
+        times = [h.free_at for h in group.hosts.values() if h.eligible(self.held)]
         if not times:
             return None
         return max(group.free_at, min(times))
@@ -286,7 +298,7 @@ class Frontier:
         # Hosts of one address take turns; the one with the most waiting time ahead of it
         # (queued entries x its delay) is the crawl's critical path and goes first, so that
         # a slow host is never left waiting behind quick ones. Ties: ready longest.
-        ready = (h for h in group.hosts.values() if h.eligible() and h.free_at <= now)
+        ready = (h for h in group.hosts.values() if h.eligible(self.held) and h.free_at <= now)
         return min(ready, key=lambda h: (-len(h.queue) * h.delay, h.free_at))
 
     def _wake_host(self, state: HostState) -> None:

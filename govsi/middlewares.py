@@ -1,16 +1,13 @@
-"""Downloader middlewares: unwanted bodies stopped after the headers, browser pages and
-contexts closed after rendering."""
+"""Downloader middlewares: unwanted bodies stopped after the headers."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from typing import Any
 
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import StopDownload
-from scrapy.http import Headers, Response
+from scrapy.http import Headers
 
 from govsi.contenttypes import classify
 
@@ -62,88 +59,3 @@ class StopUnwantedBodiesMiddleware:
             if self.stats is not None:
                 self.stats.inc_value("govsi/download_stopped")
             raise StopDownload(fail=False)
-
-
-class ContextRotation:
-    """Which browser context each rendered page goes to, and which contexts may be closed.
-
-    A browser context keeps caches and state for as long as it lives, so the browser's
-    memory creeps up over a long crawl in one context. Every ``per_context`` pages the
-    next ones go to a new generation; a retired generation is closed once none of its
-    pages is in flight any more, or, should one never come back, when the next
-    generation retires (so at most two are open). Contexts are learned from their pages.
-    """
-
-    def __init__(self, per_context: int) -> None:
-        self.per_context = max(1, per_context)
-        self.generation = 0
-        self.issued = 0
-        self.in_flight: dict[int, int] = {}
-        self.contexts: dict[int, Any] = {}
-
-    def assign(self) -> int:
-        if self.issued >= self.per_context:
-            self.generation += 1
-            self.issued = 0
-        self.issued += 1
-        self.in_flight[self.generation] = self.in_flight.get(self.generation, 0) + 1
-        return self.generation
-
-    def done(self, generation: int, context: Any | None) -> list[Any]:
-        """A page of ``generation`` is over; the contexts to close now."""
-        left = self.in_flight.get(generation, 0) - 1
-        if left > 0:
-            self.in_flight[generation] = left
-        else:
-            self.in_flight.pop(generation, None)
-        if context is not None:
-            self.contexts[generation] = context  # a browser restart makes a new one
-        closing = []
-        for g in sorted(self.contexts):
-            retired = g < self.generation
-            if retired and (g < self.generation - 1 or g not in self.in_flight):
-                closing.append(self.contexts.pop(g))
-        return closing
-
-
-class RenderContextMiddleware:
-    """Closes each rendered page once downloaded, and rotates browser contexts
-    (RENDER_CONTEXT_PAGES). Next to the download handler, so a retry gets a new page."""
-
-    def __init__(self, crawler: Crawler) -> None:
-        self.rotation = ContextRotation(crawler.settings.getint("RENDER_CONTEXT_PAGES"))
-        self.stats = crawler.stats
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> RenderContextMiddleware:
-        return cls(crawler)
-
-    def process_request(self, request: Request) -> None:
-        if request.meta.get("playwright") and request.meta.get("playwright_include_page"):
-            generation = self.rotation.assign()
-            request.meta["govsi_context"] = generation
-            request.meta["playwright_context"] = f"govsi-{generation}"
-
-    async def process_response(self, request: Request, response: Response) -> Response:
-        await self._release(request)
-        return response
-
-    async def process_exception(self, request: Request, exception: Exception) -> None:
-        await self._release(request)
-
-    async def _release(self, request: Request) -> None:
-        generation = request.meta.pop("govsi_context", None)
-        if generation is None:
-            return
-        page = request.meta.pop("playwright_page", None)
-        context = None
-        if page is not None:
-            context = page.context
-            # The browser may have died with it: a closed page needs no closing.
-            with contextlib.suppress(Exception):
-                await page.close()
-            self.stats.inc_value("govsi/render/pages_closed")
-        for old in self.rotation.done(generation, context):
-            with contextlib.suppress(Exception):
-                await old.close()
-            self.stats.inc_value("govsi/render/contexts_closed")

@@ -32,14 +32,16 @@ from govsi.extensions import CrawlStore, pages_fetched
 from govsi.frontier import Frontier, HostState
 from govsi.items import FetchedImage, FetchedPage, SiteInfo
 from govsi.queued import KIND_IMAGE, KIND_PAGE, Entry, HostInfo, page_url
+from govsi.render.renderer import Renderer
+from govsi.render.resources import KIND_RESOURCE
 from govsi.robotstxt import KIND_ROBOTS, RobotsFetcher, RobotsOutcome, robots_url_for
 from govsi.sharing import AddressSharing
 from govsi.urls import fingerprint, host_of
 
 logger = logging.getLogger(__name__)
 
-# Robots.txt before sitemaps before any page of a host.
-DEPTH_ROBOTS, DEPTH_SITEMAP = -2, -1
+# Robots.txt first, then what renders wait for, then sitemaps, then the host's pages.
+DEPTH_ROBOTS, DEPTH_RESOURCE, DEPTH_SITEMAP = -3, -2, -1
 # A refill that could not tell whether more rows are on their way waits this long.
 REFILL_RETRY = 0.5
 
@@ -70,6 +72,7 @@ class FrontierScheduler(BaseScheduler):
         self.refill_size = s.getint("FRONTIER_REFILL_SIZE")
         self.progress_interval = s.getfloat("PROGRESS_INTERVAL")
         self.robots = RobotsFetcher(self._robots_outcome)
+        self.renderer: Renderer | None = None
         self.hosts: dict[str, HostInfo] = {}
         # Every page or image released in this run, so that none is released twice while
         # its row in crawldb still says FRONTIER (writes lag behind).
@@ -127,21 +130,25 @@ class FrontierScheduler(BaseScheduler):
             self._progress.start(self.progress_interval, now=False)
         self._watchdog = task.LoopingCall(self._free_stuck)
         self._watchdog.start(10.0, now=False)
-        # The browser's own requests (RENDER_JS) ask the same robots.txt and delays.
-        gate = self.crawler.settings.get("PLAYWRIGHT_ABORT_REQUEST")
-        if callable(getattr(gate, "bind", None)):
-            gate.bind(self.browser_policy)
+        # Rendered pages' sub-resources come through here, under the same rules; pages
+        # wait while the browser's queue is full.
+        self.renderer = self.crawler.get_extension(Renderer)
+        if self.renderer is not None:
+            self.renderer.bind(self.resource_refusal, self._wake)
 
-    def browser_policy(self, url: str) -> float | None:
-        """For a request a rendered page's script makes: None if it must not be made (a
-        host whose robots.txt is not known, or forbids it), else the host's delay."""
-        host = host_of(url)
-        info = self.hosts.get(host)
-        if info is None or info.unavailable is not None:
-            return None
-        if self.obey and (info.rules is None or not info.rules.allowed(url, self.token)):
-            return None
-        return self.frontier.delay_of(host)
+    def resource_refusal(self, url: str) -> str | None:
+        """Why a request a rendered page's script makes may not go out (None: it may): a
+        host not known to this crawl yet, given up on, or whose robots.txt forbids it."""
+        info = self.hosts.get(host_of(url))
+        if info is None:
+            return "host_unknown"
+        if info.unavailable is not None:
+            return "host_unavailable"
+        if self.obey and info.rules is None:
+            return "robots_unknown"
+        if self.obey and not info.rules.allowed(url, self.token):  # type: ignore[union-attr]
+            return "robots"
+        return None
 
     def close(self, reason: str) -> None:
         for call in [self._wake_call] + [h.robots_retry for h in self.hosts.values()]:
@@ -180,6 +187,8 @@ class FrontierScheduler(BaseScheduler):
                 self._spilled(host, entry.depth)
         elif kind == KIND_ROBOTS:
             self.frontier.push(host, DEPTH_ROBOTS, request, spillable=False)
+        elif kind == KIND_RESOURCE:
+            self.frontier.push(host, DEPTH_RESOURCE, request, spillable=False)
         else:
             # Sitemaps, and deliberate repeats (dont_filter: Scrapy's retries), are kept
             # whole: their meta (a retry count) must survive, and they may repeat a URL.
@@ -213,6 +222,8 @@ class FrontierScheduler(BaseScheduler):
     # -- out --------------------------------------------------------------------------------
     def next_request(self) -> Request | None:
         now = time.monotonic()
+        if self.renderer is not None:
+            self.frontier.hold_pages(self.renderer.saturated())
         popped = self.frontier.pop(now, self._admit)
         if popped is None:
             self._start_refills(now)
@@ -273,9 +284,7 @@ class FrontierScheduler(BaseScheduler):
     def _headers_received(
         self, headers: Headers, body_length: int, request: Request, spider: Spider
     ) -> None:
-        # The server has answered, so the request reached it by now. scrapy-playwright sends
-        # no such signal, so a rendered page counts from when it leaves the downloader: after
-        # its scripts' own requests, as it must.
+        # The server has answered, so the request reached it by now.
         request.meta.setdefault("govsi_arrived", time.monotonic())
 
     def _left_downloader(self, request: Request, spider: Spider) -> None:

@@ -46,30 +46,47 @@ NEAR_DUPLICATE_THRESHOLD = 0.75
 MINHASH_PERMUTATIONS = 128
 SHINGLE_SIZE = 5
 
-# --- JavaScript rendering (govsi/rendering.py, scrapy-playwright) -----------------------
-# off: plain HTTP only; always: every HTML page is also rendered in Chromium; auto: pages
-# that plainly need a browser are rendered, and each host is sampled to learn whether
-# rendering adds anything there.
+# --- JavaScript rendering (govsi/render/, Chromium driven through scrapy-playwright) ----
+# off: plain HTTP only; always: every fetched HTML page is also rendered; auto: a page is
+# rendered when it plainly needs a browser (an empty app root), or when pages with the
+# same scripts (its script signature) gained links, images or text from rendering. Pages
+# with no script that runs on load are never rendered. A page is downloaded once: the
+# browser gets the crawler's response as its document.
 RENDER_JS = "auto"
 # Chromium executable; empty: Debian's (/usr/lib/chromium/chromium). Without one, the
 # crawl logs it and does not render.
 CHROMIUM_PATH = ""
-# Extra Chromium command-line switches (a list, or comma-separated with -s).
+# Extra Chromium command-line switches (a list, a JSON list, or comma-separated with -s).
 RENDER_BROWSER_ARGS: list[str] = []
+# When the crawler runs as root, Chromium runs as this account, so that its sandbox can
+# start (Chromium refuses to run sandboxed as root). Not used otherwise.
+RENDER_BROWSER_USER = "nobody"
 # Seconds a page may take to load and settle (network idle); a page past it is kept as
-# fetched plainly. Its scripts' requests to its host wait DEFAULT_CRAWL_DELAY each, so this
-# allows about ten of them at the default delay.
+# fetched plainly. Its scripts' requests to its host wait the host's delay each (once per
+# URL for the crawl, see RENDER_CACHE_*).
 RENDER_TIMEOUT = 60.0
-# Browser pages open at once.
+# Pages rendering at once, and pages waiting for the browser beyond those; when the wait
+# queue is full, the frontier holds pages back (robots.txt, sitemaps and the requests of
+# pages being rendered still go) until it drains, so memory stays bounded.
 RENDER_MAX_PAGES = 4
-# Pages rendered in one browser context before the next pages go to a fresh one and the
-# old one is closed: a context keeps caches and state as long as it lives, and without
-# this the browser's memory creeps up over a long crawl (bench/render_memory.py).
+RENDER_QUEUE_PAGES = 32
+# Pages rendered in one browser context before the next go to a fresh one and the old
+# one is closed: a context keeps caches and state as long as it lives, and without this
+# the browser's memory creeps up over a long crawl (bench/render_memory.py).
 RENDER_CONTEXT_PAGES = 500
-# auto: pages of each host rendered both ways before deciding, and how many plainly fetched
-# pages later a host where rendering added nothing is sampled again.
+# Seconds without a page to render after which Chromium and Playwright's driver are
+# closed (started again when a page needs them).
+RENDER_IDLE_CLOSE = 60.0
+# auto: pages of each script signature rendered both ways before deciding, and how many
+# plainly fetched pages of a signature later it is sampled again.
 RENDER_SAMPLE_PAGES = 3
 RENDER_RESAMPLE_EVERY = 200
+# The sub-resources rendered pages fetch (scripts, XHR) are cached for the crawl under
+# HTTP's caching rules, in at most this many bytes; a response without caching headers
+# is fresh for RENDER_CACHE_TTL seconds (RFC 9111 lets a cache choose; a crawl is a
+# snapshot, and a template's script must not cost a request per page).
+RENDER_CACHE_MAX_BYTES = 64 * 1024 * 1024
+RENDER_CACHE_TTL = 24 * 3600.0
 
 # --- Storage ---------------------------------------------------------------------------
 # SQLAlchemy URL of crawldb. The CRAWLDB_URL environment variable overrides the default,
@@ -159,6 +176,8 @@ EXTENSIONS = {
     "govsi.extensions.CrawlStore": 100,
     # The URLs this crawl knows, shared by the spider and the dupefilter.
     "govsi.dupefilters.KnownUrls": 110,
+    # Renders pages the spider hands it (RENDER_JS); idle when rendering is off.
+    "govsi.render.renderer.Renderer": 120,
     "govsi.extensions.StatsFile": 900,
 }
 ITEM_PIPELINES = {
@@ -166,9 +185,6 @@ ITEM_PIPELINES = {
 }
 DOWNLOADER_MIDDLEWARES = {
     "govsi.middlewares.StopUnwantedBodiesMiddleware": 50,
-    # Closest to the download handler: closes each rendered page as soon as it is
-    # downloaded and rotates browser contexts (RENDER_CONTEXT_PAGES).
-    "govsi.middlewares.RenderContextMiddleware": 990,
     # robots.txt is the frontier's (see ROBOTSTXT_OBEY): Scrapy's middleware would fetch it
     # outside the host's delay, ignore Crawl-delay and Sitemap, and allow all on a 5xx.
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from govsi.middlewares import ContextRotation, keep_body
+from govsi.middlewares import keep_body
+from govsi.render.browser import ContextRotation
 
 KEEP_CASES = [
     # content type, url, kind, store binary, store images, kept

@@ -31,9 +31,9 @@ from govsi.extensions import CrawlStore
 from govsi.extract import ExtractedLinks, extract_links, header_says_nofollow, parse_html
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
 from govsi.queued import KIND_IMAGE, KIND_PAGE
-from govsi.rendering import (
-    RenderLearner,
-)
+from govsi.render.browser import configure as configure_rendering
+from govsi.render.decide import RenderPlanner
+from govsi.render.renderer import Renderer
 from govsi.spiders import render
 from govsi.spiders.sitemapping import SitemapMixin
 from govsi.storage import as_duplicate
@@ -61,8 +61,6 @@ def forbidden_by_robots(failure: Failure) -> bool:
 
 class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
     name = "govsi"
-    # RENDER_JS in effect, set by update_settings (off when there is no Chromium).
-    render_js = "off"
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
@@ -70,7 +68,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         # Delays are the frontier's (govsi.scheduler), per host and per address, counted
         # from when a request reached the server; Scrapy's per-slot delay would add to them.
         settings.set("DOWNLOAD_DELAY", 0, priority="spider")
-        cls.render_js = render.configure(settings)
+        configure_rendering(settings)
 
     def __init__(self, *args: Any, seeds: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -100,8 +98,8 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             max_pages_per_host=s.getint("MAX_PAGES_PER_HOST"),
             on_refusal=lambda reason: crawler.stats.inc_value(f"govsi/traps/{reason}"),
         )
-        spider.render_timeout = s.getfloat("RENDER_TIMEOUT")
-        spider.learner = RenderLearner(
+        spider.renderer = None
+        spider.planner = RenderPlanner(
             samples=s.getint("RENDER_SAMPLE_PAGES"),
             resample_every=s.getint("RENDER_RESAMPLE_EVERY"),
         )
@@ -178,6 +176,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             raise RuntimeError("govsi needs the CrawlStore and KnownUrls extensions")
         known.load(store)
         self.known = known
+        self.renderer = self.crawler.get_extension(Renderer)
         s = self.crawler.settings
         self.duplicates = (
             DuplicateIndex(
@@ -206,9 +205,6 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
                 yield self.image_request(url, depth=0)
 
     def closed(self, reason: str) -> None:
-        gate = self.crawler.settings.get("PLAYWRIGHT_ABORT_REQUEST")
-        for what, count in getattr(gate, "counts", {}).items():
-            self.crawler.stats.set_value(f"govsi/render/browser/{what}", count)
         if self._lookups is not None:
             self._lookups.stop()  # waits for a lookup in progress
         if self.duplicates is not None:
@@ -261,12 +257,10 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         tag = [v.decode("latin-1") for v in response.headers.getlist("X-Robots-Tag")]
         # Kept with the links: a rendered version's response may not carry the header.
         found.nofollow = found.nofollow or header_says_nofollow(tag, self.robots_token)
-        if 200 <= response.status < 300 and self.render_js != "off":
-            plan = self._render_plan(record.url, root)
-            if plan != "plain":
-                # The page is stored when its rendered version arrives (or fails).
-                sample = render.page_yield(root, found) if plan == "sample" else None
-                return [self._render_request(render.PlainPage(record, text, found, sample))]
+        if 200 <= response.status < 300 and "download_stopped" not in response.flags:
+            rendered = await self._rendered(response, record, root, found)
+            if rendered is not None:
+                text, root, found = rendered
         return await self._finish_html(record, text, root, found)
 
     async def _finish_html(

@@ -3,14 +3,19 @@
 - ``spa.gov.si``: an app shell (``<div id="app">`` filled by ``/app.js`` from the JSON of
   ``/api/menu``), and a normal-looking page whose script adds a link and an image. Pages
   reached only through those scripts end in ``-js``.
-- ``staticno.gov.si``: plain pages, no scripts: rendering adds nothing there.
-- Both ask for a stylesheet, a font and a script from outside scope, which the browser must
-  never request.
+- ``staticno.gov.si``: plain pages whose only scripts need a user (an ``onclick`` footer,
+  ``javascript:`` links) or are data (JSON-LD): nothing runs on load, never rendered.
+- ``cms.gov.si``: many pages of one template whose script (with cache-busting queries)
+  changes nothing we collect, and one app page among them that needs a browser: only the
+  template's samples and the app page are rendered, and the template's script is
+  downloaded once.
+- ``zlobni.gov.si`` (``hostile``): a page whose scripts try every way out of the browser
+  towards a loopback port (``build(trap_port=...)``).
+- All ask for a stylesheet, a font and a script from outside scope, which must never be
+  requested.
 """
 
 from __future__ import annotations
-
-import json
 
 from tests.simweb.server import Host, Resource, SimWeb, html
 
@@ -97,27 +102,93 @@ def spa() -> Host:
     return Host("spa.gov.si", 1, r)
 
 
+# Scripts that need a user, and data: none of it runs when a page loads.
+FOOTER = (
+    '<footer><a href="#" onclick="return false;">Na vrh</a>'
+    ' <a href="javascript:void(0)" onclick="window.print()">Natisni</a>'
+    ' <select onchange="location.href=this.value"><option>-</option></select>'
+    '<script type="application/ld+json">{"@type": "GovernmentOrganization"}</script></footer>'
+)
+
+
 def static() -> Host:
     pages = [f"/stran-{i}" for i in range(1, 7)]
     links = " ".join(f'<a href="{p}">{p}</a>' for p in pages)
     r = {
-        "/": html(_page("Static", f"{TEXT}{links}", head="")),
+        "/": html(_page("Static", f"{TEXT}{links}{FOOTER}", head="")),
         "/lib.js": Resource(b"1", headers={"Content-Type": "text/javascript"}),
     }
-    r.update({p: html(_page(p, _text(p), head="")) for p in pages})
+    r.update({p: html(_page(p, _text(p) + FOOTER, head="")) for p in pages})
     return Host("staticno.gov.si", 2, r)
 
 
-SEEDS = ["http://spa.gov.si/", "http://staticno.gov.si/"]
+# The template's script: it decorates the page and adds nothing we collect.
+TEMA_JS = "document.documentElement.className += ' js';"
+APP2_JS = """
+const app = document.getElementById('app');
+app.innerHTML = '<a href="/iz-aplikacije-js">Iz aplikacije</a>';
+"""
+CMS_PAGES = [f"/novica-{i}" for i in range(1, 13)]
+
+
+def cms() -> Host:
+    def page(title: str, body: str, version: int) -> Resource:
+        head = f'{HEAD}<script src="/tema.js?v={version}"></script>'
+        return html(_page(title, body + FOOTER, head=head))
+
+    links = " ".join(f'<a href="{p}">{p}</a>' for p in CMS_PAGES)
+    r = {
+        "/": page("CMS", f'{TEXT}{links} <a href="/aplikacija">A</a>', 1),
+        "/tema.js": Resource(TEMA_JS.encode(), headers={"Content-Type": "text/javascript"}),
+        "/aplikacija": page("App", '<div id="app"></div><script src="/app2.js"></script>', 1),
+        "/app2.js": Resource(APP2_JS.encode(), headers={"Content-Type": "text/javascript"}),
+        "/iz-aplikacije-js": html(_page("Iz aplikacije", _text("Iz aplikacije"))),
+    }
+    # Cache-busting versions differ between pages: still one template, one signature.
+    r.update({p: page(p, _text(p), 1 + i % 2) for i, p in enumerate(CMS_PAGES)})
+    return Host("cms.gov.si", 3, r)
+
+
+def hostile(trap_port: int) -> Host:
+    """A page whose scripts try each way out of the browser to ``127.0.0.1:trap_port``."""
+    trap = f"127.0.0.1:{trap_port}"
+    escapes = f"""
+    fetch('/skok').catch(() => 0);                              // redirects to the trap
+    fetch('http://{trap}/fetch').catch(() => 0);
+    fetch('http://169.254.169.254/latest/meta-data/').catch(() => 0);
+    fetch('/oddaj', {{method: 'POST', body: 'x'}}).catch(() => 0);
+    try {{ new WebSocket('ws://{trap}/ws'); }} catch (e) {{}}
+    try {{ new WebSocket('ws://' + location.host + '/ws'); }} catch (e) {{}}
+    window.open('http://{trap}/popup');
+    if (navigator.serviceWorker) navigator.serviceWorker.register('/sw.js').catch(() => 0);
+    const a = document.createElement('a'); a.href = '/datoteka.bin'; a.download = 'x.bin';
+    document.body.appendChild(a); a.click();
+    const f = document.createElement('iframe'); f.src = 'http://{trap}/frame';
+    document.body.appendChild(f);
+    const i = document.createElement('img'); i.src = 'http://{trap}/img';
+    document.body.appendChild(i);
+    const p = document.createElement('p'); p.id = 'tu'; p.textContent = 'Skripta je tekla.';
+    document.body.appendChild(p);
+    setTimeout(() => {{ location.href = 'http://{trap}/stran'; }}, 50);
+    """
+    r = {
+        "/": html(_page("Zlobni", _text("Zlobni") + f"<script>{escapes}</script>", head="")),
+        "/skok": Resource(b"", 302, {"Location": f"http://{trap}/leak"}),
+        "/sw.js": Resource(b"self.addEventListener('fetch', () => 0);",
+                           headers={"Content-Type": "text/javascript"}),
+        "/datoteka.bin": Resource(b"\0" * 100, headers={
+            "Content-Type": "application/octet-stream",
+            "Content-Disposition": "attachment; filename=x.bin"}),
+    }  # fmt: skip
+    return Host("zlobni.gov.si", 4, r)
+
+
+SEEDS = ["http://spa.gov.si/", "http://staticno.gov.si/", "http://cms.gov.si/"]
 JS_ONLY = {"/storitve-js", "/vloge-js", "/dodano-js", "/iz-b-js"}
 
 
-def build() -> SimWeb:
-    return SimWeb([spa(), static()], outside=["cdn.example.com"])
-
-
-def browser_args(web: SimWeb) -> str:
-    """RENDER_BROWSER_ARGS (a JSON list) that make Chromium resolve the simulated hosts,
-    and nothing else, to loopback: a rendering test can never reach the internet."""
-    rules = [f"MAP {name} {ip}" for name, ip in web.hosts_map().items()]
-    return json.dumps(["--host-resolver-rules=" + ", ".join([*rules, "MAP * ~NOTFOUND"])])
+def build(trap_port: int | None = None) -> SimWeb:
+    hosts = [spa(), static(), cms()]
+    if trap_port is not None:
+        hosts.append(hostile(trap_port))
+    return SimWeb(hosts, outside=["cdn.example.com"])

@@ -1,0 +1,1 @@
+"""JavaScript rendering: deciding which pages need a browser, and rendering them fenced."""

@@ -1,0 +1,360 @@
+"""The crawl's one browser: scrapy-playwright's Playwright handler, driven directly.
+
+scrapy-playwright is used as the page engine (contexts, pages, navigation, the DOM), but
+not as a download handler: a page is never downloaded by the browser (``govsi.render.
+fence``), so rendering is not a request in Scrapy's downloader and holds no host's turn.
+
+- Lean: Playwright is imported, and its driver and Chromium started, when the first page
+  needs rendering; one driver for the crawl (a download handler has one per scheme); after
+  ``idle_close`` seconds with nothing to render both are closed, and started again when
+  a page needs them.
+- Contexts rotate every ``context_pages`` pages (a context keeps caches and state as long
+  as it lives, and the browser's memory creeps up without this).
+- Sandboxed (``govsi.render.sandbox``); when that is impossible it says so once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import shutil
+import socket
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from scrapy import Request
+from scrapy.crawler import Crawler
+from scrapy.http import Response
+from scrapy.settings import BaseSettings
+
+from govsi.render.decide import render_mode
+from govsi.render.fence import chromium_args
+from govsi.render.sandbox import Launch, sandboxed_launch
+
+__all__ = ["Browser", "ContextRotation", "browser_args", "configure", "find_chromium"]
+
+logger = logging.getLogger(__name__)
+
+# Debian's chromium package: the binary itself, then the wrapper script on the PATH.
+CHROMIUM_CANDIDATES = (
+    "/usr/lib/chromium/chromium",
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+)
+# Options of every context: no service workers (they would serve and fetch outside the
+# routing), no downloads.
+CONTEXT_KWARGS = {"service_workers": "block", "accept_downloads": False}
+# Seconds a page gets to close before it is left to its context's closing.
+CLOSE_TIMEOUT = 5.0
+
+
+def find_chromium(configured: str | None = None) -> str | None:
+    """The Chromium executable to drive: ``configured`` (CHROMIUM_PATH) if it is one, else
+    Debian's; None when there is none."""
+    if configured:
+        return configured if os.access(configured, os.X_OK) else None
+    for path in CHROMIUM_CANDIDATES:
+        if os.access(path, os.X_OK):
+            return path
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def browser_args(value: Any) -> list[str]:
+    """RENDER_BROWSER_ARGS: a list, a JSON list (for switches that contain commas), or
+    comma-separated switches."""
+    if not value:
+        return []
+    if isinstance(value, str):
+        value = json.loads(value) if value.lstrip().startswith("[") else value.split(",")
+    return [str(v).strip() for v in value if str(v).strip()]
+
+
+class _WithoutTraceback(logging.Filter):
+    """scrapy-playwright logs a page that timed out or crashed with its traceback; it is an
+    expected outcome here, logged by the spider in one line and kept in fetch_error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info = None
+        record.exc_text = None
+        return True
+
+
+def configure(settings: BaseSettings) -> str:
+    """The RENDER_JS mode in effect ("off" when there is no Chromium), with the
+    scrapy-playwright settings its handler reads (at spider priority, so ``-s`` wins).
+    No DOWNLOAD_HANDLERS: the browser is never Scrapy's downloader."""
+    mode = render_mode(settings.get("RENDER_JS"))
+    if mode == "off":
+        return mode
+    if find_chromium(settings.get("CHROMIUM_PATH") or None) is None:
+        logger.warning(
+            "RENDER_JS=%s but no Chromium was found (install Debian's chromium or set "
+            "CHROMIUM_PATH): pages are fetched without rendering",
+            mode,
+        )
+        return "off"
+    playwright_log = logging.getLogger("scrapy-playwright")
+    if not any(isinstance(f, _WithoutTraceback) for f in playwright_log.filters):
+        playwright_log.addFilter(_WithoutTraceback())
+    for name, value in {
+        "PLAYWRIGHT_BROWSER_TYPE": "chromium",
+        # One context in use, one being retired, and one for a context the rotation never
+        # learned of (its pages all failed before opening).
+        "PLAYWRIGHT_MAX_CONTEXTS": 3,
+        "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT": settings.getint("RENDER_MAX_PAGES"),
+        "PLAYWRIGHT_CONTEXTS": {},
+        "PLAYWRIGHT_RESTART_DISCONNECTED_BROWSER": True,
+        "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": settings.getfloat("RENDER_TIMEOUT") * 1000,
+        # Our routes (govsi.render.routes) answer every request; these never apply.
+        "PLAYWRIGHT_PROCESS_REQUEST_HEADERS": None,
+    }.items():
+        settings.set(name, value, priority="spider")
+    return mode
+
+
+class ContextRotation:
+    """Which browser context each rendered page goes to, and which contexts may be closed.
+
+    Every ``per_context`` pages the next ones go to a new generation; a retired generation
+    is closed once none of its pages is in flight any more, or, should one never come back,
+    when the next generation retires (so at most two are open).
+    """
+
+    def __init__(self, per_context: int) -> None:
+        self.per_context = max(1, per_context)
+        self.generation = 0
+        self.issued = 0
+        self.in_flight: dict[int, int] = {}
+        self.contexts: dict[int, Any] = {}
+
+    def assign(self) -> int:
+        if self.issued >= self.per_context:
+            self.generation += 1
+            self.issued = 0
+        self.issued += 1
+        self.in_flight[self.generation] = self.in_flight.get(self.generation, 0) + 1
+        return self.generation
+
+    def done(self, generation: int, context: Any | None) -> list[Any]:
+        """A page of ``generation`` is over; the contexts to close now."""
+        left = self.in_flight.get(generation, 0) - 1
+        if left > 0:
+            self.in_flight[generation] = left
+        else:
+            self.in_flight.pop(generation, None)
+        if context is not None:
+            self.contexts[generation] = context  # a browser restart makes a new one
+        closing = []
+        for g in sorted(self.contexts):
+            retired = g < self.generation
+            if retired and (g < self.generation - 1 or g not in self.in_flight):
+                closing.append(self.contexts.pop(g))
+        return closing
+
+
+def _handler_class() -> type:
+    # Imported when the first page needs a browser: Playwright costs memory to import.
+    from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
+
+    class PageEngine(ScrapyPlaywrightDownloadHandler):  # type: ignore[misc]
+        """scrapy-playwright's handler, started when we say (not at engine start), with a
+        page's navigation and settling made ours:
+
+        - the navigation waits for the document to be parsed, not for its load event: a
+          script that navigates away (refused) leaves Playwright waiting for a load that
+          never comes, while the page itself is whole;
+        - a download a script starts is refused (the context accepts none), never taken
+          for the page as the handler's own navigation would;
+        - after it, only our own steps (``govsi_settle``), without the handler's wait for
+          the load event between them.
+        """
+
+        async def start(self) -> None:
+            await self._launch()
+
+        async def _get_response_and_download(
+            self, request: Request, page: Any, spider: Any
+        ) -> tuple[Any, None]:
+            kwargs = dict(request.meta.get("playwright_page_goto_kwargs") or {})
+            return await page.goto(url=request.url, **kwargs), None
+
+        async def _apply_page_methods(self, page: Any, request: Request, spider: Any) -> None:
+            for step in request.meta.get("govsi_settle") or ():
+                await step(page)
+
+    return PageEngine
+
+
+# A page's set-up before it loads (routes), and checks once it has settled.
+PageHook = Callable[[Any, Request], Awaitable[None]]
+PageCheck = Callable[[Any], Awaitable[None]]
+
+
+class Browser:
+    def __init__(
+        self,
+        crawler: Crawler,
+        *,
+        chromium: str,
+        user: str,
+        extra_args: list[str],
+        timeout: float,
+        context_pages: int,
+        idle_close: float,
+    ) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.chromium = chromium
+        self.user = user
+        self.extra_args = extra_args
+        self.timeout = timeout
+        self.idle_close = idle_close
+        self.rotation = ContextRotation(context_pages)
+        self._engine: Any = None
+        self._starting: asyncio.Lock | None = None
+        self._launch: Launch | None = None
+        self._warned = False
+        self._in_use = 0
+        self.idle_since = time.monotonic()
+        # Bound, never listened on: every connection to it is refused (fence.chromium_args).
+        self._refuser = socket.socket()
+        self._refuser.bind(("127.0.0.1", 0))
+
+    @property
+    def running(self) -> bool:
+        return self._engine is not None
+
+    def _launch_options(self, launch: Launch) -> dict[str, Any]:
+        host, port = self._refuser.getsockname()
+        return {
+            "executable_path": launch.executable,
+            "chromium_sandbox": launch.sandbox,
+            "headless": True,
+            "args": chromium_args(f"{host}:{port}", self.extra_args),
+        }
+
+    async def _engine_for(self, launch: Launch) -> Any:
+        engine = _handler_class()(self.crawler)
+        # The handler reads its launch options from the settings; the executable (a
+        # sandbox wrapper) and the refusing proxy are only known now.
+        engine.config.launch_options = self._launch_options(launch)
+        await engine.start()
+        return engine
+
+    async def _ensure(self) -> Any:
+        if self._engine is not None:
+            return self._engine
+        if self._starting is None:
+            self._starting = asyncio.Lock()
+        async with self._starting:
+            if self._engine is None:
+                if self._launch is None:
+                    self._launch = sandboxed_launch(self.chromium, self.user)
+                    if not self._launch.sandbox:
+                        self._unsandboxed(self._launch.problem or "unknown")
+                self._engine = await self._engine_for(self._launch)
+                self.stats.inc_value("govsi/render/browser/starts")
+                self.stats.set_value("govsi/render/browser/sandbox", int(self._launch.sandbox))
+        return self._engine
+
+    def _unsandboxed(self, why: str) -> None:
+        if not self._warned:
+            self._warned = True
+            logger.warning("Chromium runs WITHOUT its sandbox: %s", why)
+
+    async def render(self, url: str, install: PageHook, check: PageCheck) -> Response:
+        """The page at ``url`` after its scripts ran and the network went quiet; ``install``
+        sets up its routes before it loads, ``check`` may refuse what it became."""
+        self._in_use += 1
+        try:
+            try:
+                return await self._render_once(url, install, check)
+            except Exception as e:
+                if not self._first_launch_failed():
+                    raise
+                # The sandbox could not start here: say so, and go on without it.
+                assert self._launch is not None
+                self._launch = Launch(self.chromium, sandbox=False, problem=str(e)[:300])
+                self._unsandboxed(f"it failed to start sandboxed ({self._launch.problem})")
+                await self.close()
+                return await self._render_once(url, install, check)
+        finally:
+            self._in_use -= 1
+            self.idle_since = time.monotonic()
+
+    def _first_launch_failed(self) -> bool:
+        engine = self._engine
+        return (
+            engine is not None
+            and self._launch is not None
+            and self._launch.sandbox
+            and self.stats.get_value("playwright/browser_count") is None
+            and not hasattr(engine, "browser")
+        )
+
+    async def _render_once(self, url: str, install: PageHook, check: PageCheck) -> Response:
+        engine = await self._ensure()
+        generation = self.rotation.assign()
+        ms = self.timeout * 1000
+        request = Request(
+            url,
+            dont_filter=True,
+            meta={
+                "playwright": True,
+                "playwright_context": f"govsi-{generation}",
+                "playwright_context_kwargs": CONTEXT_KWARGS,
+                "playwright_include_page": True,
+                "playwright_page_init_callback": install,
+                "playwright_page_goto_kwargs": {"wait_until": "domcontentloaded", "timeout": ms},
+                # Settled: no network activity for half a second (what scripts fetch is in).
+                "govsi_settle": [
+                    lambda page: page.wait_for_load_state("networkidle", timeout=ms),
+                    check,
+                ],
+            },
+        )
+        try:
+            # The handler's own timeouts bound each step; this bounds them all together.
+            return await asyncio.wait_for(engine.download_request(request), 3 * self.timeout)
+        finally:
+            await self._release(generation, request.meta.get("playwright_page"))
+
+    async def _release(self, generation: int, page: Any | None) -> None:
+        context = None
+        if page is not None:
+            context = page.context
+            # The browser may have died with it: a closed page needs no closing.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(page.close(run_before_unload=False), CLOSE_TIMEOUT)
+            self.stats.inc_value("govsi/render/pages_closed")
+        for old in self.rotation.done(generation, context):
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(old.close(), CLOSE_TIMEOUT)
+            self.stats.inc_value("govsi/render/contexts_closed")
+
+    def idle_for(self, now: float) -> float:
+        return 0.0 if self._in_use else now - self.idle_since
+
+    async def close_if_idle(self) -> None:
+        if self._engine is not None and self.idle_for(time.monotonic()) >= self.idle_close:
+            logger.info("no page to render for %.0f s: closing the browser", self.idle_close)
+            self.stats.inc_value("govsi/render/browser/idle_closes")
+            await self.close()
+
+    async def close(self) -> None:
+        engine, self._engine = self._engine, None
+        self.rotation = ContextRotation(self.rotation.per_context)
+        if engine is not None:
+            with contextlib.suppress(Exception):
+                await engine.close()
+
+    async def shut(self) -> None:
+        """The crawl is over: the browser, the refusing socket and the sandbox wrapper go."""
+        await self.close()
+        self._refuser.close()
+        if self._launch is not None and self._launch.executable != self.chromium:
+            shutil.rmtree(os.path.dirname(self._launch.executable), ignore_errors=True)

@@ -1,0 +1,91 @@
+"""Which pages ``RENDER_JS=auto`` renders: decided per *script signature*, not per host.
+
+A page's signature (``govsi.render.scripts.script_signature``) names the code that would
+run when it loads. Pages that share it behave alike in a browser: a site template's
+scripts, or one CMS serving many ``.gov.si`` hosts. So what rendering a few pages of a
+signature showed decides for every page with that signature, wherever it is:
+
+- a signature's first ``samples`` pages are rendered and compared with their plain
+  version ("sample"); one that gained (links, images, text) makes the signature "render";
+- when all samples gained nothing, its pages are fetched plainly ("plain"), and one page
+  in ``resample_every`` is sampled again, should the site have changed;
+- until the samples are in, the pages in between are fetched plainly: the cheaper guess.
+
+A page none of whose scripts run on load has no signature and is never rendered (the
+caller's rule); a page that plainly needs a browser (an empty app root) is rendered
+whatever its signature says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["RENDER_MODES", "Learned", "RenderPlanner", "render_mode"]
+
+RENDER_MODES = ("off", "always", "auto")
+
+
+def render_mode(value: str | None) -> str:
+    """The ``RENDER_JS`` setting, checked: off, always or auto."""
+    mode = (value or "auto").strip().lower()
+    if mode not in RENDER_MODES:
+        raise ValueError(f"RENDER_JS must be one of {', '.join(RENDER_MODES)}, not {value!r}")
+    return mode
+
+
+@dataclass
+class Learned:
+    started: int = 0  # samples asked for (their rendered versions may still be on the way)
+    samples: int = 0  # samples compared
+    gains: int = 0
+    since_sample: int = 0
+    decided: str | None = None  # "render" or "plain" once the samples agree
+    pages: int = 0
+
+
+@dataclass
+class RenderPlanner:
+    """Per signature: sample ``samples`` pages both ways; render the signature's pages if a
+    sample gained, else fetch them plainly and sample again after ``resample_every``."""
+
+    samples: int = 3
+    resample_every: int = 200
+    signatures: dict[str, Learned] = field(default_factory=dict)
+
+    def plan(self, signature: str) -> str:
+        """The next page with ``signature``: "render", "plain" or "sample"."""
+        s = self.signatures.setdefault(signature, Learned())
+        s.pages += 1
+        if s.decided == "render":
+            return "render"
+        if s.decided == "plain":
+            if s.since_sample < self.resample_every:
+                s.since_sample += 1
+                return "plain"
+            s.since_sample = 0
+            s.started += 1
+            return "sample"
+        if s.started < self.samples:
+            s.started += 1
+            return "sample"
+        return "plain"
+
+    def learn(self, signature: str, gained: bool) -> str | None:
+        """A sample's outcome; returns the signature's decision when this changed it."""
+        s = self.signatures.setdefault(signature, Learned())
+        before = s.decided
+        s.samples += 1
+        s.gains += gained
+        if gained:
+            s.decided = "render"
+        elif s.decided == "plain" or s.samples >= self.samples:
+            s.decided = "plain"
+        return s.decided if s.decided != before else None
+
+    def given_up(self, signature: str) -> None:
+        """A sample could not be rendered: it counts as asked for, not as compared, so a
+        signature whose renders always fail ends up fetched plainly after ``samples``."""
+        s = self.signatures.setdefault(signature, Learned())
+        s.samples += 1
+        if s.decided is None and s.samples >= self.samples:
+            s.decided = "plain"

@@ -1,0 +1,113 @@
+"""What a rendered page may make the browser do: pure decisions, no browser here.
+
+The browser never reaches the network by itself. Every request a page makes is routed to
+the crawler, which answers it in one of three ways (``verdict``):
+
+- the page's own document, once: answered from the response the crawler already fetched
+  (so rendering costs the site no second download);
+- a sub-resource its scripts need (a script, an XHR or fetch, with GET or HEAD, in
+  scope): fetched by the crawler through the frontier like any other request (scope,
+  robots.txt, per-host and per-address delays, the address guard) or from its cache;
+- everything else is refused: images, styles, fonts and media (nothing collected depends
+  on them), other schemes, other methods (a crawler must not post forms), navigations
+  away from the page, frames, popups.
+
+Chromium does not route everything to us (a redirect it follows, a WebSocket, DNS
+prefetching), so ``chromium_args`` also points it at a proxy that refuses every
+connection and makes every host name unresolvable: what escapes the routing goes nowhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+__all__ = [
+    "DOCUMENT",
+    "FETCH",
+    "FETCHED_TYPES",
+    "chromium_args",
+    "document_headers",
+    "verdict",
+]
+
+DOCUMENT, FETCH = "document", "fetch"
+# Resource types (Playwright's names) whose answers can change the DOM we collect.
+FETCHED_TYPES = frozenset({"script", "xhr", "fetch"})
+SAFE_METHODS = frozenset({"GET", "HEAD"})
+
+
+def verdict(
+    resource_type: str,
+    method: str,
+    url: str,
+    *,
+    navigation: bool,
+    document_url: str,
+    document_served: bool,
+    in_scope: bool,
+) -> str:
+    """DOCUMENT, FETCH, or the reason the request is refused (a short stats key)."""
+    if navigation:
+        # The page's own document, the first time: anything else that navigates (a
+        # script setting location, a form, a frame, a popup) would show another page.
+        if url == document_url and not document_served and resource_type == "document":
+            return DOCUMENT
+        return "navigation" if resource_type == "document" else "frame"
+    if not url.startswith(("http://", "https://")):
+        return "scheme"
+    if resource_type not in FETCHED_TYPES:
+        return resource_type or "other"
+    if method.upper() not in SAFE_METHODS:
+        return "method"
+    if not in_scope:
+        return "out_of_scope"
+    return FETCH
+
+
+# Hop-by-hop and transfer headers: the body we hand over is whole and decoded already.
+_NOT_PASSED = frozenset(
+    {
+        "content-encoding",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "set-cookie",
+        "strict-transport-security",
+        "alt-svc",
+    }
+)
+
+
+def document_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The headers a fetched response is handed to the browser with. Repeated headers are
+    joined as HTTP allows; Content-Security-Policy stays, so scripts run as a visitor's
+    browser would run them."""
+    out: dict[str, str] = {}
+    for name, value in headers:
+        key = name.lower()
+        if key in _NOT_PASSED:
+            continue
+        out[key] = f"{out[key]}, {value}" if key in out else value
+    return out
+
+
+def chromium_args(refusing_proxy: str, extra: Iterable[str] = ()) -> list[str]:
+    """Chromium switches that leave it no network of its own (see the module docstring).
+
+    ``refusing_proxy`` is host:port of a socket that refuses connections. ``<-loopback>``
+    takes loopback out of Chromium's implicit proxy bypass, so 127.0.0.1 is refused too.
+    """
+    return [
+        f"--proxy-server=http://{refusing_proxy}",
+        "--proxy-bypass-list=<-loopback>",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-quic",
+        # No --disable-features here: Chromium keeps the last one given, and Playwright's
+        # own list (HttpsUpgrades among it: http:// pages must stay http://) must stand.
+        *extra,
+    ]

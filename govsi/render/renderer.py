@@ -1,0 +1,230 @@
+"""The Renderer extension: renders pages the spider hands it, in bounded memory, without
+holding the crawl.
+
+The spider has already fetched the page; ``render`` gives the browser that response as
+the page's document (``govsi.render.routes``), so the page is downloaded once. Up to
+``RENDER_MAX_PAGES`` render at once; up to ``RENDER_QUEUE_PAGES`` more wait for a turn.
+When that queue is full, ``saturated`` is true and the scheduler holds back pages (only
+robots.txt, sitemaps and the sub-resources renders wait for go out) until it drains: the
+crawl's memory stays bounded when the browser cannot keep up, and plain fetching goes on
+at full speed otherwise. The scheduler binds the policy sub-resources must pass and a way
+to wake it (``bind``); this is the one interface between them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from scrapy import Request, signals
+from scrapy.crawler import Crawler
+from twisted.internet import task
+
+from govsi.render.browser import Browser, browser_args, find_chromium
+from govsi.render.decide import render_mode
+from govsi.render.httpcache import ResourceCache
+from govsi.render.resources import ResourceFetcher, ResourcePolicy
+from govsi.render.routes import Document, PageRoutes
+from govsi.urls import in_scope
+
+__all__ = ["RenderFailed", "Rendered", "Renderer"]
+
+logger = logging.getLogger(__name__)
+
+
+class RenderFailed(Exception):
+    """The page could not be rendered; the plain version stands."""
+
+
+@dataclass(frozen=True)
+class Rendered:
+    html: str
+    # Sub-resources the page's scripts asked for and got (from the cache or fetched).
+    resources: int
+
+
+class Refused(Exception):
+    """The settled page is not one we may store (too large, or not the page's own)."""
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+class Renderer:
+    def __init__(
+        self,
+        crawler: Crawler,
+        *,
+        mode: str,
+        suffixes: list[str],
+        max_pages: int,
+        queue_pages: int,
+        max_dom: int,
+        timeout: float,
+        idle_close: float,
+        cache: ResourceCache,
+        browser: Browser | None,
+    ) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.mode = mode
+        self.suffixes = suffixes
+        self.max_pages = max(1, max_pages)
+        self.queue_pages = max(1, queue_pages)
+        self.max_dom = max_dom
+        self.timeout = timeout
+        self.idle_close = idle_close
+        self.browser = browser
+        self.fetcher = ResourceFetcher(
+            cache, self._schedule, self._in_scope, self._count, stale_after=3 * timeout
+        )
+        self._slots: asyncio.Semaphore | None = None
+        self.waiting = 0
+        self.active = 0
+        self._wake: Callable[[], None] = lambda: None
+        self._idle_loop: task.LoopingCall | None = None
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Renderer:
+        s = crawler.settings
+        # The same reading as the spider's update_settings (configure): no Chromium, no mode.
+        mode = render_mode(s.get("RENDER_JS"))
+        timeout = s.getfloat("RENDER_TIMEOUT")
+        chromium = find_chromium(s.get("CHROMIUM_PATH") or None)
+        browser = None
+        if mode != "off" and chromium is not None:
+            browser = Browser(
+                crawler,
+                chromium=chromium,
+                user=s.get("RENDER_BROWSER_USER"),
+                extra_args=browser_args(s.get("RENDER_BROWSER_ARGS")),
+                timeout=timeout,
+                context_pages=s.getint("RENDER_CONTEXT_PAGES"),
+                idle_close=s.getfloat("RENDER_IDLE_CLOSE"),
+            )
+        return cls(
+            crawler,
+            mode=mode if browser is not None else "off",
+            suffixes=s.getlist("ALLOWED_DOMAIN_SUFFIXES"),
+            max_pages=s.getint("RENDER_MAX_PAGES"),
+            queue_pages=s.getint("RENDER_QUEUE_PAGES"),
+            max_dom=s.getint("DOWNLOAD_MAXSIZE"),
+            timeout=timeout,
+            idle_close=s.getfloat("RENDER_IDLE_CLOSE"),
+            cache=ResourceCache(
+                max_bytes=s.getint("RENDER_CACHE_MAX_BYTES"),
+                max_entry_bytes=s.getint("DOWNLOAD_MAXSIZE"),
+                heuristic_ttl=s.getfloat("RENDER_CACHE_TTL"),
+            ),
+            browser=browser,
+        )
+
+    # -- the scheduler's side -------------------------------------------------------------
+    def bind(self, policy: ResourcePolicy, wake: Callable[[], None]) -> None:
+        """The scheduler says which sub-resources may go out, and how to wake it."""
+        self.fetcher.policy = policy
+        self._wake = wake
+
+    def saturated(self) -> bool:
+        """Pages waiting for the browser fill the queue: hold pages back for now."""
+        return self.waiting >= self.queue_pages
+
+    # -- rendering ------------------------------------------------------------------------
+    async def render(self, url: str, document: Document) -> Rendered:
+        """``url``'s DOM after its scripts ran, the document being the response the crawler
+        fetched. Raises RenderFailed; the caller keeps the plain page then."""
+        if self.browser is None:
+            raise RenderFailed("no browser")
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.max_pages)
+            self._idle_loop = task.LoopingCall(self._close_if_idle)
+            self._idle_loop.start(max(1.0, min(10.0, self.idle_close / 4)), now=False)
+        self.waiting += 1
+        self.stats.max_value("govsi/render/queue_max", self.waiting)
+        try:
+            await self._slots.acquire()
+        finally:
+            self.waiting -= 1
+            if self.waiting == self.queue_pages - 1:
+                self._wake()  # the scheduler may release pages again
+        self.active += 1
+        routes = PageRoutes(url, document, self._fetch_for(url), self._in_scope, self._count)
+        try:
+            response = await self.browser.render(url, routes.install, self._checker(url))
+        except Refused as e:
+            raise RenderFailed(str(e)) from None
+        except Exception as e:
+            first = (str(e).strip().splitlines() or ["no message"])[0][:300]
+            raise RenderFailed(f"{type(e).__name__}: {first}") from e
+        finally:
+            self.active -= 1
+            self._slots.release()
+        if not routes.installed or not routes.served:
+            # Our routes never took the page: what the browser shows is not our document.
+            raise RenderFailed("the browser did not load the fetched document")
+        self.stats.inc_value("govsi/render/pages")
+        return Rendered(response.text, routes.fetched)
+
+    def _fetch_for(self, page_url: str) -> Any:
+        async def fetch(url: str, headers: dict[str, str]) -> Any:
+            return await self.fetcher.fetch(url, headers, referer=page_url)
+
+        return fetch
+
+    def _checker(self, url: str) -> Any:
+        origin = _origin(url)
+
+        async def check(page: Any) -> None:
+            await self._check(page, origin)
+
+        return check
+
+    async def _check(self, page: Any, origin: str) -> None:
+        """The settled page must still be our document (same origin: history.pushState
+        may change its path) and no larger than DOWNLOAD_MAXSIZE."""
+        where, size = await page.evaluate(
+            "() => [location.href,"
+            " document.documentElement ? document.documentElement.outerHTML.length : 0]"
+        )
+        if _origin(str(where)) != origin:
+            self.stats.inc_value("govsi/render/navigated_away")
+            raise Refused(f"the page became another document ({str(where)[:200]})")
+        if size > self.max_dom:
+            self.stats.inc_value("govsi/render/too_large")
+            raise Refused(f"rendered DOM larger than DOWNLOAD_MAXSIZE ({self.max_dom} bytes)")
+
+    def _schedule(self, request: Request) -> None:
+        self.crawler.engine.crawl(request)
+
+    def _in_scope(self, url: str) -> bool:
+        return in_scope(url, self.suffixes)
+
+    def _count(self, what: str) -> None:
+        self.stats.inc_value(f"govsi/render/browser/{what}")
+
+    async def _close_if_idle_async(self) -> None:
+        if self.browser is not None:
+            await self.browser.close_if_idle()
+
+    def _close_if_idle(self) -> Any:
+        from scrapy.utils.defer import deferred_from_coro
+
+        return deferred_from_coro(self._close_if_idle_async())
+
+    async def _spider_closed(self) -> None:
+        if self._idle_loop is not None and self._idle_loop.running:
+            self._idle_loop.stop()
+        pages = self.stats.get_value("govsi/render/pages", 0)
+        if pages:
+            self.stats.set_value(
+                "govsi/render/resource_requests_per_page", round(self.fetcher.requests / pages, 3)
+            )
+        if self.browser is not None:
+            await self.browser.shut()

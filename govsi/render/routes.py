@@ -1,0 +1,146 @@
+"""A rendered page's routes: every request the page makes is answered here
+(``govsi.render.fence.verdict`` decides how), and nothing reaches the network by itself."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from govsi.render.fence import DOCUMENT, FETCH, document_headers, verdict
+
+__all__ = ["Document", "PageRoutes", "Reply"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An answer handed to the browser."""
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+
+# The page's own response, as the crawler fetched it.
+Document = Reply
+# Fetches a sub-resource for the browser (None: refused or failed).
+Fetch = Callable[[str, dict[str, str]], Awaitable[Reply | None]]
+
+
+class PageRoutes:
+    """Installed on a page before it loads (scrapy-playwright's page init callback): its
+    routes take precedence over the handler's, which then never see a request."""
+
+    def __init__(
+        self,
+        url: str,
+        document: Document,
+        fetch: Fetch,
+        in_scope: Callable[[str], bool],
+        count: Callable[[str], None],
+    ) -> None:
+        self.url = url
+        self.document = document
+        self.fetch = fetch
+        self.in_scope = in_scope
+        self.count = count
+        self.installed = False
+        self.served = False
+        self.fetched = 0
+        # Closing popups: held until done (the loop keeps only weak references to tasks).
+        self._closing: set[asyncio.Task[None]] = set()
+
+    async def install(self, page: Any, request: Any) -> None:
+        # A fresh page each time: the handler makes a new one when a page's target died.
+        self.served = False
+        context = page.context
+        if not getattr(context, "_govsi_fenced", False):
+            # Pages the page opens (popups) have no page route: the context's refuses all.
+            context._govsi_fenced = True
+            await context.route("**", self._refuse_popup)
+        await page.route("**", self.route)
+        await page.route_web_socket("**", self._websocket)
+        page.on("popup", self._popup)
+        page.on("download", self._download)
+        self.installed = True
+
+    async def route(self, route: Any) -> None:
+        request = route.request
+        url: str = request.url
+        decided = verdict(
+            request.resource_type,
+            request.method,
+            url,
+            navigation=request.is_navigation_request(),
+            document_url=self.url,
+            document_served=self.served,
+            in_scope=url.startswith(("http://", "https://")) and self.in_scope(url),
+        )
+        try:
+            if decided == DOCUMENT:
+                self.served = True
+                self.count("document")
+                await self._fulfill(route, self.document)
+                return
+            if decided == FETCH:
+                reply = await self.fetch(url, _wanted_headers(request.headers))
+                if reply is not None:
+                    self.fetched += 1
+                    await self._fulfill(route, reply)
+                    return
+                await route.abort("failed")
+                return
+            self.count(f"refused/{decided}")
+            await route.abort(_refusal_code(request))
+        except Exception as e:  # the page closed or crashed meanwhile: nothing to answer
+            logger.debug("route of %s for %s not answered: %s", url, self.url, e)
+
+    @staticmethod
+    async def _fulfill(route: Any, reply: Reply) -> None:
+        await route.fulfill(
+            status=reply.status, headers=document_headers(reply.headers), body=reply.body
+        )
+
+    async def _refuse_popup(self, route: Any) -> None:
+        self.count("refused/popup")
+        with contextlib.suppress(Exception):
+            await route.abort("blockedbyclient")
+
+    async def _websocket(self, ws: Any) -> None:
+        # Never connected to the server: closed as soon as the page opens it.
+        self.count("refused/websocket")
+        with contextlib.suppress(Exception):
+            await ws.close()
+
+    def _download(self, download: Any) -> None:
+        # The context accepts no downloads: nothing is written, the count says it was tried.
+        self.count("refused/download")
+
+    def _popup(self, popup: Any) -> None:
+        self.count("popups_closed")
+        closing = asyncio.ensure_future(_close_quietly(popup))
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
+
+
+async def _close_quietly(page: Any) -> None:
+    with contextlib.suppress(Exception):
+        await page.close(run_before_unload=False)
+
+
+def _refusal_code(request: Any) -> str:
+    # The page's own frame navigating elsewhere, refused as "blocked", would show Chromium's
+    # error page in place of the document; "aborted" leaves the page as it was. A frame's
+    # refusal must end its load ("blocked"), or the page's load event never comes.
+    main = request.is_navigation_request() and request.frame.parent_frame is None
+    return "aborted" if main else "blockedbyclient"
+
+
+def _wanted_headers(headers: dict[str, str]) -> dict[str, str]:
+    # What a server may vary its answer on; the rest (user agent, cookies) is the crawler's.
+    return {k: v for k, v in headers.items() if k.lower() in ("accept", "x-requested-with")}

@@ -1,0 +1,72 @@
+"""Running Chromium inside its own sandbox, also when the crawler runs as root.
+
+Chromium refuses to start as root unless its sandbox is switched off (``--no-sandbox``),
+and a browser running scripts from the web unsandboxed, as root, is the widest door the
+crawler could open. So when we are root, Chromium is started through a small wrapper that
+hands the profile Playwright made to an unprivileged account and becomes that account
+before starting Chromium; Chromium's namespace sandbox then starts as it would for any
+user. Where even that is impossible (no such account, no ``setpriv``, no user
+namespaces), the browser module says so once and runs without a sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shlex
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+__all__ = ["Launch", "sandboxed_launch"]
+
+
+@dataclass(frozen=True)
+class Launch:
+    executable: str
+    sandbox: bool
+    # Why the browser runs without its sandbox (None when it has one).
+    problem: str | None = None
+
+
+_WRAPPER = """#!/bin/sh
+# Written by govsi (govsi/render/sandbox.py): Chromium as {user}, sandboxed.
+home=/tmp
+for arg in "$@"; do
+  case "$arg" in
+    --user-data-dir=*) home="${{arg#--user-data-dir=}}"; chown -R {uid}:{gid} "$home" ;;
+  esac
+done
+export HOME="$home" XDG_CONFIG_HOME="$home" XDG_CACHE_HOME="$home"
+exec {setpriv} --reuid={uid} --regid={gid} --clear-groups --inh-caps=-all -- {chromium} "$@"
+"""
+
+
+def sandboxed_launch(chromium: str, user: str, euid: int | None = None) -> Launch:
+    """How to start ``chromium`` with its sandbox on: directly when we are not root, else
+    through a wrapper that becomes ``user`` (RENDER_BROWSER_USER)."""
+    if (os.geteuid() if euid is None else euid) != 0:
+        return Launch(chromium, sandbox=True)
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return Launch(chromium, False, "running as root and setpriv (util-linux) is missing")
+    try:
+        account = pwd.getpwnam(user)
+    except KeyError:
+        return Launch(chromium, False, f"running as root and there is no account {user!r}")
+    if account.pw_uid == 0:
+        return Launch(chromium, False, f"RENDER_BROWSER_USER {user!r} is root")
+    folder = tempfile.mkdtemp(prefix="govsi-chromium-")
+    path = os.path.join(folder, "chromium")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(
+            _WRAPPER.format(
+                user=user,
+                uid=account.pw_uid,
+                gid=account.pw_gid,
+                setpriv=shlex.quote(setpriv),
+                chromium=shlex.quote(chromium),
+            )
+        )
+    os.chmod(path, 0o700)
+    return Launch(path, sandbox=True)

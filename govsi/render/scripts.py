@@ -1,0 +1,217 @@
+"""What a page's scripts do when it loads: the pure half of deciding whether to render it.
+
+(Provisional version; see tests/test_render_scripts.py.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from lxml import etree
+
+from govsi.urls import host_of, resolve
+
+__all__ = [
+    "EMPTY_BODY_CHARS",
+    "Yield",
+    "needs_browser",
+    "onload_scripts",
+    "page_yield",
+    "rendering_adds",
+    "script_signature",
+]
+
+_JS_TYPES = frozenset(
+    {
+        "",
+        "module",
+        "text/javascript",
+        "application/javascript",
+        "application/x-javascript",
+        "text/ecmascript",
+        "application/ecmascript",
+        "text/jscript",
+        "text/livescript",
+        "text/x-javascript",
+        "text/x-ecmascript",
+        "text/javascript1.0",
+        "text/javascript1.1",
+        "text/javascript1.2",
+        "text/javascript1.3",
+        "text/javascript1.4",
+        "text/javascript1.5",
+    }
+)
+# Handlers that fire during a load, without anyone clicking or typing.
+ONLOAD_HANDLERS = frozenset(
+    {
+        "onload",
+        "onerror",
+        "onpageshow",
+        "onreadystatechange",
+        "onloadstart",
+        "onloadeddata",
+        "onloadedmetadata",
+        "oncanplay",
+        "oncanplaythrough",
+        "onanimationstart",
+        "onanimationend",
+        "onanimationiteration",
+        "ontransitionend",
+        "ontransitionrun",
+        "ontransitionstart",
+        "onbeforeprint",
+        "onresize",
+    }
+)
+# Hex or base-36 runs a build writes into file names (app.3f2a9c1b.js), and version numbers.
+_HASHLIKE = re.compile(
+    r"[.\-_](?=[0-9a-z]*[0-9])[0-9a-f]{6,}(?=[.\-_])|[.\-_]v?\d+(?:\.\d+)+(?=[.\-_])", re.I
+)
+# Tokens of code: literals become a placeholder, so per-page data does not split a template.
+_TOKEN = re.compile(
+    r"""//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`"""
+    r"""|\d[\w.]*|[A-Za-z_$][\w$]*|\S""",
+    re.S,
+)
+
+
+def _normalise_code(code: str) -> str:
+    out = []
+    for m in _TOKEN.finditer(code):
+        tok = m.group()
+        first = tok[0]
+        if tok.startswith(("//", "/*")):
+            continue
+        if first in "\"'`":
+            out.append("S")
+        elif first.isdigit():
+            out.append("N")
+        else:
+            out.append(tok)
+    return " ".join(out)
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()
+
+
+def _script_url(page_host: str, url: str) -> str:
+    parts = urlsplit(url)
+    path = _HASHLIKE.sub("", parts.path)
+    host = (parts.hostname or "").lower()
+    return path if host == page_host else f"{host}{path}"
+
+
+def _runs(script: Any) -> bool:
+    kind = (script.get("type") or "").strip().lower().split(";")[0].strip()
+    if kind not in _JS_TYPES or script.get("nomodule") is not None:
+        return False
+    return not any(a.tag in ("template", "noscript") for a in script.iterancestors())
+
+
+def onload_scripts(
+    root: etree._Element | None, page_url: str, loadable: Callable[[str], bool]
+) -> tuple[str, ...]:
+    """One normalised token per piece of code that runs when the page loads, in order."""
+    if root is None:
+        return ()
+    page_host = host_of(page_url)
+    tokens: list[str] = []
+    for element in root.iter(etree.Element):
+        if element.tag == "script" and _runs(element):
+            src = (element.get("src") or "").strip()
+            if src:
+                target = resolve(page_url, src)
+                if target is not None and loadable(target):
+                    tokens.append("src:" + _script_url(page_host, target))
+            elif (element.text or "").strip():
+                tokens.append("inline:" + _digest(_normalise_code(element.text or "")))
+        for name, value in element.attrib.items():
+            key = str(name).lower()
+            if key in ONLOAD_HANDLERS and str(value).strip():
+                tokens.append(f"on:{key}:{_digest(_normalise_code(str(value)))}")
+    return tuple(tokens)
+
+
+def script_signature(tokens: tuple[str, ...] | list[str]) -> str | None:
+    """A short name for the code a page runs on load; None when it runs none."""
+    if not tokens:
+        return None
+    return _digest("\n".join(sorted(set(tokens))))
+
+
+# Element ids and attributes that single-page-app frameworks mount into.
+_APP_ROOT_IDS = frozenset({"app", "root", "__next", "__nuxt", "svelte", "main-app", "ember-app"})
+_APP_ROOT_ATTRIBUTES = ("ng-app", "ng-version", "data-reactroot", "data-server-rendered")
+_NOSCRIPT_ASKS = re.compile(r"javascript|omogoči|vklopi", re.IGNORECASE)
+EMPTY_BODY_CHARS = 200
+_INVISIBLE = frozenset({"script", "style", "noscript", "template", "head"})
+
+
+def _text_sizes(body: Any) -> dict[Any, int]:
+    """Visible text characters under each element, bottom-up in one pass (linear)."""
+    sizes: dict[Any, int] = {}
+    for element in reversed(list(body.iter())):
+        if not isinstance(element.tag, str):
+            continue
+        own = 0 if element.tag in _INVISIBLE else len((element.text or "").strip())
+        total = own
+        for child in element:
+            if isinstance(child.tag, str):
+                total += sizes.get(child, 0)
+            total += len((child.tail or "").strip())
+        sizes[element] = 0 if element.tag in _INVISIBLE else total
+    return sizes
+
+
+def needs_browser(root: etree._Element | None) -> str | None:
+    """Why the page plainly needs a browser ("app root", "noscript", "empty body"), or
+    None when plain HTTP may well see all of it."""
+    if root is None:
+        return None
+    body = root.find(".//body")
+    if body is None:
+        body = root
+    sizes = _text_sizes(body)
+    for element in body.iter(etree.Element):
+        is_root = (element.get("id") or "").lower() in _APP_ROOT_IDS or any(
+            element.get(a) is not None for a in _APP_ROOT_ATTRIBUTES
+        )
+        if is_root and sizes.get(element, 0) < EMPTY_BODY_CHARS:
+            return "app root"
+    for noscript in body.iter("noscript"):
+        if _NOSCRIPT_ASKS.search(" ".join(noscript.itertext())):
+            return "noscript"
+    has_scripts = next(root.iter("script"), None) is not None
+    if has_scripts and sizes.get(body, 0) < EMPTY_BODY_CHARS:
+        return "empty body"
+    return None
+
+
+@dataclass(frozen=True)
+class Yield:
+    """What one version of a page gives us."""
+
+    links: frozenset[str]
+    images: frozenset[str]
+    text_chars: int
+
+
+def rendering_adds(plain: Yield, rendered: Yield, text_gain: float = 0.2) -> bool:
+    """Whether the rendered page shows what the plain one does not: a link, an image, or
+    ``text_gain`` more visible text."""
+    if rendered.links - plain.links or rendered.images - plain.images:
+        return True
+    return rendered.text_chars > plain.text_chars * (1 + text_gain) + 20
+
+
+def page_yield(root: etree._Element | None, found: Any) -> Yield:
+    """What one version of a page gives, for comparing the plain and rendered versions."""
+    chars = len(" ".join(root.itertext())) if root is not None else 0
+    return Yield(frozenset(found.links), frozenset(found.images), chars)

@@ -1,0 +1,90 @@
+"""Which pages RENDER_JS=auto renders, decided per script signature; and the setting."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from govsi.render.browser import browser_args, find_chromium
+from govsi.render.decide import RenderPlanner, render_mode
+
+
+@pytest.mark.parametrize(
+    ("value", "mode"), [(None, "auto"), ("", "auto"), ("OFF", "off"), (" always ", "always")]
+)
+def test_render_mode(value: str | None, mode: str) -> None:
+    assert render_mode(value) == mode
+
+
+def test_render_mode_refuses_unknown_values() -> None:
+    with pytest.raises(ValueError, match="RENDER_JS"):
+        render_mode("sometimes")
+
+
+def test_find_chromium(tmp_path: Path) -> None:
+    fake = tmp_path / "chromium"
+    fake.write_text("#!/bin/sh\n")
+    assert find_chromium(str(fake)) is None  # not executable
+    os.chmod(fake, 0o755)
+    assert find_chromium(str(fake)) == str(fake)
+
+
+@pytest.mark.parametrize(
+    ("value", "args"),
+    [
+        (None, []),
+        ("", []),
+        ("--a,--b", ["--a", "--b"]),
+        ('["--host-resolver-rules=MAP a 1, MAP b 2"]', ["--host-resolver-rules=MAP a 1, MAP b 2"]),
+        (["--x", " "], ["--x"]),
+    ],
+)
+def test_browser_args(value: object, args: list[str]) -> None:
+    assert browser_args(value) == args
+
+
+def test_a_signature_whose_samples_gain_nothing_is_fetched_plainly_and_sampled_again() -> None:
+    planner = RenderPlanner(samples=3, resample_every=5)
+    for i in range(3):
+        assert planner.plan("cms") == "sample"
+        assert planner.learn("cms", gained=False) == ("plain" if i == 2 else None)
+    assert [planner.plan("cms") for _ in range(5)] == ["plain"] * 5
+    assert planner.plan("cms") == "sample"  # now and then, in case the site changed
+    assert planner.learn("cms", gained=False) is None  # still plain: nothing to log
+    assert planner.plan("cms") == "plain"
+
+
+def test_a_signature_whose_sample_gains_is_rendered_and_others_are_not() -> None:
+    planner = RenderPlanner(samples=3)
+    assert planner.plan("app") == "sample"
+    assert planner.learn("app", gained=True) == "render"
+    assert [planner.plan("app") for _ in range(10)] == ["render"] * 10
+    # Another signature (say the same host's article pages) is learned on its own.
+    assert planner.plan("articles") == "sample"
+
+
+def test_pages_fetched_while_the_samples_are_rendered_are_not_all_samples() -> None:
+    planner = RenderPlanner(samples=3)
+    plans = [planner.plan("fast") for _ in range(7)]
+    assert plans == ["sample"] * 3 + ["plain"] * 4
+    planner.learn("fast", gained=True)  # then a sample shows rendering matters
+    assert planner.plan("fast") == "render"
+
+
+def test_a_resample_that_gains_turns_a_plain_signature_to_rendering() -> None:
+    planner = RenderPlanner(samples=1, resample_every=2)
+    planner.plan("s")
+    planner.learn("s", gained=False)
+    assert [planner.plan("s") for _ in range(3)] == ["plain", "plain", "sample"]
+    assert planner.learn("s", gained=True) == "render"
+    assert planner.plan("s") == "render"
+
+
+def test_samples_that_fail_to_render_end_in_plain_fetching() -> None:
+    planner = RenderPlanner(samples=2)
+    for _ in range(2):
+        assert planner.plan("broken") == "sample"
+        planner.given_up("broken")
+    assert planner.plan("broken") == "plain"
