@@ -4,6 +4,7 @@ rendered page cannot make the browser reach anything on its own."""
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -260,3 +261,19 @@ def test_a_hostile_page_cannot_take_the_browser_anywhere(tmp_path: Path) -> None
     assert stats["govsi/render/browser/refused/method"] == 1
     assert stats["govsi/render/browser/refused/out_of_scope"] >= 2
     assert stats["govsi/render/browser/refused/navigation"] >= 1
+    # A page whose script grows it past DOWNLOAD_MAXSIZE is kept as it was fetched.
+    _, was_rendered, html = pages["http://zlobni.gov.si/velik"]
+    assert not was_rendered and "Velik" in html and len(html) < 100_000
+    assert stats["govsi/render/too_large"] == 1
+
+
+def test_the_crawl_says_at_start_when_the_browser_cannot_be_sandboxed(
+    js_web: SimWeb, tmp_path: Path
+) -> None:
+    run, _ = crawl(js_web, tmp_path, "auto", seeds=[f"{T}/"], RENDER_BROWSER_USER="no-such-user")
+    # Said once, though no page needed the browser (root only: others need no account).
+    if os.geteuid() == 0:
+        assert run.log.count("WITHOUT its sandbox") == 1
+        assert "no-such-user" in run.log
+    else:
+        assert "WITHOUT its sandbox" not in run.log

@@ -247,3 +247,24 @@ def test_census_counts_the_address_delay_too() -> None:
     f.finished("c.gov.si", 0.0)
     assert f.census(2.0) == (0, 1, 0)  # its own delay is over, the address's is not
     assert f.census(5.0) == (1, 0, 0)
+
+
+def test_held_pages_wait_while_what_renders_need_goes_out() -> None:
+    # The browser's queue is full: pages wait, a render's script (negative depth) goes,
+    # still after its host's delay; once the hold ends the pages go again.
+    f = frontier(default=1.0, ip=1.0)
+    ready_host(f, "a.gov.si", "10.0.0.1")
+    ready_host(f, "b.gov.si", "10.0.0.2")
+    f.push("a.gov.si", 0, "a-page")
+    f.push("b.gov.si", 0, "b-page")
+    f.hold_pages(True)
+    assert f.pop(0.0) is None
+    assert f.census(0.0) == (0, 0, 0)  # held pages are not work that is ready
+    f.push("a.gov.si", -2, "a-script")
+    assert f.pop(0.0)[1] == "a-script"  # type: ignore[index]
+    f.finished("a.gov.si", 0.0)
+    f.hold_pages(False)
+    assert f.pop(0.5)[1] == "b-page"  # type: ignore[index]
+    assert f.pop(0.5) is None  # a.gov.si waits its delay from the script
+    assert f.pop(1.0)[1] == "a-page"  # type: ignore[index]
+    assert f.next_ready_time() is None

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from govsi.render.fence import DOCUMENT, FETCH, chromium_args, document_headers, verdict
-from govsi.render.sandbox import sandboxed_launch
+from govsi.render.sandbox import sandbox_problem, sandboxed_launch
 
 PAGE = "https://e-uprava.gov.si/storitve"
 
@@ -107,6 +107,9 @@ def test_root_without_the_account_says_why_there_is_no_sandbox() -> None:
     launch = sandboxed_launch("/usr/lib/chromium/chromium", "no-such-account-here", euid=0)
     assert not launch.sandbox
     assert "no-such-account-here" in (launch.problem or "")
+    assert launch.problem == sandbox_problem("no-such-account-here", euid=0)
+    assert sandbox_problem("root", euid=0) == "RENDER_BROWSER_USER 'root' is root"
+    assert sandbox_problem("no-such-account-here", euid=1000) is None  # not root: no need
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the wrapper is for a crawler running as root")

@@ -33,7 +33,7 @@ from scrapy.settings import BaseSettings
 
 from govsi.render.decide import render_mode
 from govsi.render.fence import chromium_args
-from govsi.render.sandbox import Launch, sandboxed_launch
+from govsi.render.sandbox import Launch, sandbox_problem, sandboxed_launch
 
 __all__ = ["Browser", "ContextRotation", "browser_args", "configure", "find_chromium"]
 
@@ -260,6 +260,12 @@ class Browser:
                 self.stats.inc_value("govsi/render/browser/starts")
                 self.stats.set_value("govsi/render/browser/sandbox", int(self._launch.sandbox))
         return self._engine
+
+    def check_sandbox(self) -> None:
+        """Say at the start of the crawl, once, when the browser will run unsandboxed."""
+        problem = sandbox_problem(self.user)
+        if problem is not None:
+            self._unsandboxed(problem)
 
     def _unsandboxed(self, why: str) -> None:
         if not self._warned:

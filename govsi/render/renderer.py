@@ -89,6 +89,7 @@ class Renderer:
         self.active = 0
         self._wake: Callable[[], None] = lambda: None
         self._idle_loop: task.LoopingCall | None = None
+        crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
@@ -217,6 +218,10 @@ class Renderer:
         from scrapy.utils.defer import deferred_from_coro
 
         return deferred_from_coro(self._close_if_idle_async())
+
+    def _spider_opened(self) -> None:
+        if self.browser is not None:
+            self.browser.check_sandbox()
 
     async def _spider_closed(self) -> None:
         if self._idle_loop is not None and self._idle_loop.running:

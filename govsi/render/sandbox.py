@@ -18,7 +18,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 
-__all__ = ["Launch", "sandboxed_launch"]
+__all__ = ["Launch", "sandbox_problem", "sandboxed_launch"]
 
 
 @dataclass(frozen=True)
@@ -42,20 +42,32 @@ exec {setpriv} --reuid={uid} --regid={gid} --clear-groups --inh-caps=-all -- {ch
 """
 
 
+def sandbox_problem(user: str, euid: int | None = None) -> str | None:
+    """Why Chromium cannot be started sandboxed here (None: it can), without starting it:
+    the crawl says so once at start, before any page needs the browser."""
+    if (os.geteuid() if euid is None else euid) != 0:
+        return None
+    if shutil.which("setpriv") is None:
+        return "running as root and setpriv (util-linux) is missing"
+    try:
+        account = pwd.getpwnam(user)
+    except KeyError:
+        return f"running as root and there is no account {user!r} (RENDER_BROWSER_USER)"
+    if account.pw_uid == 0:
+        return f"RENDER_BROWSER_USER {user!r} is root"
+    return None
+
+
 def sandboxed_launch(chromium: str, user: str, euid: int | None = None) -> Launch:
     """How to start ``chromium`` with its sandbox on: directly when we are not root, else
     through a wrapper that becomes ``user`` (RENDER_BROWSER_USER)."""
     if (os.geteuid() if euid is None else euid) != 0:
         return Launch(chromium, sandbox=True)
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        return Launch(chromium, False, "running as root and setpriv (util-linux) is missing")
-    try:
-        account = pwd.getpwnam(user)
-    except KeyError:
-        return Launch(chromium, False, f"running as root and there is no account {user!r}")
-    if account.pw_uid == 0:
-        return Launch(chromium, False, f"RENDER_BROWSER_USER {user!r} is root")
+    problem = sandbox_problem(user, euid=0)
+    if problem is not None:
+        return Launch(chromium, False, problem)
+    account = pwd.getpwnam(user)
+    setpriv = shutil.which("setpriv") or "setpriv"
     folder = tempfile.mkdtemp(prefix="govsi-chromium-")
     path = os.path.join(folder, "chromium")
     with open(path, "w", encoding="utf-8") as f:

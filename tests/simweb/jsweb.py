@@ -172,7 +172,11 @@ def hostile(trap_port: int) -> Host:
     setTimeout(() => {{ location.href = 'http://{trap}/stran'; }}, 50);
     """
     r = {
-        "/": html(_page("Zlobni", _text("Zlobni") + f"<script>{escapes}</script>", head="")),
+        "/": html(_page("Zlobni", _text("Zlobni") + '<a href="/velik">V</a>'
+                        f"<script>{escapes}</script>", head="")),
+        # A script that grows the page past any DOWNLOAD_MAXSIZE the tests set.
+        "/velik": html(_page("Velik", _text("Velik")
+                             + "<script>document.body.append('x'.repeat(8e6));</script>")),
         "/skok": Resource(b"", 302, {"Location": f"http://{trap}/leak"}),
         "/sw.js": Resource(b"self.addEventListener('fetch', () => 0);",
                            headers={"Content-Type": "text/javascript"}),

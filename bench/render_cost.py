@@ -1,0 +1,246 @@
+"""What rendering costs a crawl with the default settings (RENDER_JS=auto), against
+RENDER_JS=off and a plain Scrapy spider (issue 15). Four parts, each its own web:
+
+- ``polite``: ``bench.benchwebs.many_web`` (100 hosts, delays 1-2 s) with ``--js-share`` of
+  its pages giving a link only through a script. Politeness efficiency (ideal polite time /
+  first-to-last request, ``bench.politeness.analyse``) with the default and with ``off``;
+  pages rendered against pages that need it; each page's document requested once.
+- ``speed``: ``bench.render_speed``'s web of ``--hosts`` x ``--pages`` with no delay: one host
+  whose every page adds a link by script, the others with an inline analytics snippet
+  (the same on every host: one script signature, sampled, then fetched plainly). Pages/s
+  of the default, ``off`` and the plain spider, one after the other in one run.
+- ``memory``: the same shape of web, but whose only scripts need a user (onclick footers,
+  ``javascript:`` links, JSON-LD): peak RSS of the whole crawl (the crawler and every
+  process below it, so a browser would count) with the default and with ``off``.
+- ``requests``: from the ``polite`` and ``speed`` runs, requests per rendered page
+  (documents: 1.0 means none fetched again; sub-resources: the crawl's cache at work).
+
+    PYTHONPATH=. python -m bench.render_cost                  # all parts, ~15 min
+    PYTHONPATH=. python -m bench.render_cost --parts speed,memory
+
+Writes bench/results/render_cost.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from bench import render_speed
+from bench.benchwebs import many_web, mix_in_javascript
+from bench.plain_spider import start_plain
+from bench.politeness import analyse
+from bench.sysinfo import code, machine, write_result
+from bench.webgen import _text
+from tests.simweb.server import Host, Resource, SimWeb, html
+from tests.support.crawl import ROOT, descendants, query, start_crawl
+
+RESULTS = ROOT / "bench" / "results"
+FOOTER = (
+    '<footer><a href="#" onclick="return false;">Na vrh</a> <a href="javascript:void(0)" '
+    'onclick="window.print()">Natisni</a><script type="application/ld+json">'
+    '{"@type": "GovernmentOrganization"}</script></footer>'
+)
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of ``pid`` and every process below it (a browser included)."""
+    total = 0
+    for p in [pid, *descendants(pid)]:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            continue
+    return total / 1024
+
+
+def _host_target(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return (parts.hostname or "", parts.path + (f"?{parts.query}" if parts.query else ""))
+
+
+def govsi_run(
+    web: SimWeb, seeds: list[str], work: Path, mode: str, **settings: object
+) -> dict[str, Any]:
+    """One ``scrapy crawl govsi`` with RENDER_JS=``mode``; the rest as given."""
+    db = f"sqlite:///{work / 'crawldb.sqlite3'}"
+    web.reset_log()
+    running = start_crawl(web, db, work, seeds, RENDER_JS=mode, **settings)
+    peak = 0.0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.wait(0.2):
+            peak = max(peak, rss_mb(running.proc.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    started = time.perf_counter()
+    run = running.wait(timeout=3600)
+    wall = time.perf_counter() - started
+    done.set()
+    sampler.join()
+    rows = query(db, "SELECT url, page_type_code, rendered FROM page")
+    html_pages = [u for u, t, _ in rows if t in ("HTML", "DUPLICATE")]
+    stats = run.stats
+    hits = web.requested()
+    per_url = Counter((h.host, h.target) for h in hits)
+    rendered = {_host_target(u) for u, _, r in rows if r}
+    document_hits = sum(n for key, n in per_url.items() if key in rendered)
+    return {
+        "mode": mode,
+        "ok": run.returncode == 0 and "Traceback" not in run.log,
+        # Requests for the rendered pages' own URLs, per rendered page: 1.0 = one download.
+        "document_requests_per_rendered_page": (
+            round(document_hits / len(rendered), 3) if rendered else None
+        ),
+        "crawl_s": round(float(stats.get("elapsed_time_seconds", wall)), 2),  # type: ignore[arg-type]
+        "html_pages": len(html_pages),
+        "pages_per_s": round(len(html_pages) / float(stats.get("elapsed_time_seconds", wall)), 1),  # type: ignore[arg-type]
+        "rendered": sum(1 for _, _, r in rows if r),
+        "urls_requested_twice": sum(1 for n in per_url.values() if n > 1),
+        "requests": len(hits),
+        "peak_rss_mb": round(peak, 1),
+        "crawler_memusage_max_mb": round(float(stats.get("memusage/max", 0)) / 2**20, 1),  # type: ignore[arg-type]
+        "render_stats": {k: v for k, v in stats.items() if str(k).startswith("govsi/render")},
+        "hits": hits,
+    }
+
+
+def plain_run(web: SimWeb, seeds: list[str], work: Path) -> dict[str, Any]:
+    web.reset_log()
+    work.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    proc = start_plain(web.hosts_map(), seeds, str(work), CONCURRENT_REQUESTS=16,
+                       ROBOTSTXT_OBEY=True)  # fmt: skip
+    proc.wait(3600)
+    wall = time.perf_counter() - started
+    pages = {(h.host, h.target) for h in web.requested() if h.status == 200}
+    pages = {p for p in pages if not p[1].endswith((".css", ".woff2", ".txt"))}
+    return {"mode": "plain scrapy", "ok": proc.returncode == 0, "crawl_s": round(wall, 2),
+            "html_pages": len(pages), "pages_per_s": round(len(pages) / wall, 1)}  # fmt: skip
+
+
+def part_polite(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    bw = many_web(args.polite_hosts)
+    need = mix_in_javascript(bw, args.js_share)
+    bw.web.start()
+    out: dict[str, Any] = {"pages_needing_a_browser": need, "pages_in_web": len(bw.pages)}
+    try:
+        for mode in ("auto", "off"):
+            r = govsi_run(bw.web, bw.seeds, work / f"polite-{mode}", mode,
+                          DEFAULT_CRAWL_DELAY=bw.default_delay, CONCURRENT_REQUESTS=16)  # fmt: skip
+            polite = analyse(r.pop("hits"), bw)
+            r["efficiency"] = polite["efficiency"]
+            r["violations"] = polite["violations_host"] + polite["violations_ip"]
+            r["first_to_last_request_s"] = polite["first_to_last_request_s"]
+            r["ideal_s"] = polite["ideal_s"]
+            out[mode] = r
+            print(f"polite {mode:>4}: efficiency {r['efficiency']:.3f}  span "
+                  f"{r['first_to_last_request_s']:.1f} s (ideal {r['ideal_s']:.1f})  "
+                  f"pages {r['html_pages']}  rendered {r['rendered']} (need {need})  "
+                  f"violations {r['violations']}  twice {r['urls_requested_twice']}",
+                  flush=True)  # fmt: skip
+    finally:
+        bw.web.stop()
+    out["efficiency_ratio"] = round(out["auto"]["efficiency"] / out["off"]["efficiency"], 3)
+    return out
+
+
+def quiet_web(hosts: int, pages: int) -> tuple[SimWeb, list[str]]:
+    """``render_speed``'s web without a script that runs on load: only user-driven
+    handlers and data, so nothing needs (or would change with) a browser."""
+    built: list[Host] = []
+    for h in range(hosts):
+        name = f"q{h}.gov.si"
+        r: dict[str, Resource] = {}
+        for i in range(pages):
+            nxt = " ".join(f'<a href="/p{j}">p{j}</a>' for j in (i * 2 + 1, i * 2 + 2) if j < pages)
+            text = _text(random.Random(f"{name}{i}"), 1500)
+            r[f"/p{i}"] = html(f"<!DOCTYPE html><html><head><title>{name} {i}</title></head>"
+                               f"<body><p>{text}</p>{nxt}{FOOTER}</body></html>")  # fmt: skip
+        # Text of its own: identical roots would be copies, whose links are not followed.
+        root_text = _text(random.Random(name), 1500)
+        r["/"] = html(f'<html><body><p>{root_text}</p><a href="/p0">p0</a>{FOOTER}</body></html>')
+        built.append(Host(name, h, r))
+    return SimWeb(built), [f"http://q{h}.gov.si/" for h in range(hosts)]
+
+
+def unthrottled(web: SimWeb, seeds: list[str], work: Path, mode: str) -> dict[str, Any]:
+    r = govsi_run(web, seeds, work, mode, DEFAULT_CRAWL_DELAY=0, CONCURRENT_REQUESTS=16)
+    r.pop("hits")
+    return r
+
+
+def part_speed(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    web, seeds, js_only = render_speed.build(args.hosts, args.pages)
+    web.start()
+    out: dict[str, Any] = {"pages_needing_a_browser": len(js_only)}
+    try:
+        for mode in ("auto", "off"):
+            r = out[mode] = unthrottled(web, seeds, work / f"speed-{mode}", mode)
+            print(f"speed  {mode:>5}: {r['pages_per_s']:6.1f} pages/s  {r['html_pages']} pages "
+                  f"in {r['crawl_s']} s  rendered {r['rendered']} (need {len(js_only)})  "
+                  f"twice {r['urls_requested_twice']}", flush=True)  # fmt: skip
+        r = plain_run(web, seeds, work / "speed-plain")
+        out["plain"] = r
+        print(f"speed  plain: {r['pages_per_s']:6.1f} pages/s  {r['html_pages']} pages in "
+              f"{r['crawl_s']} s", flush=True)  # fmt: skip
+    finally:
+        web.stop()
+    out["default_vs_plain"] = round(out["auto"]["pages_per_s"] / out["plain"]["pages_per_s"], 3)
+    out["off_vs_plain"] = round(out["off"]["pages_per_s"] / out["plain"]["pages_per_s"], 3)
+    return out
+
+
+def part_memory(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    web, seeds = quiet_web(args.hosts, args.pages)
+    web.start()
+    out: dict[str, Any] = {}
+    try:
+        for mode in ("auto", "off"):
+            r = out[mode] = unthrottled(web, seeds, work / f"memory-{mode}", mode)
+            print(
+                f"memory {mode:>4}: peak RSS {r['peak_rss_mb']:.0f} MB (crawler alone "
+                f"{r['crawler_memusage_max_mb']:.0f} MB)  {r['html_pages']} pages  "
+                f"rendered {r['rendered']}  browser starts "
+                f"{r['render_stats'].get('govsi/render/browser/starts', 0)}",
+                flush=True,
+            )
+    finally:
+        web.stop()
+    out["peak_ratio"] = round(out["auto"]["peak_rss_mb"] / out["off"]["peak_rss_mb"], 3)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--parts", default="polite,speed,memory")
+    ap.add_argument("--hosts", type=int, default=60, help="speed and memory webs")
+    ap.add_argument("--pages", type=int, default=40, help="pages per host, speed and memory")
+    ap.add_argument("--polite-hosts", type=int, default=100)
+    ap.add_argument("--js-share", type=float, default=0.05)
+    args = ap.parse_args()
+    results: dict[str, Any] = {"argv": vars(args), "machine": machine(), "code": code(ROOT)}
+    parts = {"polite": part_polite, "speed": part_speed, "memory": part_memory}
+    with tempfile.TemporaryDirectory(prefix="govsi-render-cost-") as tmp:
+        for name in args.parts.split(","):
+            results[name] = parts[name](args, Path(tmp))
+    ok = all(r.get("ok", True) for p in parts if p in results
+             for r in results[p].values() if isinstance(r, dict))  # fmt: skip
+    write_result(RESULTS / "render_cost.json", results)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

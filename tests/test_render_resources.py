@@ -1,0 +1,121 @@
+"""Sub-resources of rendered pages (govsi.render.resources): fetched as crawl requests
+under the scheduler's policy, cached for the crawl, shared, redirects followed in scope."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+from scrapy import Request
+from scrapy.http import Response
+
+from govsi.render.httpcache import ResourceCache
+from govsi.render.resources import KIND_RESOURCE, ResourceFetcher
+from govsi.render.routes import Reply
+from govsi.urls import in_scope
+
+A = "https://a.gov.si"
+
+
+class FakeCrawl:
+    """Stands in for the engine and the web: answers each scheduled request at once."""
+
+    def __init__(self, answers: dict[str, tuple[int, dict[str, str], bytes]]) -> None:
+        self.answers = answers
+        self.sent: list[Request] = []
+        self.counts: Counter[str] = Counter()
+
+    def schedule(self, request: Request) -> None:
+        self.sent.append(request)
+        status, headers, body = self.answers.get(request.url, (404, {}, b""))
+        response = Response(request.url, status=status, headers=headers, body=body,
+                            request=request)  # fmt: skip
+        # As the engine would, later, on the reactor: the caller awaits meanwhile.
+        asyncio.get_running_loop().call_soon(request.callback, response)
+
+    def fetcher(self, policy: object = None) -> ResourceFetcher:
+        f = ResourceFetcher(
+            ResourceCache(max_bytes=10_000, max_entry_bytes=1_000, heuristic_ttl=3600),
+            self.schedule,
+            lambda url: in_scope(url, ["gov.si"]),
+            self.count,
+        )
+        f.policy = policy or (lambda url: None)  # type: ignore[assignment]
+        return f
+
+    def count(self, what: str) -> None:
+        self.counts[what] += 1
+
+
+def run(coro: object) -> object:
+    return asyncio.run(coro)  # type: ignore[arg-type]
+
+
+def test_a_template_script_is_fetched_once_for_every_page() -> None:
+    crawl = FakeCrawl({f"{A}/app.js": (200, {"Content-Type": "text/javascript"}, b"go()")})
+    fetcher = crawl.fetcher()
+
+    async def pages() -> list[Reply | None]:
+        first = await fetcher.fetch(f"{A}/app.js", {}, referer=f"{A}/")
+        return [first] + [await fetcher.fetch(f"{A}/app.js", {}) for _ in range(5)]
+
+    replies = run(pages())
+    assert all(r is not None and r.body == b"go()" for r in replies)  # type: ignore[union-attr]
+    assert len(crawl.sent) == 1
+    request = crawl.sent[0]
+    assert request.meta["govsi_kind"] == KIND_RESOURCE and request.dont_filter
+    assert request.headers.get("Referer") == f"{A}/".encode()
+    assert fetcher.requests == 1
+
+
+def test_renders_asking_at_once_share_one_request() -> None:
+    crawl = FakeCrawl({f"{A}/api": (200, {"Cache-Control": "no-store"}, b"{}")})
+    fetcher = crawl.fetcher()
+
+    async def together() -> list[Reply | None]:
+        return list(await asyncio.gather(*[fetcher.fetch(f"{A}/api", {}) for _ in range(4)]))
+
+    assert all(r is not None for r in run(together()))  # type: ignore[union-attr]
+    assert len(crawl.sent) == 1
+    # Not stored (no-store): a later render asks the server again.
+    run(fetcher.fetch(f"{A}/api", {}))
+    assert len(crawl.sent) == 2
+
+
+def test_redirects_are_followed_in_scope_only() -> None:
+    crawl = FakeCrawl({
+        f"{A}/old.js": (302, {"Location": "/new.js"}, b""),
+        f"{A}/new.js": (200, {}, b"new"),
+        f"{A}/leak": (302, {"Location": "http://127.0.0.1:8080/admin"}, b""),
+        f"{A}/meta": (301, {"Location": "http://169.254.169.254/latest"}, b""),
+        f"{A}/loop": (302, {"Location": "/loop"}, b""),
+    })  # fmt: skip
+    fetcher = crawl.fetcher()
+    reply = run(fetcher.fetch(f"{A}/old.js", {}))
+    assert reply is not None and reply.status == 200 and reply.body == b"new"  # type: ignore[union-attr]
+    assert run(fetcher.fetch(f"{A}/leak", {})) is None
+    assert run(fetcher.fetch(f"{A}/meta", {})) is None
+    assert run(fetcher.fetch(f"{A}/loop", {})) is None
+    sent = Counter(r.url for r in crawl.sent)
+    assert "http://127.0.0.1:8080/admin" not in sent and "http://169.254.169.254/latest" not in sent
+    assert crawl.counts["refused/redirect_out_of_scope"] == 2
+    assert crawl.counts["refused/too_many_redirects"] == 1
+
+
+def test_what_the_policy_refuses_is_never_sent() -> None:
+    crawl = FakeCrawl({f"{A}/private/x.js": (200, {}, b"x")})
+    fetcher = crawl.fetcher(policy=lambda url: "robots" if "/private/" in url else None)
+    assert run(fetcher.fetch(f"{A}/private/x.js", {})) is None
+    assert crawl.sent == []
+    assert crawl.counts["refused/robots"] == 1
+
+
+def test_a_stale_answer_is_revalidated_and_a_304_serves_the_cached_body() -> None:
+    crawl = FakeCrawl({f"{A}/menu": (200, {"Cache-Control": "max-age=0", "ETag": '"v1"'}, b"m")})
+    fetcher = crawl.fetcher()
+    assert run(fetcher.fetch(f"{A}/menu", {})).body == b"m"  # type: ignore[union-attr]
+    crawl.answers[f"{A}/menu"] = (304, {"ETag": '"v1"'}, b"")
+    again = run(fetcher.fetch(f"{A}/menu", {}))
+    assert again is not None and again.status == 200 and again.body == b"m"  # type: ignore[union-attr]
+    assert crawl.sent[1].headers.get("If-None-Match") == b'"v1"'
+    assert crawl.counts["revalidated"] == 1
