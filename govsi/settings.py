@@ -65,6 +65,9 @@ RENDER_BROWSER_USER = "nobody"
 # fetched plainly. Its scripts' requests to its host wait the host's delay each (once per
 # URL for the crawl, see RENDER_CACHE_*).
 RENDER_TIMEOUT = 60.0
+# A page has settled when it has loaded and none of its requests (all of which pass through
+# the crawler) has been open for this many seconds: what its scripts fetch on load is in.
+RENDER_SETTLE_QUIET = 0.2
 # Pages rendering at once, and pages waiting for the browser beyond those; when the wait
 # queue is full, the frontier holds pages back (robots.txt, sitemaps and the requests of
 # pages being rendered still go) until it drains, so memory stays bounded.

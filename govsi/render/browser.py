@@ -189,9 +189,10 @@ def _handler_class() -> type:
     return PageEngine
 
 
-# A page's set-up before it loads (routes), and checks once it has settled.
+# A page's set-up before it loads (routes), and the steps after: waiting for it to settle,
+# checks of what it became.
 PageHook = Callable[[Any, Request], Awaitable[None]]
-PageCheck = Callable[[Any], Awaitable[None]]
+PageStep = Callable[[Any], Awaitable[None]]
 
 
 class Browser:
@@ -272,13 +273,14 @@ class Browser:
             self._warned = True
             logger.warning("Chromium runs WITHOUT its sandbox: %s", why)
 
-    async def render(self, url: str, install: PageHook, check: PageCheck) -> Response:
+    async def render(self, url: str, install: PageHook, steps: list[PageStep]) -> Response:
         """The page at ``url`` after its scripts ran and the network went quiet; ``install``
-        sets up its routes before it loads, ``check`` may refuse what it became."""
+        sets up its routes before it loads, ``steps`` wait for it to settle and may refuse
+        what it became."""
         self._in_use += 1
         try:
             try:
-                return await self._render_once(url, install, check)
+                return await self._render_once(url, install, steps)
             except Exception as e:
                 if not self._first_launch_failed():
                     raise
@@ -287,7 +289,7 @@ class Browser:
                 self._launch = Launch(self.chromium, sandbox=False, problem=str(e)[:300])
                 self._unsandboxed(f"it failed to start sandboxed ({self._launch.problem})")
                 await self.close()
-                return await self._render_once(url, install, check)
+                return await self._render_once(url, install, steps)
         finally:
             self._in_use -= 1
             self.idle_since = time.monotonic()
@@ -302,7 +304,7 @@ class Browser:
             and not hasattr(engine, "browser")
         )
 
-    async def _render_once(self, url: str, install: PageHook, check: PageCheck) -> Response:
+    async def _render_once(self, url: str, install: PageHook, steps: list[PageStep]) -> Response:
         engine = await self._ensure()
         generation = self.rotation.assign()
         ms = self.timeout * 1000
@@ -316,11 +318,7 @@ class Browser:
                 "playwright_include_page": True,
                 "playwright_page_init_callback": install,
                 "playwright_page_goto_kwargs": {"wait_until": "domcontentloaded", "timeout": ms},
-                # Settled: no network activity for half a second (what scripts fetch is in).
-                "govsi_settle": [
-                    lambda page: page.wait_for_load_state("networkidle", timeout=ms),
-                    check,
-                ],
+                "govsi_settle": steps,
             },
         )
         try:

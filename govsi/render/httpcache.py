@@ -1,4 +1,17 @@
-"""Provisional HTTP cache for rendered pages' sub-resources (see tests)."""
+"""The crawl's cache of what rendered pages' scripts fetch, under HTTP's caching rules
+(RFC 9111, as a private cache), so that a site template's scripts cost one request per
+host for the crawl, not one per page. Pure: time is passed in.
+
+- ``freshness``: how long a response may be reused without asking the server again, or
+  None when it must not be stored (``no-store``, ``Vary: *``, a status not cacheable by
+  default without explicit freshness). ``max-age`` first (``s-maxage`` is for shared
+  caches), then ``Expires`` against ``Date``, then a heuristic: 10 % of the time since
+  ``Last-Modified``, capped, and with nothing at all the caller's TTL, since a crawl is a
+  snapshot and a script without caching headers must not be fetched for every page.
+  Malformed values are ignored, never fatal.
+- ``ResourceCache``: an LRU bounded in bytes; a stale entry with a validator is offered for
+  revalidation (``If-None-Match``/``If-Modified-Since``, then ``revalidated`` on a 304).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +22,7 @@ from dataclasses import dataclass
 
 __all__ = ["ResourceCache", "Stored", "freshness"]
 
+# Cacheable by default (RFC 9110 §15.1); partial content (206) is never stored here.
 _CACHEABLE = frozenset({200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501})
 
 
@@ -150,15 +164,13 @@ class ResourceCache:
     def revalidated(
         self, url: str, headers: Mapping[str, str] | Iterable[tuple[str, str]], now: float
     ) -> Stored | None:
+        """A 304 for a stale entry: its headers updated from the 304's (RFC 9111 §4.3.4),
+        its freshness counted again; None when the entry is gone."""
         stored = self._entries.get(url)
         if stored is None:
             return None
         updates = _items(headers)
         names = {k for k, _ in updates}
-        merged = tuple((k, v) for k, v in stored.headers if k.lower() not in names) + tuple(updates)
-        lifetime = freshness(stored.status, merged, now, self.heuristic_ttl) or 0.0
+        merged = tuple((k, v) for k, v in stored.headers if k.lower() not in names)
         self.revalidations += 1
-        return self.store(url, stored.status, merged, stored.body, now - 0.0) or Stored(
-            url, stored.status, merged, stored.body, now, now + lifetime,
-            stored.etag, stored.last_modified,
-        )  # fmt: skip
+        return self.store(url, stored.status, merged + tuple(updates), stored.body, now)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -68,6 +69,7 @@ class Renderer:
         max_dom: int,
         timeout: float,
         idle_close: float,
+        settle_quiet: float,
         cache: ResourceCache,
         browser: Browser | None,
     ) -> None:
@@ -80,6 +82,7 @@ class Renderer:
         self.max_dom = max_dom
         self.timeout = timeout
         self.idle_close = idle_close
+        self.settle_quiet = settle_quiet
         self.browser = browser
         self.fetcher = ResourceFetcher(
             cache, self._schedule, self._in_scope, self._count, stale_after=3 * timeout
@@ -119,6 +122,7 @@ class Renderer:
             max_dom=s.getint("DOWNLOAD_MAXSIZE"),
             timeout=timeout,
             idle_close=s.getfloat("RENDER_IDLE_CLOSE"),
+            settle_quiet=s.getfloat("RENDER_SETTLE_QUIET"),
             cache=ResourceCache(
                 max_bytes=s.getint("RENDER_CACHE_MAX_BYTES"),
                 max_entry_bytes=s.getint("DOWNLOAD_MAXSIZE"),
@@ -157,8 +161,9 @@ class Renderer:
                 self._wake()  # the scheduler may release pages again
         self.active += 1
         routes = PageRoutes(url, document, self._fetch_for(url), self._in_scope, self._count)
+        began = time.monotonic()
         try:
-            response = await self.browser.render(url, routes.install, self._checker(url))
+            response = await self.browser.render(url, routes.install, self._steps(routes, url))
         except Refused as e:
             raise RenderFailed(str(e)) from None
         except Exception as e:
@@ -167,6 +172,8 @@ class Renderer:
         finally:
             self.active -= 1
             self._slots.release()
+            # Browser time per page (the wait for a slot not included): the cost of a render.
+            self.stats.inc_value("govsi/render/browser_seconds", round(time.monotonic() - began, 3))
         if not routes.installed or not routes.served:
             # Our routes never took the page: what the browser shows is not our document.
             raise RenderFailed("the browser did not load the fetched document")
@@ -179,13 +186,16 @@ class Renderer:
 
         return fetch
 
-    def _checker(self, url: str) -> Any:
+    def _steps(self, routes: PageRoutes, url: str) -> list[Any]:
         origin = _origin(url)
+
+        async def settle(page: Any) -> None:
+            await routes.settled(page, self.timeout, self.settle_quiet)
 
         async def check(page: Any) -> None:
             await self._check(page, origin)
 
-        return check
+        return [settle, check]
 
     async def _check(self, page: Any, origin: str) -> None:
         """The settled page must still be our document (same origin: history.pushState

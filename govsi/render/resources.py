@@ -103,7 +103,13 @@ class ResourceFetcher:
             callback=self._answered,
             errback=self._failed,
             dont_filter=True,
-            meta={"govsi_kind": KIND_RESOURCE, "govsi_resource": url, "dont_redirect": True},
+            meta={
+                "govsi_kind": KIND_RESOURCE,
+                "govsi_resource": url,
+                "dont_redirect": True,
+                # What a 304 confirms (the cache may have dropped it by then).
+                "govsi_stale": stored if state == "stale" else None,
+            },
         )
         self.requests += 1
         self.count("requests")
@@ -120,12 +126,12 @@ class ResourceFetcher:
         url: str = response.meta["govsi_resource"]
         now = time.time()
         headers = _headers(response)
-        if response.status == 304:
-            stored = self.cache.revalidated(url, headers, now)
-            if stored is not None:
-                self.count("revalidated")
-                self._settle(url, Reply(stored.status, stored.headers, stored.body))
-                return []
+        stale = response.meta.get("govsi_stale")
+        if response.status == 304 and stale is not None:
+            self.count("revalidated")
+            fresh = self.cache.revalidated(url, headers, now) or stale
+            self._settle(url, Reply(fresh.status, fresh.headers, fresh.body))
+            return []
         self.cache.store(url, response.status, headers, response.body, now)
         self._settle(url, Reply(response.status, headers, response.body))
         return []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +53,9 @@ class PageRoutes:
         self.installed = False
         self.served = False
         self.fetched = 0
+        # Every request of the page passes here, so we know when its network is quiet.
+        self.in_flight = 0
+        self.last_activity = time.monotonic()
         # Closing popups: held until done (the loop keeps only weak references to tasks).
         self._closing: set[asyncio.Task[None]] = set()
 
@@ -70,6 +74,31 @@ class PageRoutes:
         self.installed = True
 
     async def route(self, route: Any) -> None:
+        self.in_flight += 1
+        try:
+            await self._answer(route)
+        finally:
+            self.in_flight -= 1
+            self.last_activity = time.monotonic()
+
+    async def settled(self, page: Any, timeout: float, quiet: float) -> None:
+        """Wait until the page has loaded and none of its requests has been open for
+        ``quiet`` seconds (its scripts' fetches are in); TimeoutError after ``timeout``.
+
+        Not Playwright's "networkidle": that waits half a second whatever happens, and
+        the routes know exactly when the page's network is quiet.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            now = time.monotonic()
+            quiet_now = self.in_flight == 0 and now - self.last_activity >= quiet
+            if quiet_now and await page.evaluate("document.readyState") == "complete":
+                return
+            if now > deadline:
+                raise TimeoutError(f"the page did not settle within {timeout:.0f} s")
+            await asyncio.sleep(min(quiet, 0.05) or 0.01)
+
+    async def _answer(self, route: Any) -> None:
         request = route.request
         url: str = request.url
         decided = verdict(

@@ -1,6 +1,19 @@
 """What a page's scripts do when it loads: the pure half of deciding whether to render it.
 
-(Provisional version; see tests/test_render_scripts.py.)
+- ``onload_scripts`` lists the code that runs when a page loads, without anyone clicking:
+  scripts (inline, or files the browser would load), and handlers that fire during a load
+  (``onload``, ``onerror``, ...). ``onclick`` and other handlers waiting for a user,
+  ``javascript:`` links, data blocks (JSON-LD, templates), ``nomodule`` scripts and scripts
+  inside ``<template>`` or ``<noscript>`` never run in a render and do not count.
+- ``script_signature`` names that code, normalised so that what differs from page to page
+  of one template (cache-busting queries, hashed file names, data in inline scripts) and
+  from host to host of one CMS (a host's own script is written by its path) does not split
+  it: pages that share a signature behave alike in a browser.
+- ``needs_browser``: a page that plainly needs one (an empty app root, a ``<noscript>``
+  asking for JavaScript, scripts and no text).
+- ``Yield``/``rendering_adds``/``page_yield``: whether a rendered version gave more.
+
+All linear in the size of the page: this runs on the reactor thread for every page.
 """
 
 from __future__ import annotations
@@ -69,31 +82,29 @@ ONLOAD_HANDLERS = frozenset(
         "onresize",
     }
 )
-# Hex or base-36 runs a build writes into file names (app.3f2a9c1b.js), and version numbers.
-_HASHLIKE = re.compile(
-    r"[.\-_](?=[0-9a-z]*[0-9])[0-9a-f]{6,}(?=[.\-_])|[.\-_]v?\d+(?:\.\d+)+(?=[.\-_])", re.I
-)
-# Tokens of code: literals become a placeholder, so per-page data does not split a template.
+# In a script file's name, what a build or a release writes into it (app.3f2a9c1b.js,
+# main-4d5e6f7a8b.js, jquery-3.6.0.min.js): one template across deploys and versions.
+_HASHLIKE = re.compile(r"[.\-_](?:[0-9a-f]{6,}|v?\d+(?:\.\d+)+)(?=[.\-_])", re.I)
+# One pass over code, no backtracking: comments, string and template literals (to their
+# end, or to the end of the line or text when unterminated, so a match never fails and
+# restarts), numbers, and identifiers. Only identifiers are kept: literals are per-page
+# data (ids, titles, JSON settings), identifiers are what the code does.
 _TOKEN = re.compile(
-    r"""//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`"""
-    r"""|\d[\w.]*|[A-Za-z_$][\w$]*|\S""",
-    re.S,
+    r"""//[^\n]*|/\*.*?(?:\*/|\Z)"""
+    r"""|"(?:[^"\\\n]|\\.)*(?:"|$)|'(?:[^'\\\n]|\\.)*(?:'|$)|`(?:[^`\\]|\\.)*(?:`|\Z)"""
+    r"""|\d[\w$.]*|([A-Za-z_$][\w$]*)""",
+    re.S | re.M,
 )
 
 
 def _normalise_code(code: str) -> str:
-    out = []
+    """The identifiers of ``code`` in order, repeats in a row collapsed: ``var pageId = 12``
+    and ``var pageId = 99`` are one piece of code; a JSON blob of any length is nothing."""
+    out: list[str] = []
     for m in _TOKEN.finditer(code):
-        tok = m.group()
-        first = tok[0]
-        if tok.startswith(("//", "/*")):
-            continue
-        if first in "\"'`":
-            out.append("S")
-        elif first.isdigit():
-            out.append("N")
-        else:
-            out.append(tok)
+        word = m.group(1)
+        if word is not None and (not out or out[-1] != word):
+            out.append(word)
     return " ".join(out)
 
 
@@ -102,8 +113,10 @@ def _digest(text: str) -> str:
 
 
 def _script_url(page_host: str, url: str) -> str:
+    # No query or fragment: ?v=123 and other cache-busting do not make another script.
     parts = urlsplit(url)
-    path = _HASHLIKE.sub("", parts.path)
+    folder, _, name = parts.path.rpartition("/")
+    path = f"{folder}/{_HASHLIKE.sub('', name)}"
     host = (parts.hostname or "").lower()
     return path if host == page_host else f"{host}{path}"
 
