@@ -86,17 +86,19 @@ class PageRoutes:
         ``quiet`` seconds (its scripts' fetches are in); TimeoutError after ``timeout``.
 
         Not Playwright's "networkidle": that waits half a second whatever happens, and
-        the routes know exactly when the page's network is quiet.
+        the routes know exactly when the page's network is quiet. One round trip to the
+        page (its own load, checked in the page), then only our own clock.
         """
         deadline = time.monotonic() + timeout
+        await page.wait_for_function("document.readyState === 'complete'", timeout=timeout * 1000)
         while True:
             now = time.monotonic()
-            quiet_now = self.in_flight == 0 and now - self.last_activity >= quiet
-            if quiet_now and await page.evaluate("document.readyState") == "complete":
+            left = quiet - (now - self.last_activity)
+            if self.in_flight == 0 and left <= 0:
                 return
             if now > deadline:
                 raise TimeoutError(f"the page did not settle within {timeout:.0f} s")
-            await asyncio.sleep(min(quiet, 0.05) or 0.01)
+            await asyncio.sleep(max(left, 0.02))
 
     async def _answer(self, route: Any) -> None:
         request = route.request
