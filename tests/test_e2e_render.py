@@ -103,7 +103,11 @@ def test_always_renders_every_html_page_from_one_download(js_web: SimWeb, tmp_pa
     # Every page, and every script the template shares, was downloaded once.
     each_url_requested_once(js_web)
     assert run.stats["govsi/render/browser/document"] == run.stats["govsi/render/pages"] + 1
-    assert run.stats["govsi/render/browser/cache_hits"] >= len(jsweb.CMS_PAGES)
+    # The template's script: fetched once, then served from the crawl's cache (or shared
+    # with a render that was waiting for the same request).
+    served = run.stats.get("govsi/render/browser/cache_hits", 0)
+    served += run.stats.get("govsi/render/browser/shared", 0)
+    assert served >= len(jsweb.CMS_PAGES)
     never_requested(js_web)
     # A page that hangs the renderer is kept as fetched, with the reason.
     db_url = f"sqlite:///{tmp_path / 'crawldb.sqlite3'}"

@@ -211,7 +211,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             self.duplicates.close()
 
     # -- pages ------------------------------------------------------------------------------
-    async def parse_page(self, response: Response) -> list[Any]:
+    async def parse_page(self, response: Response) -> AsyncIterator[Any]:
         meta = response.meta
         url: str = meta["govsi_url"]
         depth: int = meta["depth"]
@@ -230,11 +230,14 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             if target and target != url:
                 record.links = [target]
             self.crawler.stats.inc_value("govsi/pages/redirect")
-            return [record, *self.follow(record.links, record.link_depth)]
-
+            for out in (record, *self.follow(record.links, record.link_depth)):
+                yield out
+            return
         kind = classify(ctype, url, response.body[:1024])
         if kind == "HTML":
-            return await self._html(response, record)
+            async for out in self._html(response, record):
+                yield out
+            return
         if kind in DOCUMENT_TYPES:
             record.page_type = "BINARY"
             record.data_type = kind
@@ -243,12 +246,12 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             if "download_stopped" not in response.flags:
                 record.data = response.body
             self.crawler.stats.inc_value(f"govsi/pages/binary/{kind}")
-            return [record]
-        record.page_type = "OTHER"
-        self.crawler.stats.inc_value("govsi/pages/other")
-        return [record]
+        else:
+            record.page_type = "OTHER"
+            self.crawler.stats.inc_value("govsi/pages/other")
+        yield record
 
-    async def _html(self, response: Response, record: FetchedPage) -> list[Any]:
+    async def _html(self, response: Response, record: FetchedPage) -> AsyncIterator[Any]:
         text, _encoding = decode_html(response.body, record.content_type)
         # One parse serves both: links are read from the tree, then the duplicate check
         # cuts the template out of it.
@@ -258,10 +261,27 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         # Kept with the links: a rendered version's response may not carry the header.
         found.nofollow = found.nofollow or header_says_nofollow(tag, self.robots_token)
         if 200 <= response.status < 300 and "download_stopped" not in response.flags:
-            rendered = await self._rendered(response, record, root, found)
-            if rendered is not None:
-                text, root, found = rendered
-        return await self._finish_html(record, text, root, found)
+            plan, signature = self._render_plan(record.url, root)
+            if plan != "plain":
+                # The served HTML's links go out now, not after the render: a page's
+                # rendering never holds up the pages below it.
+                for out in self._follow_now(record, found):
+                    yield out
+                rendered = await self._rendered(response, record, root, found, plan, signature)
+                if rendered is not None:
+                    text, root, found = rendered
+        for out in await self._finish_html(record, text, root, found):
+            yield out
+
+    def _follow_now(self, record: FetchedPage, found: ExtractedLinks) -> list[Any]:
+        """FRONTIER rows and requests for the links of a page's served HTML (the record
+        stored later links them; a URL already known is not asked for again)."""
+        if found.nofollow:
+            return []
+        urls = list(dict.fromkeys(u for u in map(self.admit, found.links) if u))
+        requests = list(self.follow(urls, record.link_depth))
+        rows = [DiscoveredPage(url=r.meta["govsi_url"], depth=record.link_depth) for r in requests]
+        return [*rows, *requests]
 
     async def _finish_html(
         self, record: FetchedPage, text: str, root: etree._Element | None, found: ExtractedLinks

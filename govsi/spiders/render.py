@@ -69,6 +69,8 @@ class RenderingMixin:
 
     def _render_plan(self, url: str, root: etree._Element | None) -> tuple[str, str | None]:
         """("render" | "sample" | "plain", the page's script signature)."""
+        if self.renderer is None or self.render_mode == "off":
+            return "plain", None
         stats = self.crawler.stats
         tokens = onload_scripts(root, url, lambda src: in_scope(src, self.suffixes))
         signature = script_signature(tokens)
@@ -93,14 +95,12 @@ class RenderingMixin:
         record: FetchedPage,
         root: etree._Element | None,
         found: ExtractedLinks,
+        plan: str,
+        signature: str | None,
     ) -> tuple[str, etree._Element | None, ExtractedLinks] | None:
         """The page's rendered text, tree and links (merged with the plain ones), or None
-        to keep the plain version: not to be rendered, or rendering failed (recorded)."""
-        if self.renderer is None or self.render_mode == "off":
-            return None
-        plan, signature = self._render_plan(record.url, root)
-        if plan == "plain":
-            return None
+        to keep the plain version when rendering failed (recorded in the page)."""
+        assert self.renderer is not None
         try:
             rendered = await self.renderer.render(record.url, document_of(response))
         except RenderFailed as e:
