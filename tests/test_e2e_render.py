@@ -5,7 +5,9 @@ rendered page cannot make the browser reach anything on its own."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -281,3 +283,26 @@ def test_the_crawl_says_at_start_when_the_browser_cannot_be_sandboxed(
         assert "no-such-user" in run.log
     else:
         assert "WITHOUT its sandbox" not in run.log
+
+
+def test_a_browser_that_cannot_start_sandboxed_runs_without_and_says_so(
+    js_web: SimWeb, tmp_path: Path
+) -> None:
+    # A Chromium that refuses to start unless told --no-sandbox (as one does where user
+    # namespaces are missing), where the unprivileged account can reach it.
+    chromium = find_chromium()
+    folder = Path(tempfile.mkdtemp(prefix="govsi-test-"))
+    try:
+        folder.chmod(0o755)
+        fake = folder / "chromium"
+        fake.write_text(
+            '#!/bin/sh\ncase " $* " in *" --no-sandbox "*) exec '
+            f'{chromium} "$@";; esac\necho "no sandbox here" >&2; exit 1\n'
+        )
+        fake.chmod(0o755)
+        run, pages = crawl(js_web, tmp_path, "auto", seeds=[f"{S}/app"], CHROMIUM_PATH=fake)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert pages[f"{S}/app"][1]  # rendered all the same
+    assert run.log.count("WITHOUT its sandbox") == 1
+    assert run.stats["govsi/render/browser/sandbox"] == 0

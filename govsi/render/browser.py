@@ -120,8 +120,9 @@ class ContextRotation:
     """Which browser context each rendered page goes to, and which contexts may be closed.
 
     Every ``per_context`` pages the next ones go to a new generation; a retired generation
-    is closed once none of its pages is in flight any more, or, should one never come back,
-    when the next generation retires (so at most two are open).
+    is closed once none of its pages is in flight any more. Every page is reported done
+    (``Browser`` releases it whatever happened), so none is closed under a page: with more
+    pages at once than ``per_context``, several retired generations may wait their turn.
     """
 
     def __init__(self, per_context: int) -> None:
@@ -150,8 +151,7 @@ class ContextRotation:
             self.contexts[generation] = context  # a browser restart makes a new one
         closing = []
         for g in sorted(self.contexts):
-            retired = g < self.generation
-            if retired and (g < self.generation - 1 or g not in self.in_flight):
+            if g < self.generation and g not in self.in_flight:
                 closing.append(self.contexts.pop(g))
         return closing
 
@@ -282,7 +282,7 @@ class Browser:
             try:
                 return await self._render_once(url, install, steps)
             except Exception as e:
-                if not self._first_launch_failed():
+                if not self._first_launch_failed(e):
                     raise
                 # The sandbox could not start here: say so, and go on without it.
                 assert self._launch is not None
@@ -294,12 +294,15 @@ class Browser:
             self._in_use -= 1
             self.idle_since = time.monotonic()
 
-    def _first_launch_failed(self) -> bool:
+    def _first_launch_failed(self, error: Exception) -> bool:
+        """Whether Chromium itself failed to start sandboxed (never a page's failure: a
+        passing error must not turn the sandbox off)."""
         engine = self._engine
         return (
             engine is not None
             and self._launch is not None
             and self._launch.sandbox
+            and "BrowserType.launch" in str(error)
             and self.stats.get_value("playwright/browser_count") is None
             and not hasattr(engine, "browser")
         )
