@@ -65,12 +65,15 @@ def test_a_signature_whose_sample_gains_is_rendered_and_others_are_not() -> None
     assert planner.plan("articles") == "sample"
 
 
-def test_pages_fetched_while_the_samples_are_rendered_are_not_all_samples() -> None:
+def test_pages_that_come_before_the_samples_are_in_wait_for_them() -> None:
+    # A fast host: its pages come before the first rendered sample is back.
     planner = RenderPlanner(samples=3)
     plans = [planner.plan("fast") for _ in range(7)]
-    assert plans == ["sample"] * 3 + ["plain"] * 4
+    assert plans == ["sample"] * 3 + ["wait"] * 4
+    assert not planner.decided("fast")
     planner.learn("fast", gained=True)  # then a sample shows rendering matters
-    assert planner.plan("fast") == "render"
+    assert planner.decided("fast")
+    assert planner.plan("fast") == "render"  # what the waiting pages are told
 
 
 def test_a_resample_that_gains_turns_a_plain_signature_to_rendering() -> None:

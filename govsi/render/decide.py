@@ -9,7 +9,10 @@ signature showed decides for every page with that signature, wherever it is:
   version ("sample"); one that gained (links, images, text) makes the signature "render";
 - when all samples gained nothing, its pages are fetched plainly ("plain"), and one page
   in ``resample_every`` is sampled again, should the site have changed;
-- until the samples are in, the pages in between are fetched plainly: the cheaper guess.
+- until the samples are in, the next pages with that signature "wait" for them (their
+  plain version is fetched; the decision says whether to render it): guessing "plain"
+  would lose what scripts add on a fast host, whose pages arrive before any sample is
+  back.
 
 A page none of whose scripts run on load has no signature and is never rendered (the
 caller's rule); a page that plainly needs a browser (an empty app root) is rendered
@@ -53,7 +56,8 @@ class RenderPlanner:
     signatures: dict[str, Learned] = field(default_factory=dict)
 
     def plan(self, signature: str) -> str:
-        """The next page with ``signature``: "render", "plain" or "sample"."""
+        """The next page with ``signature``: "render", "plain", "sample", or "wait" (ask
+        again once ``decided`` says the samples are in)."""
         s = self.signatures.setdefault(signature, Learned())
         s.pages += 1
         if s.decided == "render":
@@ -68,7 +72,7 @@ class RenderPlanner:
         if s.started < self.samples:
             s.started += 1
             return "sample"
-        return "plain"
+        return "wait"
 
     def learn(self, signature: str, gained: bool) -> str | None:
         """A sample's outcome; returns the signature's decision when this changed it."""
@@ -81,6 +85,10 @@ class RenderPlanner:
         elif s.decided == "plain" or s.samples >= self.samples:
             s.decided = "plain"
         return s.decided if s.decided != before else None
+
+    def decided(self, signature: str) -> bool:
+        learned = self.signatures.get(signature)
+        return learned is not None and learned.decided is not None
 
     def given_up(self, signature: str) -> None:
         """A sample could not be rendered: it counts as asked for, not as compared, so a

@@ -99,6 +99,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             on_refusal=lambda reason: crawler.stats.inc_value(f"govsi/traps/{reason}"),
         )
         spider.renderer = None
+        spider.decisions = {}
         spider.planner = RenderPlanner(
             samples=s.getint("RENDER_SAMPLE_PAGES"),
             resample_every=s.getint("RENDER_RESAMPLE_EVERY"),
@@ -261,7 +262,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         # Kept with the links: a rendered version's response may not carry the header.
         found.nofollow = found.nofollow or header_says_nofollow(tag, self.robots_token)
         if 200 <= response.status < 300 and "download_stopped" not in response.flags:
-            plan, signature = self._render_plan(record.url, root)
+            plan, signature = await self._decide(record.url, root)
             if plan != "plain":
                 # The served HTML's links go out now, not after the render: a page's
                 # rendering never holds up the pages below it.

@@ -11,6 +11,7 @@ signature's samples.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -56,12 +57,14 @@ def document_of(response: Response) -> Document:
 
 class RenderingMixin:
     """The rendering half of GovsiSpider. Uses the spider's ``crawler``, ``suffixes``,
-    ``planner`` and ``renderer`` (set in ``start``)."""
+    ``planner``, ``decisions`` and ``renderer`` (set in ``start``)."""
 
     crawler: Any
     suffixes: list[str]
     planner: RenderPlanner
     renderer: Renderer | None
+    # Pages waiting for their signature's samples, woken when it is decided.
+    decisions: dict[str, asyncio.Event]
 
     @property
     def render_mode(self) -> str:
@@ -89,6 +92,27 @@ class RenderingMixin:
         stats.inc_value(f"govsi/render/plan/{plan}")
         return plan, signature
 
+    async def _decide(self, url: str, root: etree._Element | None) -> tuple[str, str | None]:
+        """``_render_plan``, waiting for the samples of the page's signature when they
+        are still being rendered (bounded: a sample that never returns counts as plain)."""
+        plan, signature = self._render_plan(url, root)
+        while plan == "wait" and signature is not None and self.renderer is not None:
+            event = self.decisions.setdefault(signature, asyncio.Event())
+            try:
+                await asyncio.wait_for(event.wait(), 2 * self.renderer.timeout + 5)
+            except TimeoutError:
+                self.crawler.stats.inc_value("govsi/render/wait_timeout")
+                return "plain", signature
+            plan = self.planner.plan(signature)
+            self.crawler.stats.inc_value(f"govsi/render/plan/after_wait/{plan}")
+        return plan, signature
+
+    def _decided(self, signature: str) -> None:
+        if self.planner.decided(signature):
+            event = self.decisions.pop(signature, None)
+            if event is not None:
+                event.set()
+
     async def _rendered(
         self,
         response: Response,
@@ -109,6 +133,7 @@ class RenderingMixin:
             record.fetch_error = f"rendering failed: {e}"[:1000]
             if plan == "sample" and signature is not None:
                 self.planner.given_up(signature)
+                self._decided(signature)
             return None
         text = rendered.html
         new_root = parse_html(text)
@@ -118,6 +143,7 @@ class RenderingMixin:
             gained = rendering_adds(page_yield(root, found), page_yield(new_root, new_found))
             self.crawler.stats.inc_value(f"govsi/render/sampled/{'gained' if gained else 'same'}")
             decided = self.planner.learn(signature, gained)
+            self._decided(signature)
             if decided is not None:
                 self.crawler.stats.inc_value(f"govsi/render/decided/{decided}")
                 logger.info(
