@@ -177,6 +177,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             raise RuntimeError("govsi needs the CrawlStore and KnownUrls extensions")
         known.load(store)
         self.known = known
+        self.store = store
         self.renderer = self.crawler.get_extension(Renderer)
         s = self.crawler.settings
         self.duplicates = (
@@ -212,7 +213,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             self.duplicates.close()
 
     # -- pages ------------------------------------------------------------------------------
-    async def parse_page(self, response: Response) -> AsyncIterator[Any]:
+    async def parse_page(self, response: Response) -> list[Any]:
         meta = response.meta
         url: str = meta["govsi_url"]
         depth: int = meta["depth"]
@@ -231,14 +232,11 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             if target and target != url:
                 record.links = [target]
             self.crawler.stats.inc_value("govsi/pages/redirect")
-            for out in (record, *self.follow(record.links, record.link_depth)):
-                yield out
-            return
+            return [record, *self.follow(record.links, record.link_depth)]
+
         kind = classify(ctype, url, response.body[:1024])
         if kind == "HTML":
-            async for out in self._html(response, record):
-                yield out
-            return
+            return await self._html(response, record)
         if kind in DOCUMENT_TYPES:
             record.page_type = "BINARY"
             record.data_type = kind
@@ -247,12 +245,12 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             if "download_stopped" not in response.flags:
                 record.data = response.body
             self.crawler.stats.inc_value(f"govsi/pages/binary/{kind}")
-        else:
-            record.page_type = "OTHER"
-            self.crawler.stats.inc_value("govsi/pages/other")
-        yield record
+            return [record]
+        record.page_type = "OTHER"
+        self.crawler.stats.inc_value("govsi/pages/other")
+        return [record]
 
-    async def _html(self, response: Response, record: FetchedPage) -> AsyncIterator[Any]:
+    async def _html(self, response: Response, record: FetchedPage) -> list[Any]:
         text, _encoding = decode_html(response.body, record.content_type)
         # One parse serves both: links are read from the tree, then the duplicate check
         # cuts the template out of it.
@@ -266,23 +264,23 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             if plan != "plain":
                 # The served HTML's links go out now, not after the render: a page's
                 # rendering never holds up the pages below it.
-                for out in self._follow_now(record, found):
-                    yield out
+                self._follow_now(record, found)
                 rendered = await self._rendered(response, record, root, found, plan, signature)
                 if rendered is not None:
                     text, root, found = rendered
-        for out in await self._finish_html(record, text, root, found):
-            yield out
+        return await self._finish_html(record, text, root, found)
 
-    def _follow_now(self, record: FetchedPage, found: ExtractedLinks) -> list[Any]:
-        """FRONTIER rows and requests for the links of a page's served HTML (the record
-        stored later links them; a URL already known is not asked for again)."""
+    def _follow_now(self, record: FetchedPage, found: ExtractedLinks) -> None:
+        """FRONTIER rows and requests for the links of a page's served HTML, before the
+        page itself is done (the record stored later links them; a URL already known is
+        not asked for again). Out of band, so that the callback's output stays a list,
+        which Scrapy handles far more cheaply than an asynchronous generator."""
         if found.nofollow:
-            return []
+            return
         urls = list(dict.fromkeys(u for u in map(self.admit, found.links) if u))
-        requests = list(self.follow(urls, record.link_depth))
-        rows = [DiscoveredPage(url=r.meta["govsi_url"], depth=record.link_depth) for r in requests]
-        return [*rows, *requests]
+        for request in self.follow(urls, record.link_depth):
+            self.store.add(DiscoveredPage(url=request.meta["govsi_url"], depth=record.link_depth))
+            self.crawler.engine.crawl(request)
 
     async def _finish_html(
         self, record: FetchedPage, text: str, root: etree._Element | None, found: ExtractedLinks
