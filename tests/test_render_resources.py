@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from typing import Any
 
 from scrapy import Request
 from scrapy.http import Response
@@ -20,14 +21,15 @@ A = "https://a.gov.si"
 class FakeCrawl:
     """Stands in for the engine and the web: answers each scheduled request at once."""
 
-    def __init__(self, answers: dict[str, tuple[int, dict[str, str], bytes]]) -> None:
+    def __init__(self, answers: dict[str, Any]) -> None:
         self.answers = answers
         self.sent: list[Request] = []
         self.counts: Counter[str] = Counter()
 
     def schedule(self, request: Request) -> None:
         self.sent.append(request)
-        status, headers, body = self.answers.get(request.url, (404, {}, b""))
+        answer = self.answers.get(request.url, (404, {}, b""))
+        status, headers, body = answer(request) if callable(answer) else answer
         response = Response(request.url, status=status, headers=headers, body=body,
                             request=request)  # fmt: skip
         # As the engine would, later, on the reactor: the caller awaits meanwhile.
@@ -119,3 +121,20 @@ def test_a_stale_answer_is_revalidated_and_a_304_serves_the_cached_body() -> Non
     assert again is not None and again.status == 200 and again.body == b"m"  # type: ignore[union-attr]
     assert crawl.sent[1].headers.get("If-None-Match") == b'"v1"'
     assert crawl.counts["revalidated"] == 1
+
+
+def test_a_304_naming_another_version_is_not_trusted_and_the_body_is_fetched_again() -> None:
+    crawl = FakeCrawl({f"{A}/menu": (200, {"Cache-Control": "max-age=0", "ETag": '"v1"'}, b"m1")})
+    fetcher = crawl.fetcher()
+    assert run(fetcher.fetch(f"{A}/menu", {})).body == b"m1"  # type: ignore[union-attr]
+
+    def server(request: Request) -> tuple[int, dict[str, str], bytes]:
+        if request.headers.get("If-None-Match"):
+            return 304, {"ETag": '"v2"'}, b""
+        return 200, {"ETag": '"v2"'}, b"m2"
+
+    crawl.answers[f"{A}/menu"] = server
+    again = run(fetcher.fetch(f"{A}/menu", {}))
+    assert again is not None and again.body == b"m2"  # type: ignore[union-attr]
+    assert [r.headers.get("If-None-Match") for r in crawl.sent] == [None, b'"v1"', None]
+    assert crawl.counts["revalidation_mismatch"] == 1 and crawl.counts["revalidated"] == 0

@@ -22,7 +22,7 @@ from scrapy import Request
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from govsi.render.httpcache import ResourceCache
+from govsi.render.httpcache import ResourceCache, same_representation
 from govsi.render.routes import Reply
 from govsi.urls import resolve
 
@@ -43,6 +43,13 @@ def _headers(response: Response) -> tuple[tuple[str, str], ...]:
         for k, values in response.headers.items()
         for v in values
     )
+
+
+def _unconditional(request: Request) -> Request:
+    headers = request.headers.copy()
+    for name in ("If-None-Match", "If-Modified-Since"):
+        headers.pop(name, None)
+    return request.replace(headers=headers, meta={**request.meta, "govsi_stale": None})
 
 
 class ResourceFetcher:
@@ -128,6 +135,13 @@ class ResourceFetcher:
         headers = _headers(response)
         stale = response.meta.get("govsi_stale")
         if response.status == 304 and stale is not None:
+            if not same_representation(stale, headers):
+                # The 304 confirms a body other than the one kept: only a full answer
+                # can say what the page's script gets.
+                self.count("revalidation_mismatch")
+                self.cache.revalidated(url, headers, now)  # drops the entry
+                self.schedule(_unconditional(response.request))
+                return []
             self.count("revalidated")
             fresh = self.cache.revalidated(url, headers, now) or stale
             self._settle(url, Reply(fresh.status, fresh.headers, fresh.body))
