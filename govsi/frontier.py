@@ -4,7 +4,8 @@ one may.
 Plain Python with time passed in, so every decision can be tested without a crawl; the
 Scrapy scheduler (``govsi.scheduler``) feeds it and asks it. Rules:
 
-- Per host, entries leave in order of depth, then of discovery (FIFO). Entries with a
+- Per host, entries leave in order of depth, then of discovery (FIFO); pages known only
+  from a sitemap after those found through links at the same depth. Entries with a
   negative depth (robots.txt, sitemaps) go before any page, and while a host is *gated*
   (its robots.txt is not known yet) only those may leave.
 - Hosts are grouped by IP address, and the group is what is scheduled: at most one
@@ -41,11 +42,14 @@ class HostState:
     # When its last request is known to have reached the server. The delay is applied on
     # reading, so a Crawl-delay learned from the robots.txt just fetched already counts.
     last_arrival: float = float("-inf")
-    # (depth, seq, entry); entries are opaque to the frontier.
-    queue: list[tuple[int, int, Any]] = field(default_factory=list)
+    # (depth, 0.5 more when late; discovery order; entry); entries are opaque here.
+    queue: list[tuple[float, int, Any]] = field(default_factory=list)
     # Requests released so far, and how many page entries the window refused.
     released: int = 0
     refused: int = 0
+    # Pages released whose links are not known yet, by depth: a late entry waits while a
+    # page above its depth may still bring the links that go before it.
+    open_pages: dict[int, int] = field(default_factory=dict)
 
     @property
     def free_at(self) -> float:
@@ -54,7 +58,12 @@ class HostState:
     def eligible(self, held: bool = False) -> bool:
         if not self.queue:
             return False
-        return not (self.gated or held) or self.queue[0][0] < 0
+        head = self.queue[0][0]
+        if head < 0:
+            return True
+        if self.gated or held:
+            return False
+        return head == int(head) or not any(d < int(head) for d in self.open_pages)
 
     def head_depth(self) -> int:
         return self.queue[0][0]
@@ -169,14 +178,18 @@ class Frontier:
                 self._wake(group)
 
     # -- entries ------------------------------------------------------------------------------
-    def push(self, name: str, depth: int, entry: Any, spillable: bool = True) -> bool:
+    def push(
+        self, name: str, depth: int, entry: Any, spillable: bool = True, late: bool = False
+    ) -> bool:
         """Queue an entry; False (and not queued) when a spillable entry finds the window
-        full. Only entries the caller can find again elsewhere may be spillable."""
+        full. Only entries the caller can find again elsewhere may be spillable. A ``late``
+        entry leaves after every other entry of its depth, even those queued later (pages
+        listed only in a sitemap, read long before the links of their depth are found)."""
         state = self.host(name)
         if spillable and self._size >= self.window:
             state.refused += 1
             return False
-        heapq.heappush(state.queue, (depth, next(self._seq), entry))
+        heapq.heappush(state.queue, (depth + 0.5 if late else depth, next(self._seq), entry))
         self._size += 1
         self._wake_host(state)
         return True
@@ -232,6 +245,20 @@ class Frontier:
                     return state, entry
             self._wake(group)
         return None
+
+    def page_opened(self, name: str, depth: int) -> None:
+        """A page of ``name`` went out; its links are known once ``page_done``."""
+        pages = self.host(name).open_pages
+        pages[depth] = pages.get(depth, 0) + 1
+
+    def page_done(self, name: str, depth: int) -> None:
+        state = self.host(name)
+        left = state.open_pages.get(depth, 0) - 1
+        if left > 0:
+            state.open_pages[depth] = left
+        else:
+            state.open_pages.pop(depth, None)
+            self._wake_host(state)
 
     def finished(self, name: str, arrived_by: float) -> None:
         """The request released for ``name`` is over; it reached the server by ``arrived_by``."""

@@ -49,9 +49,9 @@ class FetchedPage:
 
     @property
     def link_depth(self) -> int:
-        """Depth of the pages this one leads to: a redirect is the same hop, not a deeper one."""
-        status = self.http_status_code or 0
-        return self.depth if 300 <= status < 400 else self.depth + 1
+        """Depth of the pages this one leads to. A redirect is a hop like a link: kept at
+        its source's depth, a chain ``/r/N -> /r/N+1`` would never reach DEPTH_LIMIT."""
+        return self.depth + 1
 
     # Scrapy logs every item at DEBUG level; whole pages and documents would flood it.
     def __repr__(self) -> str:

@@ -44,11 +44,23 @@ def robots_url_for(url: str) -> str:
     return canonicalize(robots)
 
 
+def _canonical(url: str | None) -> str | None:
+    try:
+        return canonicalize(url) if url else None
+    except ValueError:
+        return None
+
+
 class RobotsFetcher:
     """Builds robots.txt requests; reports each host's outcome to ``on_outcome``."""
 
-    def __init__(self, on_outcome: Callable[[RobotsOutcome], None]) -> None:
+    def __init__(
+        self,
+        on_outcome: Callable[[RobotsOutcome], None],
+        in_scope: Callable[[str], bool] = lambda url: True,
+    ) -> None:
         self.on_outcome = on_outcome
+        self.in_scope = in_scope
 
     def request(self, host: str, robots_url: str, redirects: int = 0) -> Request:
         return Request(
@@ -72,13 +84,19 @@ class RobotsFetcher:
         status = response.status
         location = response.headers.get("Location")
         if 300 <= status < 400 and location:
-            target = resolve(response.url, location.decode("latin-1"))
-            if target and redirects < MAX_REDIRECTS:
+            target = _canonical(resolve(response.url, location.decode("latin-1")))
+            if target and not self.in_scope(target):
+                # Never fetched (nor stored as the site's robots_content): read as
+                # unavailable, as RFC 9309 reads a redirect chain too long to follow.
+                logger.warning("robots.txt of %s redirects out of scope (%s): read as "
+                               "unavailable, no rules", host, target)  # fmt: skip
+            elif target and redirects < MAX_REDIRECTS:
                 yield self.request(host, target, redirects + 1)
                 return
-            # Too many redirects, or nowhere to go: as if there were no robots.txt (the
-            # RFC says a crawler "MAY" treat it as unavailable, which means allow all).
-            logger.warning("robots.txt of %s: redirect not followed (%s)", host, target)
+            else:
+                # Too many redirects, or nowhere to go: as if there were no robots.txt (the
+                # RFC says a crawler "MAY" treat it as unavailable, which means allow all).
+                logger.warning("robots.txt of %s: redirect not followed (%s)", host, target)
         rules = rules_for_response(status, response.body, response.url)
         if status >= 500 or status == 429:
             # 429 "too many requests" is a 4xx, but it says "not now", not "no rules":

@@ -30,13 +30,14 @@ from twisted.python.failure import Failure
 from govsi.db import is_sqlite
 from govsi.extensions import CrawlStore, pages_fetched
 from govsi.frontier import Frontier, HostState
+from govsi.guard import AddressGuard
 from govsi.items import FetchedImage, FetchedPage, SiteInfo
 from govsi.queued import KIND_IMAGE, KIND_PAGE, Entry, HostInfo, page_url
 from govsi.render.renderer import Renderer
 from govsi.render.resources import KIND_RESOURCE
 from govsi.robotstxt import KIND_ROBOTS, RobotsFetcher, RobotsOutcome, robots_url_for
 from govsi.sharing import AddressSharing
-from govsi.urls import fingerprint, host_of
+from govsi.urls import fingerprint, host_of, in_scope
 
 logger = logging.getLogger(__name__)
 
@@ -71,8 +72,11 @@ class FrontierScheduler(BaseScheduler):
         self.follow_sitemaps = s.getbool("SITEMAP_FOLLOW")
         self.refill_size = s.getint("FRONTIER_REFILL_SIZE")
         self.progress_interval = s.getfloat("PROGRESS_INTERVAL")
-        self.robots = RobotsFetcher(self._robots_outcome)
+        suffixes = s.getlist("ALLOWED_DOMAIN_SUFFIXES")
+        self.robots = RobotsFetcher(self._robots_outcome, lambda url: in_scope(url, suffixes))
+        self.max_crawl_delay = s.getfloat("MAX_CRAWL_DELAY")
         self.renderer: Renderer | None = None
+        self.guard: AddressGuard | None = None
         self.hosts: dict[str, HostInfo] = {}
         # Every page or image released in this run, so that none is released twice while
         # its row in crawldb still says FRONTIER (writes lag behind).
@@ -90,6 +94,9 @@ class FrontierScheduler(BaseScheduler):
         crawler.signals.connect(self._left_downloader, signal=signals.request_left_downloader)
         for outcome in (signals.item_scraped, signals.item_dropped, signals.item_error):
             crawler.signals.connect(self._item_done, signal=outcome)
+        crawler.signals.connect(self._spider_error, signal=signals.spider_error)
+        # Pages out whose links are not known yet: (host, depth, when released).
+        self._open_pages: dict[int, tuple[str, int, float]] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
@@ -132,6 +139,7 @@ class FrontierScheduler(BaseScheduler):
         self._watchdog.start(10.0, now=False)
         # Rendered pages' sub-resources come through here, under the same rules; pages
         # wait while the browser's queue is full.
+        self.guard = self.crawler.get_extension(AddressGuard)
         self.renderer = self.crawler.get_extension(Renderer)
         if self.renderer is not None:
             self.renderer.bind(self.resource_refusal, self._wake)
@@ -183,7 +191,8 @@ class FrontierScheduler(BaseScheduler):
             self.sharing.settled(meta.get("govsi_url", request.url))
         if kind in (KIND_PAGE, KIND_IMAGE) and not request.dont_filter:
             entry = Entry(kind, meta.get("govsi_url", request.url), meta.get("depth", 0))
-            if not self.frontier.push(host, entry.depth, entry, spillable=kind == KIND_PAGE):
+            late = bool(meta.get("govsi_sitemap"))
+            if not self.frontier.push(host, entry.depth, entry, kind == KIND_PAGE, late):
                 self._spilled(host, entry.depth)
         elif kind == KIND_ROBOTS:
             self.frontier.push(host, DEPTH_ROBOTS, request, spillable=False)
@@ -233,6 +242,9 @@ class FrontierScheduler(BaseScheduler):
         if isinstance(entry, Entry):
             request = self.spider.request_for(entry.kind, entry.url, entry.depth)
             self.released.add(fingerprint(entry.url))
+            if entry.kind == KIND_PAGE:
+                self.frontier.page_opened(state.name, entry.depth)
+                self._open_pages[fingerprint(entry.url)] = (state.name, entry.depth, now)
         else:
             request = entry
         request.meta["govsi_host"] = state.name
@@ -299,6 +311,20 @@ class FrontierScheduler(BaseScheduler):
         # A page's or image's outcome is in the store (pipelines run before this signal).
         if isinstance(item, FetchedPage | FetchedImage):
             self.sharing.settled(item.url)
+        if isinstance(item, FetchedPage):
+            self._page_done(item.url)
+
+    def _page_done(self, url: str) -> None:
+        opened = self._open_pages.pop(fingerprint(url), None)
+        if opened is not None:
+            self.frontier.page_done(opened[0], opened[1])
+            self._schedule_wake()
+
+    def _spider_error(self, failure: Failure, response: Any, spider: Spider) -> None:
+        # A callback that failed yields no record; its page is done all the same.
+        url = getattr(response, "meta", {}).get("govsi_url")
+        if url is not None:
+            self._page_done(url)
 
     def _free_stuck(self) -> None:
         # A request whose end we never heard of would hold its address for ever.
@@ -309,6 +335,11 @@ class FrontierScheduler(BaseScheduler):
             )
             self.stats.inc_value("govsi/frontier/stuck")
             self.frontier.finished(host, now)
+        # Nor may a page whose outcome never came hold the sitemap's pages back for ever.
+        for key, (_host, _depth, since) in list(self._open_pages.items()):
+            if now - since > self.stuck_after:
+                self._open_pages.pop(key)
+                self.frontier.page_done(_host, _depth)
         self._schedule_wake()
 
     # -- waking the engine ------------------------------------------------------------------
@@ -339,8 +370,12 @@ class FrontierScheduler(BaseScheduler):
 
         def failed(failure: Failure) -> None:
             message = failure.getErrorMessage()
-            reason = (message if "DNS" in message else f"DNS lookup failed: {message}")[:300]
-            logger.warning("%s: %s; its pages stay in the frontier", host, reason)
+            refused = self.guard.reason(host) if self.guard is not None else None
+            if refused is not None:
+                reason = refused  # logged by the guard, once
+            else:
+                reason = (message if "DNS" in message else f"DNS lookup failed: {message}")[:300]
+                logger.warning("%s: %s; its pages stay in the frontier", host, reason)
             self._give_up(host, reason)
             # Its own group, so that its entries are released (and recorded) at once.
             self.frontier.set_ip(host, f"unresolved:{host}")
@@ -359,7 +394,19 @@ class FrontierScheduler(BaseScheduler):
         if outcome.error is None:
             info.rules, info.rules_at, info.robots_failures = outcome.rules, time.monotonic(), 0
             info.used_rules = 0
-            self.frontier.set_delay(host, outcome.rules.crawl_delay(self.token) or 0.0)
+            delay = outcome.rules.crawl_delay(self.token) or 0.0
+            if self.max_crawl_delay > 0 and delay > self.max_crawl_delay:
+                # Never faster than the site asked; a delay this long would keep the crawl
+                # from ever ending, so the host waits for a run that allows it.
+                self.stats.inc_value("govsi/robots/crawl_delay_too_long")
+                cap = self.max_crawl_delay
+                reason = f"Crawl-delay {delay:g} s is above MAX_CRAWL_DELAY ({cap:g} s)"
+                logger.warning("%s: %s; its pages stay in the frontier", host, reason)
+                self.store.add(SiteInfo(host, info.ip, delay))
+                self._give_up(host, reason)
+                self._wake()
+                return
+            self.frontier.set_delay(host, delay)
             self.store.add(SiteInfo(host, info.ip, self.frontier.host(host).delay))
             self.frontier.open_gate(host)
             if self.follow_sitemaps:

@@ -25,12 +25,21 @@ DEPTH_LIMIT = 0
 MAX_URL_LENGTH = 2000
 # Scrapy's own URL-length middleware would silently drop at 2083; MAX_URL_LENGTH rules.
 URLLENGTH_LIMIT = 0
+# Addresses the crawler may connect to although they are not public (govsi/guard.py):
+# CIDRs, a list or a comma-separated string. Every other loopback, RFC 1918, link-local,
+# CGNAT, multicast, unspecified or reserved address (IPv6 too) is refused at connect
+# time, whatever name resolves to it; the host's pages stay unfetched with the reason.
+ALLOWED_PRIVATE_NETWORKS: list[str] = []
 # Traps (govsi/traps.py), checked when a link is found; 0 turns a rule off. Refusals are
 # counted in the stats as govsi/traps/<rule>.
 # A path in which one segment occurs this many times (/a/b/a/b/a/b) is a trap.
 TRAP_MAX_REPEATED_SEGMENTS = 3
 # At most this many distinct queries per path (endless calendars, ?page=N, filters).
 TRAP_MAX_QUERY_VARIANTS = 1000
+# At most this many hops along a query chain: pages of one path and one set of query names
+# each found from the previous one and bringing nothing new outside it (a calendar's
+# "next month" without end). Pagination that brings new pages each time is never cut.
+TRAP_MAX_QUERY_CHAIN = 10
 # At most this many pages per host (0 = no limit).
 MAX_PAGES_PER_HOST = 0
 
@@ -137,6 +146,10 @@ SITEMAP_STORE_MAX_BYTES = 16 * 1024 * 1024
 # two requests to one IP address, counted from when the previous request reached the
 # server. Every request counts: pages, images, documents, robots.txt, sitemaps.
 DEFAULT_CRAWL_DELAY = 5.0
+# A host whose robots.txt asks for a longer Crawl-delay (seconds) is not crawled in this
+# run (its pages stay FRONTIER with the reason): never faster than asked, and the crawl
+# still ends. 0 = no cap.
+MAX_CRAWL_DELAY = 120.0
 # Requests in flight at once, overall; the frontier sends one at a time per IP address.
 CONCURRENT_REQUESTS = 16
 CONCURRENT_REQUESTS_PER_DOMAIN = 1
@@ -150,6 +163,9 @@ DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
 # Redirects are followed by the spider, not by Scrapy, so each hop gets its own page row
 # with its 3xx status and a link to where it leads.
 REDIRECT_ENABLED = False
+# The same for <meta http-equiv="refresh">: its target is a link of the page (scope, traps,
+# the seen-URL set and the address guard apply), never a request Scrapy makes on its own.
+METAREFRESH_ENABLED = False
 # Error pages are stored with their status, so the spider sees every status.
 HTTPERROR_ALLOW_ALL = True
 RETRY_TIMES = 2
@@ -176,6 +192,8 @@ PROGRESS_INTERVAL = 60.0
 
 # --- Components ------------------------------------------------------------------------
 EXTENSIONS = {
+    # Refuses connections to private addresses (ALLOWED_PRIVATE_NETWORKS).
+    "govsi.guard.AddressGuard": 50,
     "govsi.extensions.CrawlStore": 100,
     # The URLs this crawl knows, shared by the spider and the dupefilter.
     "govsi.dupefilters.KnownUrls": 110,

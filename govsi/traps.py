@@ -11,6 +11,11 @@ others, these keep it from lasting for ever.
 - More than ``max_query_variants`` distinct queries for one path (endless calendars,
   ``?page=N`` without end, sort/filter combinations, session ids in every link).
 - More than ``max_pages_per_host`` pages found on one host.
+- A *query chain* longer than ``max_query_chain`` hops: pages of one path and one set of
+  query names (``/koledar?mesec=5&leto=2026``), each found from the previous one, none of
+  which brought a new URL outside the chain. An endless calendar is such a chain; real
+  pagination is not, since each of its pages brings new articles, and that starts the
+  count again. Checked per page (``TrapGuard.chain``), with what the page links to.
 """
 
 from __future__ import annotations
@@ -25,6 +30,18 @@ from govsi.urls import fingerprint
 REPEATED_SEGMENT = "repeated_segment"
 QUERY_VARIANTS = "query_variants"
 HOST_BUDGET = "host_budget"
+QUERY_CHAIN = "query_chain"
+
+Family = tuple[str, str, tuple[str, ...]]
+
+
+def query_family(url: str) -> Family:
+    """Host, path and the sorted names of the query's parameters: what the pages of one
+    query chain share while their values change."""
+    parts = ada_url.parse_url(url, ("hostname", "pathname", "search"))
+    query = parts["search"][1:]
+    names = sorted({p.partition("=")[0] for p in query.split("&") if p}) if query else []
+    return parts["hostname"], parts["pathname"], tuple(names)
 
 
 def repeated_segment(path: str, max_repeats: int) -> bool:
@@ -44,10 +61,15 @@ class TrapGuard:
         max_query_variants: int = 1000,
         max_pages_per_host: int = 0,
         on_refusal: Callable[[str], None] | None = None,
+        max_query_chain: int = 0,
     ) -> None:
         self.max_repeats = max_repeats
         self.max_query_variants = max_query_variants
         self.max_pages_per_host = max_pages_per_host
+        self.max_query_chain = max_query_chain
+        # Hops of the chain each URL was found at (fingerprints; one entry per URL of a
+        # query family, which max_query_variants bounds per path).
+        self._hops: dict[int, int] = {}
         self.on_refusal = on_refusal
         # The URLs counted so far, as 64-bit fingerprints, so that meeting a URL again
         # (a menu link on every page) counts nothing. Each set is bounded by its limit.
@@ -73,6 +95,32 @@ class TrapGuard:
         if reason is not None and self.on_refusal is not None:
             self.on_refusal(reason)
         return reason
+
+    def chain(self, page_url: str, links: list[str], is_new: Callable[[str], bool]) -> list[str]:
+        """``links`` of the page at ``page_url`` without those that would take a query
+        chain past ``max_query_chain`` hops. ``is_new(url)``: not known to the crawl yet.
+        Linear in the number of links."""
+        if self.max_query_chain <= 0 or not links:
+            return links
+        family = query_family(page_url)
+        new = [(url, query_family(url)) for url in links if url != page_url and is_new(url)]
+        if any(f != family for _, f in new):
+            hops = 1  # the page brought something new: pagination, not a trap
+        else:
+            hops = self._hops.get(fingerprint(page_url), 0) + 1
+        refused: set[str] = set()
+        for url, f in new:
+            if f != family or not family[2]:
+                continue
+            if hops > self.max_query_chain:
+                refused.add(url)
+                continue
+            key = fingerprint(url)
+            self._hops[key] = min(hops, self._hops.get(key, hops))
+        if refused and self.on_refusal is not None:
+            for _ in refused:
+                self.on_refusal(QUERY_CHAIN)
+        return [url for url in links if url not in refused] if refused else links
 
 
 def _admit(seen: set[int], key: int, limit: int) -> bool:

@@ -208,7 +208,7 @@ def test_depth_recorded(crawled: Result) -> None:
     depth = dict(crawled.rows("SELECT url, depth FROM page"))
     assert depth[f"{W}/"] == 0
     assert depth[f"{W}/podrocja/a/b/c/"] == 4
-    assert depth[f"{W}/nov-naslov"] == 1  # a redirect target keeps its source's depth
+    assert depth[f"{W}/nov-naslov"] == 2  # a redirect is a hop: one below its source
     assert depth[f"{P}/"] == 1
 
 

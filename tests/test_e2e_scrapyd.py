@@ -41,6 +41,7 @@ def node(gov_web: SimWeb, tmp_path_factory: Any) -> Iterator[tuple[ScrapydNode, 
         # The node's secret: what a job writes to unless a setting says otherwise.
         CRAWLDB_URL=env_db,
     )
+    _network[0] = gov_web.network
     scrapyd = ScrapydNode(work / "node", env)
     try:
         scrapyd.deploy(work / "deploy")
@@ -49,8 +50,12 @@ def node(gov_web: SimWeb, tmp_path_factory: Any) -> Iterator[tuple[ScrapydNode, 
         scrapyd.stop()
 
 
+# The simulated web's addresses, which the address guard must allow (set by ``node``).
+_network = [""]
+
+
 def run_settings(**more: object) -> dict[str, object]:
-    return {**BASE_SETTINGS, **E2E_SETTINGS, **more}
+    return {**BASE_SETTINGS, **E2E_SETTINGS, "ALLOWED_PRIVATE_NETWORKS": _network[0], **more}
 
 
 def test_deployed_egg_lists_the_spider(node: tuple[ScrapydNode, str]) -> None:

@@ -33,6 +33,50 @@ def test_per_host_order_is_depth_then_discovery() -> None:
     assert out == ["d1-first", "d1-second", "d2-first", "d2-second"]
 
 
+def test_pages_only_in_a_sitemap_leave_after_the_links_of_their_depth() -> None:
+    f = frontier(default=0, ip=0)
+    ready_host(f, "a.gov.si", "10.0.0.1")
+    # The sitemap is read first, long before the links of depth 1 are found.
+    f.push("a.gov.si", 1, "sitemap-1", late=True)
+    f.push("a.gov.si", 1, "sitemap-2", late=True)
+    f.push("a.gov.si", 0, "home")
+    f.push("a.gov.si", 1, "link-1")
+    f.push("a.gov.si", 2, "link-deeper")
+    f.push("a.gov.si", 1, "link-2")
+    out = []
+    for t in range(6):
+        _host, entry = f.pop(float(t)) or (None, None)
+        out.append(entry)
+        f.finished("a.gov.si", float(t))
+    assert out == ["home", "link-1", "link-2", "sitemap-1", "sitemap-2", "link-deeper"]
+
+
+def test_a_sitemap_page_waits_while_a_page_above_its_depth_may_bring_links() -> None:
+    f = frontier(default=0, ip=0)
+    ready_host(f, "a.gov.si", "10.0.0.1")
+    f.push("a.gov.si", 0, "home")
+    f.push("a.gov.si", 1, "sitemap-1", late=True)
+    _host, entry = f.pop(0.0) or (None, None)
+    assert entry == "home"
+    f.page_opened("a.gov.si", 0)
+    f.finished("a.gov.si", 0.0)
+    # Downloaded, not yet parsed: its links are unknown, so the sitemap page waits.
+    assert f.pop(1.0) is None
+    f.push("a.gov.si", 1, "link-1")
+    f.page_done("a.gov.si", 0)
+    got = []
+    for t in (2.0, 3.0):
+        _host, entry = f.pop(t) or (None, None)
+        got.append(entry)
+        f.finished("a.gov.si", t)
+    assert got == ["link-1", "sitemap-1"]
+    # Pages open at its own depth or below do not hold it.
+    f.push("a.gov.si", 2, "sitemap-2", late=True)
+    f.page_opened("a.gov.si", 2)
+    _host, entry = f.pop(4.0) or (None, None)
+    assert entry == "sitemap-2"
+
+
 def test_host_waits_its_delay_from_the_arrival_of_the_previous_request() -> None:
     f = frontier(default=5, ip=0)
     ready_host(f, "a.gov.si", "10.0.0.1")

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from govsi.traps import HOST_BUDGET, QUERY_VARIANTS, REPEATED_SEGMENT, TrapGuard, repeated_segment
+from govsi.traps import (
+    HOST_BUDGET,
+    QUERY_CHAIN,
+    QUERY_VARIANTS,
+    REPEATED_SEGMENT,
+    TrapGuard,
+    query_family,
+    repeated_segment,
+)
 
 
 @pytest.mark.parametrize(
@@ -64,3 +72,72 @@ def test_meeting_a_url_again_counts_nothing() -> None:
     assert guard.check("http://a.gov.si/iskanje?q=1") is None  # admitted once, always
     assert guard.check("http://a.gov.si/other") is None
     assert guard.check("http://a.gov.si/third") == HOST_BUDGET
+
+
+A = "http://a.gov.si"
+MENU = [f"{A}/", f"{A}/o-nas", f"{A}/kontakt"]
+
+
+def crawl(guard: TrapGuard, start: str, links_of: object, limit: int = 10_000) -> list[str]:
+    """Breadth-first over a site whose pages' links ``links_of(url)`` gives, each link
+    through ``guard.chain``; the pages fetched, in order."""
+    known = {start, *MENU}
+    queue, fetched = [start], []
+    while queue and len(fetched) < limit:
+        url = queue.pop(0)
+        fetched.append(url)
+        for link in guard.chain(url, links_of(url), lambda u: u not in known):  # type: ignore[operator]
+            if link not in known:
+                known.add(link)
+                queue.append(link)
+    return fetched
+
+
+def calendar(url: str) -> list[str]:
+    month = int(url.rpartition("=")[2])
+    return [*MENU, f"{A}/koledar?mesec={month - 1}", f"{A}/koledar?mesec={month + 1}"]
+
+
+def test_an_endless_calendar_ends_after_a_few_hops() -> None:
+    refused: list[str] = []
+    guard = TrapGuard(max_query_chain=10, on_refusal=refused.append)
+    fetched = crawl(guard, f"{A}/koledar?mesec=600", calendar)
+    # Ten hops each way from the month the crawl came in at.
+    assert len(fetched) == 21
+    assert {int(u.rpartition("=")[2]) for u in fetched} == set(range(590, 611))
+    assert refused == [QUERY_CHAIN, QUERY_CHAIN]
+
+
+def test_pagination_that_brings_new_pages_is_never_cut() -> None:
+    def archive(url: str) -> list[str]:
+        if "/clanek/" in url:
+            return MENU
+        page = int(url.rpartition("=")[2])
+        articles = [f"{A}/novice/clanek/{page}-{i}" for i in range(10)]
+        return [*MENU, *articles, *([f"{A}/novice?stran={page + 1}"] if page < 300 else [])]
+
+    guard = TrapGuard(max_query_chain=3)
+    fetched = crawl(guard, f"{A}/novice?stran=1", archive)
+    assert sum("stran=" in u for u in fetched) == 300
+    assert sum("/clanek/" in u for u in fetched) == 3000
+
+
+def test_a_chain_of_articles_on_one_script_is_not_one_family() -> None:
+    # index.php?stran=N lists index.php?id=M: other parameter names, so new, so kept.
+    assert query_family(f"{A}/index.php?stran=2") != query_family(f"{A}/index.php?id=7")
+    assert query_family(f"{A}/k?leto=2026&mesec=5") == query_family(f"{A}/k?mesec=6&leto=2025")
+    assert query_family(f"{A}/k?a=1&a=2") == query_family(f"{A}/k?a=3")
+    assert query_family(f"{A}/k") == ("a.gov.si", "/k", ())
+
+
+def test_chain_is_off_at_zero_and_keeps_links_that_are_not_new() -> None:
+    links = [f"{A}/koledar?mesec=2", f"{A}/"]
+    assert (
+        TrapGuard(max_query_chain=0).chain(f"{A}/koledar?mesec=1", links, lambda u: True) == links
+    )
+    guard = TrapGuard(max_query_chain=1)
+    page = f"{A}/koledar?mesec=5"
+    assert guard.chain(page, links, lambda u: True) == links  # hop 1 of 1
+    # Hop 2: a new sibling is refused, a known one stays (a link row, not a request).
+    assert guard.chain(links[0], [f"{A}/koledar?mesec=3"], lambda u: True) == []
+    assert guard.chain(links[0], [page], lambda u: False) == [page]

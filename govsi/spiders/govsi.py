@@ -18,6 +18,7 @@ from scrapy.exceptions import DownloadCancelledError, IgnoreRequest
 from scrapy.http import Response
 from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.error import DNSLookupError
 from twisted.internet.threads import deferToThreadPool
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
@@ -29,6 +30,7 @@ from govsi.dupindex import DuplicateIndex, Verdict
 from govsi.encoding import decode_html
 from govsi.extensions import CrawlStore
 from govsi.extract import ExtractedLinks, extract_links, header_says_nofollow, parse_html
+from govsi.guard import AddressGuard
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
 from govsi.queued import KIND_IMAGE, KIND_PAGE
 from govsi.render.browser import configure as configure_rendering
@@ -38,7 +40,7 @@ from govsi.spiders import render
 from govsi.spiders.sitemapping import SitemapMixin
 from govsi.storage import as_duplicate
 from govsi.traps import TrapGuard
-from govsi.urls import canonicalize, in_scope, resolve, url_too_long
+from govsi.urls import canonicalize, host_of, in_scope, resolve, url_too_long
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +99,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             max_query_variants=s.getint("TRAP_MAX_QUERY_VARIANTS"),
             max_pages_per_host=s.getint("MAX_PAGES_PER_HOST"),
             on_refusal=lambda reason: crawler.stats.inc_value(f"govsi/traps/{reason}"),
+            max_query_chain=s.getint("TRAP_MAX_QUERY_CHAIN"),
         )
         spider.renderer = None
         spider.decisions = {}
@@ -159,13 +162,17 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             meta={"govsi_kind": KIND_IMAGE, "govsi_url": url},
         )
 
+    def is_new(self, url: str) -> bool:
+        """Whether the page ``url`` is not known to the crawl yet."""
+        return f"{KIND_PAGE} {url}" not in self.known
+
     def follow(self, urls: list[str], depth: int) -> Iterator[Request]:
         if self.depth_limit and depth > self.depth_limit:
             self.crawler.stats.inc_value("govsi/depth_limit_reached", len(urls))
             return
         for url in urls:
             # Only links new to the crawl become requests; the rest are link rows only.
-            if f"{KIND_PAGE} {url}" not in self.known:
+            if self.is_new(url):
                 yield self.page_request(url, depth)
 
     # -- start ----------------------------------------------------------------------------
@@ -230,7 +237,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         if 300 <= response.status < 400 and location:
             target = self.admit(resolve(response.url, location))
             if target and target != url:
-                record.links = [target]
+                record.links = self.traps.chain(url, [target], self.is_new)
             self.crawler.stats.inc_value("govsi/pages/redirect")
             return [record, *self.follow(record.links, record.link_depth)]
 
@@ -241,7 +248,11 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             record.page_type = "BINARY"
             record.data_type = kind
             length = header(response, "Content-Length")
-            record.size = int(length) if length and length.isdigit() else len(response.body)
+            # str.isdigit() accepts "²" and "١٢": only ASCII digits are a length.
+            declared = length.strip() if length else ""
+            # A BIGINT holds 18 digits whatever they are.
+            valid = declared.isascii() and declared.isdigit() and len(declared) <= 18
+            record.size = int(declared) if valid else len(response.body)
             if "download_stopped" not in response.flags:
                 record.data = response.body
             self.crawler.stats.inc_value(f"govsi/pages/binary/{kind}")
@@ -278,6 +289,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         if found.nofollow:
             return
         urls = list(dict.fromkeys(u for u in map(self.admit, found.links) if u))
+        urls = self.traps.chain(record.url, urls, self.is_new)
         for request in self.follow(urls, record.link_depth):
             self.store.add(DiscoveredPage(url=request.meta["govsi_url"], depth=record.link_depth))
             self.crawler.engine.crawl(request)
@@ -311,7 +323,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
                 target = self.admit(href)
                 if target:
                     links.setdefault(target)
-        record.links = list(links)
+        record.links = self.traps.chain(record.url, list(links), self.is_new)
         images: dict[str, None] = {}
         for src in found.images:
             try:
@@ -375,6 +387,12 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
     def failure_reason(self, failure: Failure) -> str:
         """What went wrong, for page.fetch_error and the log."""
         message = failure.getErrorMessage()
+        guard = self.crawler.get_extension(AddressGuard)
+        host = host_of(failure.request.url) if hasattr(failure, "request") else ""
+        if failure.check(DNSLookupError) and guard is not None and guard.reason(host):
+            # Connect time refused what the host's name resolved to (DNS rebinding, or an
+            # address that changed after the scheduler looked).
+            return str(guard.reason(host))
         if failure.check(DownloadCancelledError) and not message:
             # Scrapy cancels a body that outgrows DOWNLOAD_MAXSIZE without a message.
             message = f"response larger than DOWNLOAD_MAXSIZE ({self.max_size} bytes)"

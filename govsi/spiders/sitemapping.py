@@ -13,6 +13,7 @@ from twisted.python.failure import Failure
 
 from govsi import sitemaps
 from govsi.items import DiscoveredPage, SitemapFile
+from govsi.urls import host_of
 
 logger = logging.getLogger(__name__)
 
@@ -85,13 +86,26 @@ class SitemapMixin:
             if request is not None:
                 yield request
         self._sitemap_urls[site] = self._sitemap_urls.get(site, 0) + len(found.urls)
+        # sitemaps.org: a sitemap lists its own host's URLs, and another host's only when
+        # that host's robots.txt names it (then ``site`` is that host).
+        hosts = {host_of(url), site}
+        foreign = 0
         for listed in found.urls:
+            if host_of(listed) not in hosts:
+                foreign += 1
+                continue
             page = self.admit(listed)
             if page is not None:
                 self.crawler.stats.inc_value("govsi/sitemaps/urls")
                 # One hop below the host's root page, whatever depth the sitemap came at.
                 yield DiscoveredPage(url=page, depth=1)
-                yield self.page_request(page, 1)
+                request = self.page_request(page, 1)
+                # Queued after the pages links lead to at that depth (govsi.frontier).
+                request.meta["govsi_sitemap"] = True
+                yield request
+        if foreign:
+            self.crawler.stats.inc_value("govsi/sitemaps/other_host_ignored", foreign)
+            logger.info("sitemap %s: %d URLs of other hosts ignored", url, foreign)
 
     def _sitemap_file(self, site: str, url: str, body: bytes) -> Iterator[SitemapFile]:
         # site.sitemap_content keeps what was read, up to SITEMAP_STORE_MAX_BYTES per site

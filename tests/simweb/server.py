@@ -147,6 +147,8 @@ class SimWeb:
     def __init__(self, hosts: list[Host], outside: list[str] = ()) -> None:  # type: ignore[assignment]
         self.hosts = {h.name: h for h in hosts}
         self.outside = list(outside)
+        # More names and the addresses they resolve to (hosts the web does not serve).
+        self.names: dict[str, str] = {}
         # A random 127.a.b.0/24 per instance keeps parallel test sessions apart.
         a, b = random.randint(1, 250), random.randint(1, 250)
         self.prefix = f"127.{a}.{b}."
@@ -161,6 +163,12 @@ class SimWeb:
         return f"{self.prefix}{self.hosts[host].ip_index + 1}"
 
     @property
+    def network(self) -> str:
+        """The web's own addresses, for ALLOWED_PRIVATE_NETWORKS: loopback like any
+        other, refused by the crawler's address guard unless allowed."""
+        return f"{self.prefix}0/24"
+
+    @property
     def trap_ip(self) -> str:
         # Hosts outside .gov.si resolve here, so a request to one is recorded, not lost.
         return f"{self.prefix}250"
@@ -168,6 +176,7 @@ class SimWeb:
     def hosts_map(self) -> dict[str, str]:
         mapping = {name: self.ip_of(name) for name in self.hosts}
         mapping.update({name: self.trap_ip for name in self.outside})
+        mapping.update(self.names)
         return mapping
 
     # -- serving --------------------------------------------------------------------------

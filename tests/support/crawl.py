@@ -70,6 +70,7 @@ def start_crawl(
         "LOG_FILE": str(workdir / "crawl.log"),
         "STATS_FILE": str(workdir / "stats.json"),
         "DB_SPILL_DIR": str(workdir),
+        "ALLOWED_PRIVATE_NETWORKS": web.network,
     }
     merged.update({k: str(v) for k, v in settings.items()})
     cmd = [sys.executable, "-m", "scrapy", "crawl", "govsi"]

@@ -1,0 +1,226 @@
+"""The private-address guard: the crawler never connects to an address inside the
+operator's own networks unless ``ALLOWED_PRIVATE_NETWORKS`` lets it.
+
+Scope is decided on host names, and a ``.gov.si`` name can resolve anywhere: to
+``127.0.0.1``, to an intranet behind split-horizon DNS, to ``169.254.169.254`` (cloud
+metadata). The check is made on the addresses a connection is about to use, inside the
+reactor's name resolver, so a name that answers differently the second time (DNS
+rebinding) gains nothing: the addresses checked are the ones connected to. Every
+connection Scrapy's HTTP handler opens (pages, images, documents, robots.txt, sitemaps,
+redirect targets, and what rendered pages ask for, which the crawler fetches for the
+browser) resolves its host through ``reactor.nameResolver``, IP literals included.
+
+- ``address_refusal``: pure; why an address is refused (its kind) or None.
+- ``GuardedResolver``: an ``IHostnameResolver`` that passes on only allowed addresses.
+- ``AddressGuard``: the extension that installs it for the crawl, remembers which hosts
+  were refused and why (one log line per host), and counts refusals in the stats.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from scrapy import signals
+from scrapy.crawler import Crawler
+from twisted.internet.interfaces import (
+    IAddress,
+    IHostnameResolver,
+    IHostResolution,
+    IResolutionReceiver,
+)
+from zope.interface import implementer
+
+__all__ = ["AddressGuard", "GuardedResolver", "address_refusal", "parse_networks"]
+
+logger = logging.getLogger(__name__)
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+_RFC1918 = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
+_SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT, RFC 6598
+# NAT64 (RFC 6052, RFC 8215): the IPv4 address is in the low 32 bits.
+_NAT64 = tuple(ipaddress.ip_network(n) for n in ("64:ff9b::/96", "64:ff9b:1::/48"))
+
+
+def parse_networks(values: Iterable[str]) -> tuple[Network, ...]:
+    """The networks of ``ALLOWED_PRIVATE_NETWORKS``; a value that is not a network
+    stops the crawl at start with the value named, rather than guarding less."""
+    networks: list[Network] = []
+    for value in values:
+        value = value.strip()
+        if not value:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(value, strict=False))
+        except ValueError as e:
+            raise ValueError(f"ALLOWED_PRIVATE_NETWORKS: {value!r} is not a network ({e})") from e
+    return tuple(networks)
+
+
+def _parse(ip: str) -> Address | None:
+    try:
+        return ipaddress.ip_address(ip.strip().strip("[]"))
+    except ValueError:
+        return None
+
+
+def _embedded_v4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one reaches in the end: mapped, 6to4 or NAT64."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if any(address in net for net in _NAT64):
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
+def _kind(address: Address) -> str | None:
+    if address.is_unspecified:
+        return "unspecified"
+    if address.is_loopback:
+        return "loopback"
+    if address.is_link_local:
+        return "link-local"
+    if address.is_multicast:
+        return "multicast"
+    if isinstance(address, ipaddress.IPv4Address):
+        if any(address in net for net in _RFC1918):
+            return "private"
+        if address in _SHARED:
+            return "shared"
+    elif address.is_site_local or address in ipaddress.IPv6Network("fc00::/7"):
+        return "private"
+    # Documentation, benchmarking, reserved and "this network" ranges: nothing a public
+    # web site lives on.
+    return None if address.is_global else "reserved"
+
+
+def address_refusal(ip: str, allowed: Sequence[Network] = ()) -> str | None:
+    """The kind of address ``ip`` is when the crawler must not connect to it ("loopback",
+    "private", "link-local", "shared", "multicast", "unspecified", "reserved", "invalid"),
+    or None when it may. An IPv6 address carrying an IPv4 one (mapped, 6to4, NAT64) is
+    judged by both; ``allowed`` networks are never refused."""
+    address = _parse(ip)
+    if address is None:
+        return "invalid"
+    candidates: list[Address] = [address]
+    if isinstance(address, ipaddress.IPv6Address):
+        inner = _embedded_v4(address)
+        if inner is not None:
+            candidates.append(inner)
+    if any(a in net for a in candidates for net in allowed if a.version == net.version):
+        return None
+    # The embedded IPv4 address first: it says where the packets end up.
+    for candidate in reversed(candidates):
+        kind = _kind(candidate)
+        if kind is not None:
+            return kind
+    return None
+
+
+@implementer(IResolutionReceiver)
+class _Filter:
+    def __init__(self, receiver: Any, host: str, admit: Callable[[str, str], bool]) -> None:
+        self._receiver = receiver
+        self._host = host
+        self._admit = admit
+
+    def resolutionBegan(self, resolution: IHostResolution) -> None:
+        self._receiver.resolutionBegan(resolution)
+
+    def addressResolved(self, address: IAddress) -> None:
+        ip = getattr(address, "host", None)
+        if isinstance(ip, str) and self._admit(self._host, ip):
+            self._receiver.addressResolved(address)
+
+    def resolutionComplete(self) -> None:
+        self._receiver.resolutionComplete()
+
+
+@implementer(IHostnameResolver)
+class GuardedResolver:
+    """Passes on only the addresses ``admit(host, ip)`` allows; a host left with none
+    fails to resolve, so no connection is attempted."""
+
+    def __init__(self, inner: Any, admit: Callable[[str, str], bool]) -> None:
+        self.inner = inner
+        self.admit = admit
+
+    def resolveHostName(
+        self,
+        resolutionReceiver: IResolutionReceiver,
+        hostName: str,
+        portNumber: int = 0,
+        addressTypes: Sequence[type[IAddress]] | None = None,
+        transportSemantics: str = "TCP",
+    ) -> IHostResolution:
+        receiver = _Filter(resolutionReceiver, hostName, self.admit)
+        resolution: IHostResolution = self.inner.resolveHostName(
+            receiver, hostName, portNumber, addressTypes, transportSemantics
+        )
+        return resolution
+
+
+class AddressGuard:
+    """Scrapy extension: the guard for the crawl, ``crawler.get_extension(AddressGuard)``
+    for the components that record why a host was not fetched."""
+
+    def __init__(self, allowed: tuple[Network, ...], stats: Any = None) -> None:
+        self.allowed = allowed
+        self.stats = stats
+        self.refused: dict[str, str] = {}
+        self._previous: Any = None
+        self._reactor: Any = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> AddressGuard:
+        guard = cls(parse_networks(crawler.settings.getlist("ALLOWED_PRIVATE_NETWORKS")),
+                    crawler.stats)  # fmt: skip
+        # Opening the spider comes after Scrapy installed the configured resolver and
+        # before the engine sends any request.
+        crawler.signals.connect(guard._opened, signal=signals.spider_opened)
+        crawler.signals.connect(guard.uninstall, signal=signals.engine_stopped)
+        return guard
+
+    def _opened(self) -> None:
+        from twisted.internet import reactor
+
+        self.install(reactor)
+
+    def install(self, reactor: Any) -> None:
+        if self._reactor is None:
+            self._reactor = reactor
+            self._previous = reactor.installNameResolver(
+                GuardedResolver(reactor.nameResolver, self.admit)
+            )
+
+    def uninstall(self) -> None:
+        if self._reactor is not None:
+            self._reactor.installNameResolver(self._previous)
+            self._reactor = None
+
+    def admit(self, host: str, ip: str) -> bool:
+        kind = address_refusal(ip, self.allowed)
+        if kind is None:
+            return True
+        if self.stats is not None:
+            self.stats.inc_value(f"govsi/guard/refused/{kind}")
+        host = host.lower().rstrip(".")
+        if host not in self.refused:
+            self.refused[host] = (
+                f"address guard: {host} resolves to {ip}, a {kind} address "
+                "(not in ALLOWED_PRIVATE_NETWORKS)"
+            )
+            if self.stats is not None:
+                self.stats.inc_value("govsi/guard/hosts_refused")
+            logger.warning("%s; nothing of it is fetched", self.refused[host])
+        return False
+
+    def reason(self, host: str) -> str | None:
+        """Why connections to ``host`` were refused, if they were."""
+        return self.refused.get(host.lower().rstrip("."))

@@ -1,0 +1,195 @@
+"""The private-address guard (govsi.guard): which addresses are refused, what the allowed
+networks let through, and that the resolver passes on only allowed addresses."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from typing import Any
+
+import pytest
+from twisted.internet.address import IPv4Address, IPv6Address
+
+from govsi.guard import AddressGuard, GuardedResolver, address_refusal, parse_networks
+
+REFUSED = [
+    ("127.0.0.1", "loopback"),
+    ("127.255.3.4", "loopback"),
+    ("10.1.2.3", "private"),
+    ("172.16.0.1", "private"),
+    ("172.31.255.254", "private"),
+    ("192.168.1.1", "private"),
+    ("169.254.169.254", "link-local"),  # cloud metadata
+    ("100.64.0.1", "shared"),
+    ("100.127.255.254", "shared"),
+    ("224.0.0.1", "multicast"),
+    ("239.255.255.250", "multicast"),
+    ("0.0.0.0", "unspecified"),
+    ("0.1.2.3", "reserved"),  # "this network"
+    ("192.0.2.1", "reserved"),  # documentation
+    ("198.18.0.1", "reserved"),  # benchmarking
+    ("240.0.0.1", "reserved"),
+    ("255.255.255.255", "reserved"),
+    ("::1", "loopback"),
+    ("::", "unspecified"),
+    ("fe80::1", "link-local"),
+    ("fe80::1%eth0", "link-local"),
+    ("fc00::1", "private"),
+    ("fd12:3456::1", "private"),
+    ("fec0::1", "private"),  # deprecated site-local
+    ("ff02::1", "multicast"),
+    ("ff0e::1", "multicast"),
+    ("::ffff:127.0.0.1", "loopback"),  # IPv4-mapped
+    ("::ffff:10.0.0.1", "private"),
+    ("::ffff:169.254.169.254", "link-local"),
+    ("2002:7f00:1::", "loopback"),  # 6to4 of 127.0.0.1
+    ("2002:a00:1::", "private"),  # 6to4 of 10.0.0.1
+    ("64:ff9b::a00:1", "private"),  # NAT64 of 10.0.0.1
+    ("64:ff9b::7f00:1", "loopback"),
+    ("2001:db8::1", "reserved"),
+    ("[::1]", "loopback"),
+    ("not-an-address", "invalid"),
+    ("", "invalid"),
+]
+PUBLIC = ["193.2.1.66", "8.8.8.8", "100.63.255.255", "100.128.0.0", "172.32.0.1",
+          "2a01:260:4001::1", "::ffff:193.2.1.66", "2002:c102:142::"]  # fmt: skip
+
+
+@pytest.mark.parametrize(("ip", "kind"), REFUSED)
+def test_non_public_addresses_are_refused_with_their_kind(ip: str, kind: str) -> None:
+    assert address_refusal(ip) == kind
+
+
+@pytest.mark.parametrize("ip", PUBLIC)
+def test_public_addresses_pass(ip: str) -> None:
+    assert address_refusal(ip) is None
+
+
+ALLOWED = parse_networks(["127.7.7.0/24", "10.20.0.0/16", "fd00:1::/64"])
+
+
+@pytest.mark.parametrize(
+    ("ip", "kind"),
+    [
+        ("127.7.7.1", None),
+        ("127.7.7.255", None),
+        ("::ffff:127.7.7.1", None),  # the same IPv4 address, mapped
+        ("127.7.8.1", "loopback"),
+        ("127.0.0.1", "loopback"),
+        ("10.20.30.40", None),
+        ("10.21.0.1", "private"),
+        ("fd00:1::5", None),
+        ("fd00:2::5", "private"),
+        ("169.254.169.254", "link-local"),
+    ],
+)
+def test_allowed_networks_and_nothing_else_pass(ip: str, kind: str | None) -> None:
+    assert address_refusal(ip, ALLOWED) == kind
+
+
+def test_networks_setting_is_parsed_or_refused_clearly() -> None:
+    assert [str(n) for n in parse_networks(["127.1.2.0/24", " ", "::1", "10.0.0.5/8"])] == [
+        "127.1.2.0/24", "::1/128", "10.0.0.0/8",
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match=re.escape("ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/33'")):
+        parse_networks(["127.0.0.0/33"])
+    with pytest.raises(ValueError, match="intranet"):
+        parse_networks(["intranet"])
+
+
+class Receiver:
+    def __init__(self) -> None:
+        self.addresses: list[str] = []
+        self.began = self.complete = False
+
+    def resolutionBegan(self, resolution: Any) -> None:
+        self.began = True
+
+    def addressResolved(self, address: Any) -> None:
+        self.addresses.append(address.host)
+
+    def resolutionComplete(self) -> None:
+        self.complete = True
+
+
+class Inner:
+    """A name resolver answering from a table, as the reactor's would."""
+
+    def __init__(self, table: dict[str, list[str]]) -> None:
+        self.table = table
+
+    def resolveHostName(self, receiver: Any, host: str, *args: Any) -> object:
+        resolution = object()
+        receiver.resolutionBegan(resolution)
+        for ip in self.table.get(host, []):
+            receiver.addressResolved((IPv6Address if ":" in ip else IPv4Address)("TCP", ip, 80))
+        receiver.resolutionComplete()
+        return resolution
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.values: Counter[str] = Counter()
+
+    def inc_value(self, key: str, count: int = 1) -> None:
+        self.values[key] += count
+
+
+def test_resolver_passes_on_only_allowed_addresses(caplog: pytest.LogCaptureFixture) -> None:
+    stats = Stats()
+    guard = AddressGuard(parse_networks(["127.7.7.0/24"]), stats)
+    table = {
+        "www.gov.si": ["193.2.1.66"],
+        "mix.gov.si": ["10.0.0.1", "193.2.1.67", "::1"],
+        "notranji.gov.si": ["169.254.169.254"],
+        "sim.gov.si": ["127.7.7.3"],
+    }
+    resolver = GuardedResolver(Inner(table), guard.admit)
+    got = {}
+    with caplog.at_level(logging.WARNING, logger="govsi.guard"):
+        for _ in range(3):  # asked again: still refused, logged once
+            for host in table:
+                receiver = Receiver()
+                resolver.resolveHostName(receiver, host, 80)
+                assert receiver.began and receiver.complete
+                got[host] = receiver.addresses
+    assert got == {"www.gov.si": ["193.2.1.66"], "mix.gov.si": ["193.2.1.67"],
+                   "notranji.gov.si": [], "sim.gov.si": ["127.7.7.3"]}  # fmt: skip
+    assert guard.reason("notranji.gov.si") == (
+        "address guard: notranji.gov.si resolves to 169.254.169.254, a link-local address "
+        "(not in ALLOWED_PRIVATE_NETWORKS)"
+    )
+    assert guard.reason("NOTRANJI.gov.si.") == guard.reason("notranji.gov.si")
+    assert guard.reason("www.gov.si") is None
+    assert [r.getMessage().split(";")[0] for r in caplog.records] == [
+        guard.reason("mix.gov.si"), guard.reason("notranji.gov.si"),
+    ]  # fmt: skip
+    assert stats.values["govsi/guard/hosts_refused"] == 2
+    assert stats.values["govsi/guard/refused/private"] == 3
+    assert stats.values["govsi/guard/refused/loopback"] == 3
+    assert stats.values["govsi/guard/refused/link-local"] == 3
+
+
+class Reactor:
+    def __init__(self) -> None:
+        self.nameResolver: Any = Inner({"a.gov.si": ["127.0.0.1"]})
+
+    def installNameResolver(self, resolver: Any) -> Any:
+        previous, self.nameResolver = self.nameResolver, resolver
+        return previous
+
+
+def test_installed_on_the_reactor_and_removed_again() -> None:
+    reactor = Reactor()
+    original = reactor.nameResolver
+    guard = AddressGuard(())
+    guard.install(reactor)
+    guard.install(reactor)  # once only: never a guard around a guard
+    assert isinstance(reactor.nameResolver, GuardedResolver)
+    assert reactor.nameResolver.inner is original
+    receiver = Receiver()
+    reactor.nameResolver.resolveHostName(receiver, "a.gov.si", 80)
+    assert receiver.addresses == []
+    guard.uninstall()
+    assert reactor.nameResolver is original
