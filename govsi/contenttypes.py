@@ -12,7 +12,7 @@ from urllib.parse import unquote, urlsplit
 
 import ada_url
 
-__all__ = ["classify", "document_extension", "filename_of", "sniff_html"]
+__all__ = ["classify", "declared_length", "document_extension", "filename_of", "sniff_html"]
 
 
 _TYPE_CODES = {
@@ -131,3 +131,13 @@ def filename_of(url: str) -> str:
     """The last path segment, percent-decoded, at most 255 characters; "" for a directory."""
     # NUL cannot be stored in a PostgreSQL text column, and is no part of a file name.
     return unquote(_last_segment(url)).replace("\x00", "")[:255]
+
+
+def declared_length(value: str | None) -> int | None:
+    """A Content-Length value as a number of bytes, or None when it is not one.
+    ``str.isdigit`` accepts "²" and "١٢", which ``int`` refuses or reads as digits no
+    server meant; a page.size (BIGINT) holds 18 digits."""
+    value = (value or "").strip()
+    if not (value.isascii() and value.isdigit()) or len(value) > 18:
+        return None
+    return int(value)

@@ -6,7 +6,13 @@ import codecs
 
 import pytest
 
-from govsi.contenttypes import classify, document_extension, filename_of, sniff_html
+from govsi.contenttypes import (
+    classify,
+    declared_length,
+    document_extension,
+    filename_of,
+    sniff_html,
+)
 from govsi.extract import (
     extract_links,
     header_says_nofollow,
@@ -227,3 +233,26 @@ def test_links_from_a_tree_parsed_once_are_those_of_the_text() -> None:
     before = len(list(root.iter()))
     assert extract_links(html, PAGE, root) == extract_links(html, PAGE)
     assert len(list(root.iter())) == before  # the tree is left as it was
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("1234", 1234),
+        (" 42 ", 42),
+        ("0", 0),
+        ("007", 7),
+        (None, None),
+        ("", None),
+        ("²", None),  # a digit to str.isdigit(), not to int()
+        ("١٢", None),  # Arabic-Indic digits: int() would read 12
+        ("\uff11\uff12", None),  # fullwidth digits
+        ("-5", None),
+        ("1e3", None),
+        ("12 34", None),
+        ("9" * 18, 10**18 - 1),
+        ("9" * 19, None),  # more than a BIGINT holds
+    ],
+)
+def test_declared_length_is_ascii_digits_only(value: str | None, expected: int | None) -> None:
+    assert declared_length(value) == expected

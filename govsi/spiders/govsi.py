@@ -23,7 +23,7 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
-from govsi.contenttypes import classify
+from govsi.contenttypes import classify, declared_length
 from govsi.db import utcnow
 from govsi.dupefilters import KnownUrls
 from govsi.dupindex import DuplicateIndex, Verdict
@@ -248,11 +248,8 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             record.page_type = "BINARY"
             record.data_type = kind
             length = header(response, "Content-Length")
-            # str.isdigit() accepts "²" and "١٢": only ASCII digits are a length.
-            declared = length.strip() if length else ""
-            # A BIGINT holds 18 digits whatever they are.
-            valid = declared.isascii() and declared.isdigit() and len(declared) <= 18
-            record.size = int(declared) if valid else len(response.body)
+            declared = declared_length(length)
+            record.size = declared if declared is not None else len(response.body)
             if "download_stopped" not in response.flags:
                 record.data = response.body
             self.crawler.stats.inc_value(f"govsi/pages/binary/{kind}")
