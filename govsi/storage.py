@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Table, and_, bindparam, select, update
+from sqlalchemy import Connection, Engine, Table, and_, bindparam, case, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -39,6 +39,34 @@ logger = logging.getLogger(__name__)
 
 SITE: Table = db.Site.__table__  # type: ignore[assignment]
 PAGE: Table = db.Page.__table__  # type: ignore[assignment]
+
+
+def outcome_rank(page_type: str | None) -> int:
+    """How far a page's row has come: not fetched (FRONTIER, with or without a reason) <
+    fetch failed (ERROR) < fetched (HTML, BINARY, DUPLICATE, OTHER)."""
+    return {None: 0, "FRONTIER": 0, "ERROR": 1}.get(page_type, 2)
+
+
+_stored_rank = case(
+    (PAGE.c.page_type_code.is_(None), 0),
+    (PAGE.c.page_type_code == "FRONTIER", 0),
+    (PAGE.c.page_type_code == "ERROR", 1),
+    else_=2,
+)
+# A record moves a row forward, or replaces one of the same rank that is not newer: a
+# replayed spill, or another worker's DNS failure for a page already fetched, never sets a
+# stored page back (nor an old fetch over a newer one).
+_NOT_BACKWARDS = or_(
+    _stored_rank < bindparam("b_rank"),
+    and_(
+        _stored_rank == bindparam("b_rank"),
+        or_(
+            PAGE.c.accessed_time.is_(None),
+            bindparam("b_accessed").is_(None),
+            PAGE.c.accessed_time <= bindparam("b_accessed"),
+        ),
+    ),
+)
 PAGE_DATA: Table = db.PageData.__table__  # type: ignore[assignment]
 IMAGE: Table = db.Image.__table__  # type: ignore[assignment]
 LINK: Table = db.Link.__table__  # type: ignore[assignment]
@@ -262,8 +290,10 @@ class CrawlWriter:
                 sitemap_docs.setdefault(item.host, []).append(item)
 
         if page_updates:
-            # Keys that name columns become the SET clause of an executemany UPDATE.
-            conn.execute(update(PAGE).where(PAGE.c.id == bindparam("b_id")), page_updates)
+            # Keys that name columns become the SET clause of an executemany UPDATE; the
+            # WHERE keeps a row from going backwards, in the same statement.
+            stmt = update(PAGE).where(PAGE.c.id == bindparam("b_id"), _NOT_BACKWARDS)
+            conn.execute(stmt, page_updates)
         if page_data:
             # A page re-fetched after a hard stop must not end up with two documents.
             ids = [r["page_id"] for r in page_data]
@@ -306,6 +336,8 @@ class CrawlWriter:
     def _page_row(pid: int, item: FetchedPage) -> dict[str, Any]:
         return {
             "b_id": pid,
+            "b_rank": outcome_rank(item.page_type),
+            "b_accessed": item.accessed_time,
             "page_type_code": item.page_type,
             "html_content": item.html_content if item.page_type == "HTML" else None,
             "http_status_code": item.http_status_code,

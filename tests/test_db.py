@@ -340,3 +340,78 @@ def test_fresh_start_sets_spills_aside(engine: Engine, tmp_path: Path) -> None:
     w.spill(tmp_path)
     moved = set_spills_aside(tmp_path)
     assert spill_files(tmp_path) == [] and len(moved) == 1 and moved[0].exists()
+
+
+# -- writes never go backwards ---------------------------------------------------------------
+U = "http://a.gov.si/stran"
+
+
+def _fetched(when: datetime = T, html: str = "<p>stran</p>") -> FetchedPage:
+    return FetchedPage(U, 1, "HTML", when, 200, "text/html", html)
+
+
+def _weaker() -> list[FetchedPage]:
+    return [
+        FetchedPage(U, 1, "FRONTIER", None, fetch_error="DNS lookup failed: no such host"),
+        FetchedPage(U, 1, "FRONTIER", None, fetch_error="robots.txt unavailable (HTTP 503)"),
+        FetchedPage(U, 1, "ERROR", T, fetch_error="TimeoutError: took longer than 60 s"),
+    ]
+
+
+def _row(engine: Engine) -> tuple:
+    sql = ("SELECT page_type_code, http_status_code, html_content, fetch_error, "
+           f"accessed_time IS NOT NULL FROM page WHERE url = '{U}'")  # fmt: skip
+    return q(engine, sql)[0]
+
+
+@pytest.mark.parametrize("weaker_first", [False, True])
+def test_a_weaker_record_never_sets_a_fetched_page_back(engine: Engine, weaker_first: bool) -> None:
+    # Two workers: one fetched the page, the other failed to (its DNS, its robots.txt, a
+    # timeout); whichever write comes last, the fetched page stays.
+    fetched_by, failed_by = CrawlWriter(engine), CrawlWriter(engine)
+    writers = [(failed_by, _weaker()), (fetched_by, [_fetched()])]
+    for writer, records in writers if weaker_first else writers[::-1]:
+        for record in records:
+            writer.add(record)
+            assert writer.flush()
+    assert _row(engine) == ("HTML", 200, "<p>stran</p>", None, True)
+
+
+def test_a_row_moves_forward_and_a_newer_fetch_replaces_an_older_one(engine: Engine) -> None:
+    w = CrawlWriter(engine)
+    w.add(DiscoveredPage(U, 1))
+    w.add(FetchedPage(U, 1, "FRONTIER", None, fetch_error="forbidden by robots.txt"))
+    assert w.flush()
+    assert _row(engine) == ("FRONTIER", None, None, "forbidden by robots.txt", False)
+    w.add(FetchedPage(U, 1, "ERROR", T, fetch_error="ConnectionRefusedError"))
+    assert w.flush()
+    assert _row(engine)[0] == "ERROR"
+    w.add(_fetched(T))
+    assert w.flush()
+    w.add(_fetched(T.replace(hour=13), "<p>novejša</p>"))
+    assert w.flush()
+    w.add(_fetched(T.replace(hour=11), "<p>starejša</p>"))  # an old fetch, written late
+    assert w.flush()
+    assert _row(engine) == ("HTML", 200, "<p>novejša</p>", None, True)
+
+
+def test_an_old_spill_replayed_over_a_finished_crawl_changes_nothing(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An earlier run could not write these; they are saved to a spill file.
+    old = CrawlWriter(engine, retries=0, retry_backoff=0)
+    monkeypatch.setattr(old, "_apply", lambda conn, batch: (_ for _ in ()).throw(
+        OperationalError("UPDATE", {}, Exception("server closed the connection"))))  # fmt: skip
+    old.add(DiscoveredPage(U, 1))
+    for record in [*_weaker(), _fetched(T.replace(hour=9), "<p>stara</p>")]:
+        old.add(record)
+    assert not old.flush()
+    path = old.spill(tmp_path)
+    assert path is not None
+    # The crawl went on and finished; then the spill is found and replayed.
+    done = CrawlWriter(engine)
+    done.add(DiscoveredPage(U, 1))
+    done.add(_fetched(T))
+    assert done.flush()
+    assert replay(path, CrawlWriter(engine)) == 5
+    assert _row(engine) == ("HTML", 200, "<p>stran</p>", None, True)
