@@ -17,6 +17,7 @@ import logging
 import os
 import socket
 import tempfile
+import uuid
 from datetime import UTC, datetime
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -39,8 +40,11 @@ from sqlalchemy import (
     Text,
     create_engine,
     event,
+    select,
     text,
 )
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.schema import BLANK_SCHEMA
@@ -263,6 +267,32 @@ class CrawlWorker(Base):
     hosts: Mapped[int | None] = mapped_column(Integer)
 
 
+class CrawlMeta(Base):
+    """govsi extension: facts about the crawl this crawldb holds. ``crawl_id`` (a UUID
+    made by the first run) names it, so that a spill file is loaded only into the crawldb
+    it was written for."""
+
+    __tablename__ = "crawl_meta"
+    __table_args__ = {"schema": SCHEMA}
+
+    key: Mapped[str] = mapped_column(String(50), primary_key=True)
+    value: Mapped[str] = mapped_column(String(200), nullable=False)
+
+
+def crawl_id(engine: Engine) -> str:
+    """This crawldb's crawl id, made on first use; every process on it reads the same."""
+    table = CrawlMeta.__table__
+    with engine.begin() as conn:
+        insert = (sqlite_insert if engine.dialect.name == "sqlite" else pg_insert)(table)
+        conn.execute(
+            insert.values(key="crawl_id", value=str(uuid.uuid4())).on_conflict_do_nothing()
+        )
+        value = conn.execute(
+            select(table.c.value).where(table.c.key == "crawl_id")  # type: ignore[attr-defined]
+        ).scalar_one()
+    return str(value)
+
+
 STANDARD_TABLES = ("data_type", "page_type", "site", "page", "page_data", "image", "link")
 
 
@@ -394,7 +424,10 @@ def migrate(engine: Engine) -> None:
 def empty_tables(engine: Engine) -> None:
     """FRESH_START: drop the crawl's rows but keep the schema and the lookup rows."""
     with engine.begin() as conn:
-        for table in ("crawl_worker", "ip_lease", "page_lsh", "link", "image", "page_data"):
+        # A new crawl_id too: spill files of the emptied crawl belong to it, not to this one.
+        tables = ("crawl_meta", "crawl_worker", "ip_lease", "page_lsh", "link", "image",
+                  "page_data")  # fmt: skip
+        for table in tables:
             conn.execute(text(f"DELETE FROM {table}"))
         # Duplicates point at their originals: drop those references before the rows.
         conn.execute(text("UPDATE page SET duplicate_of = NULL"))

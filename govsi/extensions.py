@@ -23,7 +23,7 @@ from govsi import db
 from govsi.crawlreads import CrawlReader
 from govsi.dupindex import stored_originals
 from govsi.items import Item
-from govsi.spill import replay_spills, set_spills_aside
+from govsi.spill import default_spill_dir, replay_spills, set_spills_aside
 from govsi.storage import CrawlWriter
 
 logger = logging.getLogger(__name__)
@@ -68,14 +68,15 @@ class CrawlStore:
         self.reader = CrawlReader(self.engine)
         self.batch_size = s.getint("DB_BATCH_SIZE")
         self.flush_interval = s.getfloat("DB_FLUSH_INTERVAL")
-        self.spill_dir = s.get("DB_SPILL_DIR")
+        self.spill_dir = s.get("DB_SPILL_DIR") or str(default_spill_dir(self.url))
         if s.getbool("FRESH_START"):
             logger.info("FRESH_START: emptying the crawldb tables")
             db.empty_tables(self.engine)
             set_spills_aside(self.spill_dir)
-        else:
+        self.writer.crawl_id = db.crawl_id(self.engine)
+        if not s.getbool("FRESH_START"):
             # What an earlier run could not write goes in before this run reads the frontier.
-            replay_spills(self.spill_dir, self.writer)
+            replay_spills(self.spill_dir, self.writer, self.writer.crawl_id)
         self._timer: task.LoopingCall | None = None
         self._writing: Deferred[None] | None = None
         self.items_added = 0

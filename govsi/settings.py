@@ -116,8 +116,10 @@ DB_FLUSH_INTERVAL = 2.0
 # A failed write is retried this many times (with backoff) before it is kept for the next
 # flush; what still cannot be written at the end is saved to a JSON-lines file.
 DB_WRITE_RETRIES = 3
-# Where unwritable items are saved when the database stays away until the crawl ends.
-DB_SPILL_DIR = "."
+# Where unwritable items are saved when the database stays away until the crawl ends
+# (files of mode 0600, each naming the crawldb it belongs to). "" = beside an SQLite
+# crawldb, else $XDG_STATE_HOME/govsi (~/.local/state/govsi); never the working directory.
+DB_SPILL_DIR = ""
 
 # --- Politeness ------------------------------------------------------------------------
 # The product token robots.txt groups are matched against; USER_AGENT starts with it.

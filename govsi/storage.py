@@ -112,6 +112,8 @@ class CrawlWriter:
     ) -> None:
         self.engine = engine
         self.find_originals = find_originals
+        # The crawldb's identity, written into spill files (govsi.spill).
+        self.crawl_id = ""
         self.copies_settled = 0
         self.store_image_data = store_image_data
         self.store_binary_data = store_binary_data
@@ -178,7 +180,7 @@ class CrawlWriter:
         """Save what could not be written, so a later ``replay`` can load it."""
         if not self.pending:
             return None
-        path = save_spill(directory, self.pending)
+        path = save_spill(directory, self.pending, self.crawl_id)
         self.pending = []
         return path
 
