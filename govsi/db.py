@@ -171,9 +171,10 @@ class Image(Base):
     __table_args__ = (
         PrimaryKeyConstraint("id", name="pk_image_id"),
         Index("idx_image_page_id", "page_id"),
-        # govsi extension: one row per (page, image URL); the URL finds earlier downloads.
+        # govsi extension: one row per (page, image URL); the URL finds earlier downloads,
+        # its first row (lowest id) holds the bytes.
         Index("idx_image_page_url", "page_id", "url", unique=True),
-        Index("idx_image_url", "url"),
+        Index("idx_image_url", "url", "id"),
         {"schema": SCHEMA},
     )
 

@@ -16,7 +16,18 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Table, and_, bindparam, case, or_, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Table,
+    and_,
+    bindparam,
+    case,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -310,8 +321,7 @@ class CrawlWriter:
         if images:
             self._insert_images(conn, list(images.values()))
         if image_updates:
-            stmt = update(IMAGE).where(IMAGE.c.url == bindparam("b_url"))
-            conn.execute(stmt, list(image_updates.values()))
+            self._record_images(conn, list(image_updates.values()))
         for host, content in robots.items():
             conn.execute(
                 update(SITE).where(SITE.c.id == site_ids[host]).values(robots_content=content)
@@ -389,18 +399,33 @@ class CrawlWriter:
             ids.update({url: pid for url, pid in found})
         return ids
 
+    @staticmethod
+    def _record_images(conn: Connection, fetched: list[dict[str, Any]]) -> None:
+        """A download's outcome goes on every row of its URL; its bytes on the first row
+        only (the lowest id), so a logo on 500 pages is stored once."""
+        meta = [{k: v for k, v in r.items() if k != "data"} for r in fetched]
+        conn.execute(update(IMAGE).where(IMAGE.c.url == bindparam("b_url")), meta)
+        first = select(func.min(IMAGE.c.id)).where(IMAGE.c.url == bindparam("b_url"))
+        with_data = [{"b_url": r["b_url"], "data": r["data"]} for r in fetched if r["data"]]
+        if with_data:
+            stmt = update(IMAGE).where(IMAGE.c.id == first.scalar_subquery())
+            conn.execute(stmt, with_data)
+
     def _insert_images(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
-        """New (page, image) rows copy an earlier download of the same URL, if any."""
+        """New (page, image) rows take the outcome of an earlier download of the same URL,
+        if any, from that URL's first row, read without its bytes."""
         urls = sorted({r["url"] for r in rows})
         known: dict[str, dict[str, Any]] = {}
         for part in chunks(urls):
+            first = (
+                select(func.min(IMAGE.c.id)).where(IMAGE.c.url.in_(part)).group_by(IMAGE.c.url)
+            )
             q = select(
                 IMAGE.c.url,
                 IMAGE.c.content_type,
-                IMAGE.c.data,
                 IMAGE.c.accessed_time,
                 IMAGE.c.http_status_code,
-            ).where(and_(IMAGE.c.url.in_(part), IMAGE.c.accessed_time.is_not(None)))
+            ).where(IMAGE.c.id.in_(first), IMAGE.c.accessed_time.is_not(None))
             for r in conn.execute(q):
                 known.setdefault(r.url, dict(r._mapping))
         full = []
@@ -410,7 +435,7 @@ class CrawlWriter:
                 {
                     **r,
                     "content_type": prev.get("content_type"),
-                    "data": prev.get("data"),
+                    "data": None,  # on the URL's first row only
                     "accessed_time": prev.get("accessed_time"),
                     "http_status_code": prev.get("http_status_code"),
                 }

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Engine, event, inspect, text
 from sqlalchemy.exc import OperationalError
 
 from govsi import db
@@ -208,11 +208,12 @@ def test_writer_records_a_small_crawl(engine: Engine) -> None:
     ids = {u: i for i, u in q(engine, "SELECT id, url FROM page")}
     links = set(q(engine, "SELECT from_page, to_page FROM link"))
     assert links == {(ids[a], ids[b]), (ids[a], ids[c]), (ids[a], ids[a]), (ids[b], ids[a])}
-    images = q(engine, "SELECT page_id, filename, content_type, data FROM image ORDER BY page_id")
-    assert [(p, f, ct, bytes(d)) for p, f, ct, d in images] == [
+    images = q(engine, "SELECT page_id, filename, content_type, data FROM image ORDER BY id")
+    # One row per (page, image); the bytes on the URL's first row only.
+    assert [(p, f, ct, d and bytes(d)) for p, f, ct, d in images] == [
         (ids[a], "i.png", "image/png", b"PNG"),
-        (ids[b], "i.png", "image/png", b"PNG"),
-        (ids["http://a.gov.si/d"], "i.png", "image/png", b"PNG"),
+        (ids[b], "i.png", "image/png", None),
+        (ids["http://a.gov.si/d"], "i.png", "image/png", None),
     ]
     data = q(engine, "SELECT page_id, data_type_code, data, size FROM page_data")
     assert [(p, t, bytes(d), s) for p, t, d, s in data] == [(ids[c], "PDF", b"%PDF", 4)]
@@ -501,3 +502,33 @@ def test_spill_folder_is_never_the_working_directory(
     assert default_spill_dir("postgresql+psycopg2://u:p@h/db") == tmp_path / "state" / "govsi"
     monkeypatch.delenv("XDG_STATE_HOME")
     assert default_spill_dir("postgresql://h/db") == Path.home() / ".local/state/govsi"
+
+
+def test_a_picture_on_many_pages_is_stored_once_and_read_without_its_bytes(
+    engine: Engine,
+) -> None:
+    logo, data = "http://a.gov.si/logo.png", b"\x89PNG" + bytes(100_000)
+    w = CrawlWriter(engine)
+    selects: list[str] = []
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.lstrip().upper().startswith("SELECT") and "image" in statement:
+            selects.append(statement)
+
+    for i in range(60):
+        w.add(FetchedPage(f"http://a.gov.si/{i}", 1, "HTML", T, 200, "text/html", "<p>x</p>",
+                          images=[logo]))  # fmt: skip
+        if i == 5:
+            w.add(FetchedImage(logo, T, 200, "image/png", data))
+        assert w.flush()
+    event.remove(engine, "before_cursor_execute", seen)
+    rows = q(engine, "SELECT count(*), count(data), sum(length(data)) FROM image")
+    assert rows == [(60, 1, len(data))]
+    # Every row says what the download was; the bytes are on the URL's first row.
+    assert q(engine, "SELECT DISTINCT content_type, http_status_code FROM image") == [
+        ("image/png", 200)
+    ]
+    (first,) = q(engine, f"SELECT min(id) FROM image WHERE url = '{logo}'")[0]
+    assert q(engine, "SELECT id FROM image WHERE data IS NOT NULL") == [(first,)]
+    assert selects and not [s for s in selects if "image.data" in s or " data," in s]

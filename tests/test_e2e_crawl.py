@@ -132,15 +132,18 @@ def test_links_exactly(crawled: Result) -> None:
 def test_images_one_row_per_page_and_fetched_once(crawled: Result) -> None:
     ids = page_ids(crawled)
     rows = crawled.rows(
-        "SELECT page_id, url, filename, content_type, data, accessed_time FROM image"
+        "SELECT page_id, url, filename, content_type, data, accessed_time, id FROM image"
     )
-    got = {(ids[pid], url, fn, ct) for pid, url, fn, ct, _, _ in rows}
+    got = {(ids[pid], url, fn, ct) for pid, url, fn, ct, _, _, _ in rows}
     assert got == EXPECTED_IMAGES
-    for _, url, _, _, data, when in rows:
+    first = {url: min(i for _, u, _, _, _, _, i in rows if u == url) for _, url, *_ in rows}
+    for _, url, _, _, data, when, row_id in rows:
         if url.startswith("https://www.google.com"):
             assert data is None and when is None
         elif url.endswith("manjka.png"):
             assert data is None and when is not None  # a 404 page is not the image
+        elif row_id != first[url]:
+            assert data is None and when is not None  # the bytes are on the first row
         else:
             assert when is not None
             assert bytes(data) == (govweb.PNG if url.endswith(".png") else govweb.GIF)
