@@ -27,6 +27,8 @@ from __future__ import annotations
 import hashlib
 import re
 import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from operator import methodcaller
 from typing import Any
@@ -97,13 +99,6 @@ _LINK_DENSE_RATIO = 0.6
 _MENU_MAX_WORDS_PER_LINK = 4.0
 _BLOCKS = ("div", "ul", "ol", "table", "section", "p", "dl")
 _MAIN = etree.XPath("(//main | //*[@role='main'] | //article)[1]")
-# Only elements that can be template parts or a named column are looked at: most of a
-# page (links, list items, paragraphs) has neither a class nor an id.
-_NAMED = etree.XPath("descendant::*[@class or @id]")
-_MAYBE_TEMPLATE = etree.XPath(
-    "descendant::*[@class or @id or @role or self::nav or self::header or self::footer"
-    " or self::aside]"
-)
 
 
 def _names(element: etree._Element) -> list[str]:
@@ -118,37 +113,91 @@ def _is_template(element: etree._Element) -> bool:
     return any(token in _TEMPLATE_WORDS for token in _names(element))
 
 
+def _preorder(root: etree._Element, prune: Callable[[etree._Element], bool]) -> list[Any]:
+    """Elements under ``root`` in document order, without the subtrees of those ``prune``
+    accepts (which are listed). An explicit stack: pages nest thousands deep."""
+    out: list[Any] = []
+    stack = list(reversed(root))
+    while stack:
+        element = stack.pop()
+        if not isinstance(element.tag, str):
+            continue  # comments, processing instructions
+        out.append(element)
+        if not prune(element):
+            stack.extend(reversed(element))
+    return out
+
+
+@dataclass
+class _Sizes:
+    """What ``_text`` and ``_is_menu`` need of a subtree, summed bottom-up once."""
+
+    pieces: int = 0  # non-blank text pieces
+    chars: int = 0  # their stripped length
+    words: int = 0
+    links: int = 0  # <a> elements inside
+    label_chars: int = 0  # the length of each link's _text, summed
+    label_words: int = 0
+
+    @property
+    def text_len(self) -> int:
+        return self.chars + max(0, self.pieces - 1)  # joined by single spaces
+
+
+def _add_text(sizes: _Sizes, text: str | None) -> None:
+    if text and (stripped := text.strip()):
+        sizes.pieces += 1
+        sizes.chars += len(stripped)
+        sizes.words += len(stripped.split())
+
+
+def _subtree_sizes(root: etree._Element) -> dict[etree._Element, _Sizes]:
+    """``_Sizes`` of every element under ``root``, in one pass (children before parents)."""
+    order = _preorder(root, lambda e: False)
+    sizes: dict[etree._Element, _Sizes] = {}
+    for element in reversed(order):
+        own = _Sizes()
+        _add_text(own, element.text)
+        for child in element:
+            if isinstance(child.tag, str):
+                c = sizes[child]
+                own.pieces += c.pieces
+                own.chars += c.chars
+                own.words += c.words
+                own.links += c.links + (child.tag == "a")
+                own.label_chars += c.label_chars + (c.text_len if child.tag == "a" else 0)
+                own.label_words += c.label_words + (c.words if child.tag == "a" else 0)
+            _add_text(own, child.tail)
+        sizes[element] = own
+    return sizes
+
+
 def _content_column(root: etree._Element) -> etree._Element | None:
-    """The first element named as the content that no template part encloses."""
-    for element in _NAMED(root):
-        names = _names(element)
-        if not any(token in _CONTENT_WORDS for token in names):
-            continue
-        if any(token in _TEMPLATE_WORDS for token in names) or _inside_template(element):
-            continue
-        if _text(element):
-            return element
-    return None
-
-
-def _inside_template(element: etree._Element) -> bool:
-    return any(_is_template(ancestor) for ancestor in element.iterancestors())
+    """The first element named as the content that no template part encloses. Linear: a
+    template part's subtree is never entered, and text is counted once bottom-up."""
+    candidates = [
+        element
+        for element in _preorder(root, _is_template)
+        if not _is_template(element)
+        and any(token in _CONTENT_WORDS for token in _names(element))
+    ]
+    if not candidates:
+        return None
+    sizes = _subtree_sizes(root)
+    return next((e for e in candidates if sizes[e].pieces), None)
 
 
 def _text(element: etree._Element) -> str:
     return " ".join(t.strip() for t in element.itertext() if t.strip())
 
 
-def _is_menu(element: etree._Element) -> bool:
-    links = element.findall(".//a")
-    if len(links) < _LINK_DENSE_MIN_LINKS:
+def _is_menu(sizes: _Sizes) -> bool:
+    if sizes.links < _LINK_DENSE_MIN_LINKS:
         return False
-    text = len(_text(element))
-    labels = [_text(a) for a in links]
-    if text == 0 or sum(map(len, labels)) / text < _LINK_DENSE_RATIO:
+    text = sizes.text_len
+    if text == 0 or sizes.label_chars / text < _LINK_DENSE_RATIO:
         return False
-    words = sum(len(label.split()) for label in labels)
-    return words / len(labels) <= _MENU_MAX_WORDS_PER_LINK
+    return sizes.label_words / sizes.links <= _MENU_MAX_WORDS_PER_LINK
 
 
 def _remove(element: etree._Element) -> None:
@@ -176,25 +225,21 @@ def _strip(root: etree._Element) -> etree._Element:
         _remove_template_parts(column)
         return column
     _remove_template_parts(root)
-    for element in list(root.iter(*_BLOCKS)):
-        # Parents come before children; a removed parent takes its children with it.
-        if _attached(element, root) and _is_menu(element):
-            _remove(element)
+    # Sizes of the tree as it is now: removing a menu changes only its ancestors' sizes,
+    # and those were judged before it (parents come first).
+    sizes = _subtree_sizes(root)
+    menus = _preorder(root, lambda e: e.tag in _BLOCKS and _is_menu(sizes[e]))
+    for element in menus:
+        if element.tag in _BLOCKS and _is_menu(sizes[element]):
+            _remove(element)  # its children go with it, never looked at
     return root
 
 
 def _remove_template_parts(root: etree._Element) -> None:
-    for element in _MAYBE_TEMPLATE(root):
-        # An element inside one removed already has gone with it.
-        if _attached(element, root) and _is_template(element):
-            _remove(element)
-
-
-def _attached(element: etree._Element, root: etree._Element) -> bool:
-    while element is not None and element is not root:
-        element = element.getparent()
-    return element is root
-
+    # An element inside a template part goes with it and is never looked at.
+    parts = [e for e in _preorder(root, _is_template) if _is_template(e)]
+    for element in parts:
+        _remove(element)
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())

@@ -23,6 +23,7 @@ __all__ = [
     "header_says_nofollow",
     "onclick_targets",
     "parse_html",
+    "refresh_target",
 ]
 
 # -- links ------------------------------------------------------------------------------
@@ -40,6 +41,8 @@ class ExtractedLinks:
     base_url: str = ""
     # <meta name="robots"> (or name="govsi-crawler") says nofollow or none.
     nofollow: bool = False
+    # Distinct references beyond ``max_links`` (links and images), never resolved.
+    dropped: int = 0
 
 
 # Where an onclick navigation could be. Most pages have none, and then walking only
@@ -49,6 +52,39 @@ _ONCLICK_ATTRIBUTE = re.compile(r"onclick\s*=", re.IGNORECASE)
 # The HTML Standard uses the first <base> that has an href, wherever it is.
 _BASE_HREF = etree.XPath("(//base[@href])[1]/@href")
 _META = etree.XPath("//meta[@name and @content]")
+_HTTP_EQUIV = etree.XPath("//meta[@http-equiv and @content]")
+
+
+def refresh_target(content: str) -> str | None:
+    """The URL of a ``<meta http-equiv="refresh" content=...>``, unresolved, as the HTML
+    Standard's declarative refresh reads it ("5; url='/x'", "0;URL=/x", "3, /x"); None
+    when it only reloads the page."""
+    s = content.strip()
+    i = 0
+    while i < len(s) and (s[i] in "0123456789."):
+        i += 1
+    if i == 0:
+        return None
+    rest = s[i:].lstrip()
+    if rest[:1] in (";", ","):
+        rest = rest[1:].lstrip()
+    if rest[:3].lower() == "url":
+        after = rest[3:].lstrip()
+        if after.startswith("="):
+            rest = after[1:].lstrip()
+    if rest[:1] in ("'", '"'):
+        end = rest.find(rest[0], 1)
+        rest = rest[1:end] if end != -1 else rest[1:]
+    return rest.strip() or None
+
+
+def _refresh_targets(root: etree._Element) -> list[str]:
+    return [
+        target
+        for meta in _HTTP_EQUIV(root)
+        if str(meta.get("http-equiv")).strip().lower() == "refresh"
+        and (target := refresh_target(str(meta.get("content")))) is not None
+    ]
 
 _ROBOTS_META_NAMES = frozenset({"robots", "govsi-crawler"})
 _ROBOTS_TOKEN_SPLIT = re.compile(r"[\s,]+")
@@ -56,9 +92,12 @@ _ROBOTS_TOKEN_SPLIT = re.compile(r"[\s,]+")
 # A navigation in an onclick handler: assigning a string literal to location (or
 # location.href) of the window, or passing one to location.assign()/replace().
 # Only a literal is followed: anything computed ('a' + id, a variable) would be a
-# guess. The lookbehind keeps other objects' properties out (this.location,
-# obj.location); the conditional at the end requires an assignment to end right after
-# the literal (so 'a' + id is refused) and a call to close right after it.
+# guess. What stands before ``location`` (window./document./top./... or nothing, never
+# this.location or obj.location) is checked by ``_window_location`` scanning back: a
+# regex for that prefix would be tried again from every word of a long
+# ``window . window . ...`` chain, quadratic in its length. The conditional at the end
+# requires an assignment to end right after the literal (so 'a' + id is refused) and a
+# call to close right after it.
 _JS_STRING = r"""
     (?:'(?P<sq>[^'\\\r\n]*(?:\\.[^'\\\r\n]*)*)'
       |"(?P<dq>[^"\\\r\n]*(?:\\.[^"\\\r\n]*)*)"
@@ -66,8 +105,6 @@ _JS_STRING = r"""
 """
 _ONCLICK_NAVIGATION = re.compile(
     r"""
-    (?<![\w$.])
-    (?:(?:window|document|top|self|parent)\s*\.\s*)*
     location\s*
     (?:(?P<assign>(?:\.\s*href\s*)?=(?!=))
       |\.\s*(?:assign|replace)\s*\()
@@ -90,10 +127,41 @@ def _js_unescape(match: re.Match[str]) -> str:
     return _JS_SIMPLE_ESCAPES.get(seq, seq)
 
 
+_WINDOW_OBJECTS = ("window", "document", "top", "self", "parent")
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch in "_$"
+
+
+def _window_location(script: str, start: int) -> bool:
+    """Whether the ``location`` at ``start`` is the window's: preceded by nothing but a
+    chain of ``window.``/``document.``/``top.``/``self.``/``parent.``, itself not part of a
+    longer name or member expression. Scans back over that chain only, and chains before
+    two matches never overlap (a match's ``location`` ends the chain before it)."""
+    i = start
+    while True:
+        j = i
+        while j > 0 and script[j - 1].isspace():
+            j -= 1
+        if j == 0 or script[j - 1] != ".":
+            return i == 0 or not (_is_word(script[i - 1]) or script[i - 1] == ".")
+        j -= 1
+        while j > 0 and script[j - 1].isspace():
+            j -= 1
+        name = next((n for n in _WINDOW_OBJECTS if script.endswith(n, 0, j)), None)
+        if name is None:
+            return False  # this.location, obj.location
+        i = j - len(name)
+
+
 def onclick_targets(script: str) -> list[str]:
-    """The literal URLs an onclick handler navigates to, in order, unresolved."""
+    """The literal URLs an onclick handler navigates to, in order, unresolved. Linear in
+    the length of ``script``."""
     targets = []
     for match in _ONCLICK_NAVIGATION.finditer(script):
+        if not _window_location(script, match.start()):
+            continue
         literal = match.group("sq")
         if literal is None:
             literal = match.group("dq")
@@ -152,12 +220,16 @@ def header_says_nofollow(values: list[str], token: str) -> bool:
     return False
 
 
-def extract_links(html: str, page_url: str, root: etree._Element | None = None) -> ExtractedLinks:
+def extract_links(
+    html: str, page_url: str, root: etree._Element | None = None, max_links: int = 0
+) -> ExtractedLinks:
     """Links and images of an HTML document, resolved as a browser resolves them.
 
     ``root`` is the document already parsed by ``parse_html``, when the caller has it (it
     is left as it is). Never raises on malformed input: what the parser can recover is
-    used, and a document it cannot parse has no links.
+    used, and a document it cannot parse has no links. A ``<meta http-equiv="refresh">``
+    target is a link like any other. With ``max_links``, at most that many links and as
+    many images are kept (document order); the rest are counted, not resolved.
     """
     if root is None:
         root = parse_html(html)
@@ -174,33 +246,40 @@ def extract_links(html: str, page_url: str, root: etree._Element | None = None) 
     # Pages repeat the same href (menus, icons) many times, and the base is fixed for
     # the page, so each distinct reference is resolved once.
     resolved: dict[str, str | None] = {}
+    links: dict[str, None] = {}
+    images: dict[str, None] = {}
+    over: set[str] = set()
 
-    def absolute(reference: str) -> str | None:
+    def absolute(reference: str, into: dict[str, None]) -> str | None:
         if reference in resolved:
             return resolved[reference]
+        if max_links and len(into) >= max_links:
+            over.add(reference)
+            return None
         url = resolved[reference] = resolve(base_url, reference)
         return url
 
     with_onclick = "location" in html and _ONCLICK_ATTRIBUTE.search(html) is not None
     elements = root.iter(etree.Element) if with_onclick else root.iter("a", "area", "img")
-    links: dict[str, None] = {}
-    images: dict[str, None] = {}
+    for target in _refresh_targets(root):
+        if (url := absolute(target, links)) is not None:
+            links.setdefault(url)
     for element in elements:
         tag = element.tag
         if tag == "img":
             src = element.get("src")
             # Browsers fetch nothing for an empty src; data: URIs are not fetched.
-            if src and not src.isspace() and (url := absolute(src)) is not None:
+            if src and not src.isspace() and (url := absolute(src, images)) is not None:
                 images.setdefault(url)
         elif tag == "a" or tag == "area":
             href = element.get("href")
-            if href is not None and (url := absolute(href)) is not None:
+            if href is not None and (url := absolute(href, links)) is not None:
                 links.setdefault(url)
         if with_onclick:
             onclick = element.get("onclick")
             if onclick and "location" in onclick:
                 for target in onclick_targets(onclick):
-                    if (url := absolute(target)) is not None:
+                    if (url := absolute(target, links)) is not None:
                         links.setdefault(url)
 
     return ExtractedLinks(
@@ -208,4 +287,5 @@ def extract_links(html: str, page_url: str, root: etree._Element | None = None) 
         images=list(images),
         base_url=base_url,
         nofollow=_is_nofollow(root),
+        dropped=len(over),
     )

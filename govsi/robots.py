@@ -41,8 +41,9 @@ skipped. Our own extensions: ``Crawl-delay`` (a group member, like a rule) and `
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from urllib.parse import urljoin, urlsplit
 
 # RFC 9309 section 2.5: crawlers must parse at least 500 KiB; more is not worth the memory.
@@ -79,10 +80,47 @@ class _Group:
     closed: bool = False
 
 
-class _Policy:
-    """The merged rules of the groups that apply to one crawler, compiled for speed."""
+class _Rule(NamedTuple):
+    rank: int  # position in deciding order: longer first, Allow before Disallow
+    is_allow: bool
+    # The pattern split at "*": the first piece is the literal prefix a path must start
+    # with (the key the rule is filed under), the rest must follow in order.
+    pieces: tuple[str, ...]
+    anchored: bool  # a final "$": the last piece ends the path
 
-    __slots__ = ("_is_allow", "_match", "crawl_delay")
+
+def _rule(rank: int, is_allow: bool, pattern: str) -> _Rule:
+    anchored = pattern.endswith("$")
+    return _Rule(rank, is_allow, tuple((pattern[:-1] if anchored else pattern).split("*")),
+                 anchored)  # fmt: skip
+
+
+def _matches(rule: _Rule, path: str) -> bool:
+    """robots.cc Matches for a path already known to start with the rule's prefix.
+    Matching each later piece at its leftmost place is always right for a glob of "*"
+    only, so this is a few ``str.find`` calls: linear in the path, no backtracking."""
+    pieces = rule.pieces
+    if len(pieces) == 1:
+        return not rule.anchored or len(path) == len(pieces[0])
+    pos = len(pieces[0])
+    for piece in pieces[1:-1]:
+        if piece:
+            found = path.find(piece, pos)
+            if found < 0:
+                return False
+            pos = found + len(piece)
+    last = pieces[-1]
+    if rule.anchored:
+        return len(path) - len(last) >= pos and path.endswith(last)
+    return not last or path.find(last, pos) >= 0
+
+
+class _Policy:
+    """The merged rules of the groups that apply to one crawler, filed by the literal
+    prefix each starts with, so that a path is checked only against the rules whose
+    prefix it starts with (linear in those), and nothing is compiled."""
+
+    __slots__ = ("_by_prefix", "_lengths", "crawl_delay")
 
     def __init__(self, groups: list[_Group]) -> None:
         rules = {
@@ -90,22 +128,26 @@ class _Policy:
         }
         # An empty pattern matches with priority 0, which never decides anything in
         # robots.cc (a rule must match with priority > 0 to count), so it is dropped.
-        # Longest pattern first, Allow before Disallow of the same length: the first
-        # alternative of one regex that matches is then the rule that decides.
         ordered = sorted((r for r in rules if r[1]), key=lambda r: (-len(r[1]), not r[0]))
-        self._is_allow = [True] + [is_allow for is_allow, _ in ordered]
-        self._match: Callable[[str], re.Match[str] | None] | None = None
-        if ordered:
-            alternatives = "|".join(f"({_pattern_regex(p)})" for _, p in ordered)
-            self._match = re.compile(alternatives, re.DOTALL).match
+        self._by_prefix: dict[str, list[_Rule]] = {}
+        for rank, (is_allow, pattern) in enumerate(ordered):
+            rule = _rule(rank, is_allow, pattern)
+            self._by_prefix.setdefault(rule.pieces[0], []).append(rule)  # ranks ascending
+        self._lengths = sorted({len(prefix) for prefix in self._by_prefix})
         self.crawl_delay = next((d for g in groups for d in g.delays), None)
 
     def allows(self, path: str) -> bool:
-        if self._match is None:
-            return True
-        m = self._match(path)
-        # Alternatives contain no capturing group of their own, so lastindex names the rule.
-        return m is None or self._is_allow[m.lastindex or 0]
+        best: _Rule | None = None
+        for length in self._lengths:
+            if length > len(path):
+                break
+            for rule in self._by_prefix.get(path[:length], ()):
+                if best is not None and rule.rank >= best.rank:
+                    break
+                if _matches(rule, path):
+                    best = rule
+                    break
+        return best is None or best.is_allow
 
 
 class RobotsRules:
@@ -282,23 +324,6 @@ def _with_index_variant(rule: tuple[bool, str]) -> Iterable[tuple[bool, str]]:
     slash = pattern.rfind("/")
     if is_allow and slash >= 0 and pattern.startswith("/index.htm", slash):
         yield (True, pattern[: slash + 1] + "$")
-
-
-def _pattern_regex(pattern: str) -> str:
-    """A regex equivalent to robots.cc Matches: anchored at the start, ``*`` is any run,
-    ``$`` only at the end anchors the end."""
-    anchored = pattern.endswith("$")
-    parts = [re.escape(p) for p in (pattern[:-1] if anchored else pattern).split("*")]
-    if len(parts) == 1:
-        return parts[0] + (r"\Z" if anchored else "")
-    # Matching each middle piece at its leftmost place is always right for a glob, so the
-    # middle pieces are atomic: no backtracking, hence no blow-up on /*a*a*a*a*b. Only the
-    # last piece backtracks, and greedily, which Python's re does much faster than lazily.
-    middle = "".join(f"(?>.*?{p})" for p in parts[1:-1] if p)
-    last = parts[-1]
-    if anchored:
-        return f"{parts[0]}{middle}.*{last}\\Z"
-    return f"{parts[0]}{middle}" + (f".*{last}" if last else "")
 
 
 def _path_params_query(url: str) -> str:

@@ -23,6 +23,9 @@ ALLOWED_DOMAIN_SUFFIXES = ["gov.si"]
 DEPTH_LIMIT = 0
 # Longer URLs are dropped (and counted in stats) rather than stored; page.url is 3000 wide.
 MAX_URL_LENGTH = 2000
+# At most this many links (and as many images) are taken from one page, in document
+# order; the rest are counted (govsi/links/over_limit), never resolved. 0 = no limit.
+MAX_LINKS_PER_PAGE = 10_000
 # Scrapy's own URL-length middleware would silently drop at 2083; MAX_URL_LENGTH rules.
 URLLENGTH_LIMIT = 0
 # Addresses the crawler may connect to although they are not public (govsi/guard.py):

@@ -3,6 +3,8 @@ content."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from govsi.dedup import (
@@ -15,6 +17,7 @@ from govsi.dedup import (
     signature,
     similarity,
 )
+from tests.support.growth import LINEAR_BOUND, growth
 
 MENU = " ".join(f'<a href="/r{i}">Rubrika številka {i}</a>' for i in range(30))
 FOOTER = "Gregorčičeva 20, 1000 Ljubljana. Telefon 01 478 10 00. Vse pravice pridržane."
@@ -188,3 +191,39 @@ def test_a_stored_signature_compares_like_the_one_it_came_from() -> None:
     assert a is not None and b is not None
     restored = unpack(pack(a), 128)
     assert restored.jaccard(b) == a.jaccard(b)
+
+
+# -- hostile pages stay linear ------------------------------------------------------------
+def _nested(opening: str, n: int, inner: str = "") -> str:
+    return f"<html><body>{opening * n}{inner}{'</div>' * n}</body></html>"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        # 180 KB of nested content columns took 31 s (each looked up its ancestors).
+        lambda n: _nested('<div class="content">', n),
+        lambda n: _nested('<div class="content">', n, "besedilo"),
+        lambda n: _nested('<div id="app">', n, "besedilo"),
+        # No content column: every block is judged as a menu (its links and text).
+        lambda n: _nested('<div><a href="/x">meni</a> ', n),
+        lambda n: _nested('<div class="footer"><div class="vsebina">', n, "x"),
+    ],
+)
+def test_main_text_of_nested_pages_costs_linear_time(make: Any) -> None:
+    def run(html: str) -> str:
+        return main_text(html)
+
+    assert growth(run, make, 2000) < LINEAR_BOUND
+
+
+def test_main_text_of_a_deeply_nested_page_is_its_text() -> None:
+    # libxml2 keeps 256 levels; within them the answers are what they always were.
+    assert main_text(_nested('<div class="content">', 200, "besedilo strani")) == (
+        "besedilo strani"
+    )
+    assert main_text(_nested('<div id="app">', 250, "x y")) == "x y"
+    inside_footer = _nested('<div class="footer"><div class="vsebina">', 100, "x")
+    assert main_text(inside_footer) == ""  # a content column inside the footer is not it
+    # One block of links in another, 100 deep: a menu, gone with all it holds.
+    assert main_text(_nested('<div><a href="/x">meni</a> ', 100, "konec")) == ""

@@ -10,7 +10,9 @@ from govsi.extract import (
     ExtractedLinks,
     extract_links,
     onclick_targets,
+    refresh_target,
 )
+from tests.support.growth import LINEAR_BOUND, growth
 
 PAGE = "https://www.gov.si/a/b/page.html"
 
@@ -389,3 +391,80 @@ def test_extract_links_keeps_resolve_output_exactly() -> None:
     # No canonicalization here: query order, default-less ports and fragments stay.
     found = extract_links('<a href="https://www.gov.si:8443/p?b=2&a=1#x">', PAGE)
     assert found.links == ["https://www.gov.si:8443/p?b=2&a=1#x"]
+
+
+# -- hostile pages stay linear ------------------------------------------------------------
+def test_a_long_window_chain_in_onclick_costs_linear_time() -> None:
+    # 72 KB of "window . window . ..." took 5.5 s with a regex for the prefix.
+    assert growth(onclick_targets, lambda n: "window . " * n + "locatio", 4000) < LINEAR_BOUND
+    assert growth(onclick_targets, lambda n: "window . " * n + "location='/x'", 4000) < (
+        LINEAR_BOUND
+    )
+    assert onclick_targets("window . " * 8000 + "location.href='/x'") == ["/x"]
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("window.location='/a'", ["/a"]),
+        ("window . document . location . href = '/a'", ["/a"]),
+        ("top.location.replace('/a')", ["/a"]),
+        ("  location='/a'", ["/a"]),
+        ("this.location='/a'", []),
+        ("obj.window.location='/a'", []),
+        ("xwindow.location='/a'", []),
+        ("mylocation='/a'", []),
+        ("$location='/a'", []),
+        ("window . this . location='/a'", []),
+    ],
+)
+def test_whose_location_it_is(script: str, expected: list[str]) -> None:
+    assert onclick_targets(script) == expected
+
+
+def test_links_per_page_are_capped_and_the_rest_counted_not_resolved() -> None:
+    items = "".join(f'<a href="/p{i}">x</a><img src="/i{i}.png">' for i in range(50))
+    page = f'<html><body>{items}<a href="/p3">again</a></body></html>'
+    found = extract_links(page, "http://a.gov.si/", max_links=10)
+    assert found.links == [f"http://a.gov.si/p{i}" for i in range(10)]
+    assert found.images == [f"http://a.gov.si/i{i}.png" for i in range(10)]
+    assert found.dropped == 80  # 40 links and 40 images, each counted once
+    assert extract_links(page, "http://a.gov.si/").dropped == 0
+
+
+def test_two_hundred_thousand_links_cost_linear_time() -> None:
+    def page(n: int) -> str:
+        return "<html><body>" + "".join(f'<a href="/p{i}">{i}</a>' for i in range(n)) + "</body>"
+
+    def links(html: str) -> object:
+        return extract_links(html, "http://a.gov.si/", max_links=10_000)
+
+    assert growth(links, page, 50_000) < LINEAR_BOUND
+    assert len(links(page(200_000)).links) == 10_000  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("0; url=/nov", "/nov"),
+        ("5;URL='/nov'", "/nov"),
+        ('3, url="/nov naslov"', "/nov naslov"),
+        ("0;url=http://zunaj.example.com/", "http://zunaj.example.com/"),
+        ("1.5; /nov", "/nov"),
+        ("0", None),  # a reload of the same page
+        ("0;", None),
+        ("url=/nov", None),  # no time: not a refresh
+        ("", None),
+        ("  10 ;  URL = /a?b=1  ", "/a?b=1"),
+    ],
+)
+def test_meta_refresh_target(content: str, expected: str | None) -> None:
+    assert refresh_target(content) == expected
+
+
+def test_a_meta_refresh_is_a_link_of_the_page() -> None:
+    page = ('<html><head><meta http-equiv="Refresh" content="0; url=/cilj"></head>'
+            '<body><a href="/a">a</a></body></html>')  # fmt: skip
+    assert extract_links(page, "http://a.gov.si/x").links == [
+        "http://a.gov.si/cilj", "http://a.gov.si/a",
+    ]  # fmt: skip

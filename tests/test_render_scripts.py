@@ -15,6 +15,7 @@ from govsi.render.scripts import (
     script_signature,
 )
 from govsi.urls import in_scope
+from tests.support.growth import LINEAR_BOUND, growth
 
 PAGE = "https://a.gov.si/stran"
 ARTICLE = "<p>" + "Vlada je sprejela uredbo o javnih naročilih. " * 8 + "</p>"
@@ -193,3 +194,12 @@ def test_page_yield() -> None:
     assert got.links == {"https://a.gov.si/x"} and got.images == {"https://a.gov.si/i.png"}
     assert got.text_chars >= 3
     assert page_yield(None, ExtractedLinks(links=[], images=[])).text_chars == 0
+
+
+@pytest.mark.parametrize("opening", ['<div id="app">', '<div class="content">', "<noscript>"])
+def test_needs_browser_costs_linear_time_on_nested_pages(opening: str) -> None:
+    def page(n: int) -> object:
+        closing = "</noscript>" if opening == "<noscript>" else "</div>"
+        return parse_html(f"<html><body>{opening * n}x{closing * n}</body></html>")
+
+    assert growth(needs_browser, page, 2000) < LINEAR_BOUND

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from govsi.robots import MAX_BODY_BYTES, RobotsRules, parse, rules_for_response
+from tests.support.growth import LINEAR_BOUND, growth
 
 DATA = Path(__file__).parent
 ROBOTS_URL = "https://www.gov.si/robots.txt"
@@ -405,3 +406,46 @@ def test_allowed_is_fast() -> None:
     per_call = (time.perf_counter() - start) / calls
     # Generous bound (about 1 us on a laptop); it catches a per-call re-parse or re-compile.
     assert per_call < 50e-6
+
+
+# -- hostile robots.txt files stay cheap ----------------------------------------------------
+def _wildcards(n: int) -> RobotsRules:
+    body = "User-agent: *\n" + "".join(f"Disallow: /a*b*c{i}*d\n" for i in range(n))
+    return parse(body, "https://x.gov.si/robots.txt")
+
+
+def test_a_path_is_checked_only_against_the_rules_whose_prefix_it_has(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import govsi.robots as module
+
+    checked: list[str] = []
+    real = module._matches
+
+    def counted(rule: Any, path: str) -> bool:
+        checked.append(path)
+        return real(rule, path)
+
+    monkeypatch.setattr(module, "_matches", counted)
+    for n in (5_000, 10_000):
+        rules = _wildcards(n)
+        checked.clear()
+        assert rules.allowed("https://x.gov.si/zemljevid", UA)
+        assert checked == []  # no rule starts with "/z"
+        assert rules.allowed("https://x.gov.si/" + "a" * 300 + "b", UA)
+        assert len(checked) == n  # every rule applies, each checked once
+    rules = _wildcards(3)
+    assert not rules.allowed("https://x.gov.si/a/b/c2/d", UA)
+
+
+def test_a_long_wildcard_pattern_costs_linear_time() -> None:
+    # robots.cc's own worst case: a pattern of many "*a" pieces against a path of a's.
+    def rules(n: int) -> tuple[RobotsRules, str]:
+        body = "User-agent: *\nDisallow: /" + "*a" * n + "*b\n"
+        return parse(body, "https://x.gov.si/robots.txt"), "https://x.gov.si/" + "a" * (4 * n)
+
+    def check(made: tuple[RobotsRules, str]) -> bool:
+        return made[0].allowed(made[1], UA)
+
+    assert growth(check, rules, 2000) < LINEAR_BOUND
+    assert check(rules(10)) is True

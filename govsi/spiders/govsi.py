@@ -85,6 +85,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         s = crawler.settings
         spider.suffixes = s.getlist("ALLOWED_DOMAIN_SUFFIXES")
         spider.max_url_length = s.getint("MAX_URL_LENGTH")
+        spider.max_links = s.getint("MAX_LINKS_PER_PAGE")
         spider.depth_limit = s.getint("DEPTH_LIMIT")
         spider.max_size = s.getint("DOWNLOAD_MAXSIZE")
         spider.robots_token = s.get("ROBOTSTXT_USER_AGENT").lower()
@@ -263,7 +264,11 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         # One parse serves both: links are read from the tree, then the duplicate check
         # cuts the template out of it.
         root = parse_html(text)
-        found = extract_links(text, response.url, root)
+        found = extract_links(text, response.url, root, self.max_links)
+        if found.dropped:
+            self.crawler.stats.inc_value("govsi/links/over_limit", found.dropped)
+            logger.info("%s: %d links beyond MAX_LINKS_PER_PAGE (%d) not taken",
+                        record.url, found.dropped, self.max_links)  # fmt: skip
         tag = [v.decode("latin-1") for v in response.headers.getlist("X-Robots-Tag")]
         # Kept with the links: a rendered version's response may not carry the header.
         found.nofollow = found.nofollow or header_says_nofollow(tag, self.robots_token)

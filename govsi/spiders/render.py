@@ -61,6 +61,7 @@ class RenderingMixin:
 
     crawler: Any
     suffixes: list[str]
+    max_links: int
     planner: RenderPlanner
     renderer: Renderer | None
     # Pages waiting for their signature's samples, woken when it is decided.
@@ -138,7 +139,7 @@ class RenderingMixin:
         text = rendered.html
         new_root = parse_html(text)
         # The page's own URL is the base, whatever history.pushState made of the address.
-        new_found = extract_links(text, record.url, new_root)
+        new_found = extract_links(text, record.url, new_root, self.max_links)
         if plan == "sample" and signature is not None:
             gained = rendering_adds(page_yield(root, found), page_yield(new_root, new_found))
             self.crawler.stats.inc_value(f"govsi/render/sampled/{'gained' if gained else 'same'}")
