@@ -15,13 +15,15 @@ import fcntl
 import importlib.resources
 import logging
 import os
+import re
 import socket
 import tempfile
 import uuid
 from datetime import UTC, datetime
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
+from urllib.parse import quote
 
 from sqlalchemy import (
     BigInteger,
@@ -308,6 +310,48 @@ def unqualified_metadata() -> MetaData:
     for table in Base.metadata.sorted_tables:
         table.to_metadata(plain, schema=None, referred_schema_fn=lambda *_: BLANK_SCHEMA)
     return plain
+
+
+def display_url(url: str | Any) -> str:
+    """A crawldb URL fit for logs and reports: the password hidden, whether it is in the
+    userinfo (``u:secret@host``) or the query (``?password=secret``, ``sslpassword=``, any
+    parameter whose name contains "password"). Never raises: what cannot be parsed is
+    shown as ``<unparsable URL>``."""
+    try:
+        parsed = make_url(str(url)) if not hasattr(url, "render_as_string") else url
+        shown = parsed.set(query={}).render_as_string(hide_password=True)
+        pairs = [
+            (k, "***" if "password" in k.lower() else quote(v, safe=""))
+            for k, values in parsed.query.items()
+            for v in ((values,) if isinstance(values, str) else values)
+        ]
+        return str(shown) + ("?" + "&".join(f"{k}={v}" for k, v in pairs) if pairs else "")
+    except Exception:  # a display helper must not take the crawl down
+        return "<unparsable URL>"
+
+
+# Greedy to the last "@" before the path: a password may hold a raw "@".
+_USERINFO_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^/\s]*(@)")
+_QUERY_PASSWORD = re.compile(r"([?&]\w*password\w*=)[^&\s'\"]*", re.IGNORECASE)
+
+
+def hide_passwords(text: str) -> str:
+    """``text`` with every URL's password masked (userinfo and query), for log lines that
+    quote settings (Scrapy logs the overridden ones, CRAWLDB_URL included)."""
+    if "://" not in text:
+        return text
+    return _QUERY_PASSWORD.sub(r"\1***", _USERINFO_PASSWORD.sub(r"\1***\2", text))
+
+
+class HidePasswords(logging.Filter):
+    """A logging filter that masks URL passwords in a record's message."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        hidden = hide_passwords(message)
+        if hidden != message:
+            record.msg, record.args = hidden, None
+        return True
 
 
 def resolve_crawldb_url(setting: str | None) -> str:

@@ -83,7 +83,7 @@ class CrawlStore:
         self.items_written = 0
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
-        logger.info("crawldb at %s", self.engine.url.render_as_string(hide_password=True))
+        logger.info("crawldb at %s", db.display_url(self.engine.url))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CrawlStore:

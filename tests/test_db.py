@@ -532,3 +532,39 @@ def test_a_picture_on_many_pages_is_stored_once_and_read_without_its_bytes(
     (first,) = q(engine, f"SELECT min(id) FROM image WHERE url = '{logo}'")[0]
     assert q(engine, "SELECT id FROM image WHERE data IS NOT NULL") == [(first,)]
     assert selects and not [s for s in selects if "image.data" in s or " data," in s]
+
+
+# -- passwords are never shown ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql+psycopg2://u:secret@h/db", "postgresql+psycopg2://u:***@h/db"),
+        ("postgresql+psycopg2://u@h/db?password=secret", "postgresql+psycopg2://u@h/db?password=***"),
+        ("postgresql://u@h/db?PassWord=x&sslmode=require",
+         "postgresql://u@h/db?PassWord=***&sslmode=require"),
+        ("postgresql://h/db?sslpassword=k", "postgresql://h/db?sslpassword=***"),
+        ("sqlite:///crawldb.sqlite3", "sqlite:///crawldb.sqlite3"),
+        ("sqlite:////tmp/x/crawldb.sqlite3", "sqlite:////tmp/x/crawldb.sqlite3"),
+        ("not a url", "<unparsable URL>"),
+        ("postgresql://u:p@h:port/db", "<unparsable URL>"),
+    ],
+)  # fmt: skip
+def test_a_crawldb_url_is_shown_without_its_password(url: str, shown: str) -> None:
+    assert db.display_url(url) == shown
+    assert "secret" not in db.hide_passwords(f"settings {{'CRAWLDB_URL': '{url}'}}")
+    # A raw "@" in a password (it should be %40) is still hidden in log lines.
+    assert db.hide_passwords("postgresql://u:a@b@h/db") == "postgresql://u:***@h/db"
+
+
+def test_log_lines_quoting_settings_hide_passwords(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    log = logging.getLogger("test.passwords")
+    log.addFilter(db.HidePasswords())
+    with caplog.at_level(logging.INFO, logger="test.passwords"):
+        log.info(
+            "Overridden settings:\n%(s)s",
+            {"s": {"CRAWLDB_URL": "postgresql://u:pw@h/d?password=pw2"}},
+        )
+    assert "pw" not in caplog.text.replace("password", "")
+    assert "postgresql://u:***@h/d?password=***" in caplog.text

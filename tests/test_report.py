@@ -14,7 +14,7 @@ from govsi import db
 from govsi.report.build import Report, ReportError, build_report, host_of, report_engine
 from govsi.report.charts import bars_svg, drawing, graph_svg, node_kind, radii, short
 from govsi.report.graphs import Graph, spring_layout
-from govsi.report.output import fmt, script_json, to_csv
+from govsi.report.output import csv_cell, fmt, script_json, to_csv
 from govsi.report.queries import Scope, rate_width
 
 T0 = datetime(2026, 1, 1, 0, 0, 0)
@@ -456,3 +456,28 @@ def test_node_area_follows_weight_within_bounds() -> None:
     assert radii([{"pages": 10**7}, {"pages": 1}], area=780 * 620)[0] == 24.0
     many = radii([{"pages": 50}] * 300, area=780 * 620)
     assert 3.0 <= many[0] < 8  # 300 sites still fit the picture
+
+
+@pytest.mark.parametrize(
+    ("value", "cell"),
+    [
+        ('=HYPERLINK("http://zlo.example")', '\'=HYPERLINK("http://zlo.example")'),
+        ("+1+1", "'+1+1"),
+        ("-2+3", "'-2+3"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tTAB", "'\tTAB"),
+        ("\r=1", "'\r=1"),
+        ("http://a.gov.si/=x", "http://a.gov.si/=x"),
+        ("", ""),
+        (None, ""),
+        (-5, -5),  # numbers stay numbers
+        (-0.5, -0.5),
+        (42, 42),
+    ],
+)
+def test_csv_cells_that_would_be_formulas_are_neutralised(value: Any, cell: Any) -> None:
+    assert csv_cell(value) == cell
+
+
+def test_csv_files_neutralise_headers_and_cells() -> None:
+    assert to_csv(["=cmd", "url"], [["@x", -1], [None, "a"]]) == "'=cmd,url\n'@x,-1\n,a\n"

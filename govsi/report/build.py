@@ -144,7 +144,7 @@ def build_report(
         pages = site_graph(conn, chosen[0], chosen[1], max_pages) if chosen else None
     return Report(
         generated_at=now,
-        crawldb=engine.url.render_as_string(hide_password=True),
+        crawldb=db.display_url(engine.url),
         seed_sites=seed_names,
         scopes=tables,
         domain_graph=domains,

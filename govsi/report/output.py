@@ -84,11 +84,26 @@ def _node_column(name: str) -> tuple[int, str]:
     return (first.index(name), name) if name in first else (len(first), name)
 
 
+# A cell a spreadsheet would read as a formula (OWASP "CSV injection"): URLs, titles and
+# error texts come from the crawled web, which may be hostile.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A value as a CSV cell: None empty, numbers as they are, text that would start a
+    formula behind a single quote."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
 def to_csv(columns: list[str], rows: list[list[Any]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows(["" if v is None else v for v in row] for row in rows)
+    writer.writerow([csv_cell(c) for c in columns])
+    writer.writerows([csv_cell(v) for v in row] for row in rows)
     return out.getvalue()
 
 

@@ -24,7 +24,7 @@ from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
 from govsi.contenttypes import classify, declared_length
-from govsi.db import utcnow
+from govsi.db import HidePasswords, utcnow
 from govsi.dupefilters import KnownUrls
 from govsi.dupindex import DuplicateIndex, Verdict
 from govsi.encoding import decode_html
@@ -70,6 +70,11 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         # Delays are the frontier's (govsi.scheduler), per host and per address, counted
         # from when a request reached the server; Scrapy's per-slot delay would add to them.
         settings.set("DOWNLOAD_DELAY", 0, priority="spider")
+        # Scrapy logs the settings a run overrides next, CRAWLDB_URL among them.
+        for name in ("scrapy.crawler", "scrapy.addons"):
+            log = logging.getLogger(name)
+            if not any(isinstance(f, HidePasswords) for f in log.filters):
+                log.addFilter(HidePasswords())
         configure_rendering(settings)
 
     def __init__(self, *args: Any, seeds: str | None = None, **kwargs: Any) -> None:
