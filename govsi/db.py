@@ -391,7 +391,16 @@ def lock_sqlite(url: str) -> IO[bytes] | None:
     return lock
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(
+    url: str,
+    connect_timeout: float = 10.0,
+    statement_timeout: float = 0.0,
+    keepalives_idle: int = 10,
+) -> Engine:
+    """The crawldb engine. On PostgreSQL every connection has a connect timeout, a
+    statement timeout and TCP keepalives, so that a partitioned database fails a round in
+    seconds instead of hanging it for the kernel's minutes (the lease keeper depends on
+    hearing back). SQLite waits up to 30 s for a lock."""
     if is_sqlite(url):
         engine = create_engine(
             url,
@@ -410,11 +419,17 @@ def make_engine(url: str) -> Engine:
 
         return engine
     # search_path lets the same unqualified SQL run on both back ends.
-    return create_engine(
-        url,
-        pool_pre_ping=True,
-        connect_args={"options": f"-c search_path={SCHEMA},public"},
-    )
+    options = f"-c search_path={SCHEMA},public"
+    if statement_timeout > 0:
+        options += f" -c statement_timeout={int(statement_timeout * 1000)}"
+    connect_args: dict[str, Any] = {"options": options}
+    if connect_timeout > 0:
+        connect_args["connect_timeout"] = max(1, round(connect_timeout))
+    if keepalives_idle > 0:
+        connect_args.update(keepalives=1, keepalives_idle=keepalives_idle,
+                            keepalives_interval=max(1, keepalives_idle // 2),
+                            keepalives_count=3)  # fmt: skip
+    return create_engine(url, pool_pre_ping=True, connect_args=connect_args)
 
 
 def alter_schema(conn: Connection) -> str | None:

@@ -178,8 +178,7 @@ def _content_column(root: etree._Element) -> etree._Element | None:
     candidates = [
         element
         for element in _preorder(root, _is_template)
-        if not _is_template(element)
-        and any(token in _CONTENT_WORDS for token in _names(element))
+        if not _is_template(element) and any(token in _CONTENT_WORDS for token in _names(element))
     ]
     if not candidates:
         return None
@@ -240,6 +239,7 @@ def _remove_template_parts(root: etree._Element) -> None:
     parts = [e for e in _preorder(root, _is_template) if _is_template(e)]
     for element in parts:
         _remove(element)
+
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())

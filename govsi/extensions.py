@@ -50,7 +50,12 @@ class CrawlStore:
         except db.CrawldbInUse as e:
             logger.error("%s", e)
             raise
-        self.engine = db.make_engine(self.url)
+        self.engine = db.make_engine(
+            self.url,
+            connect_timeout=s.getfloat("DB_CONNECT_TIMEOUT"),
+            statement_timeout=s.getfloat("DB_STATEMENT_TIMEOUT"),
+            keepalives_idle=s.getint("DB_KEEPALIVES_IDLE"),
+        )
         db.migrate(self.engine)
         find_originals = None
         if s.getbool("DUPLICATE_DETECTION"):

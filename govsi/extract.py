@@ -86,6 +86,7 @@ def _refresh_targets(root: etree._Element) -> list[str]:
         and (target := refresh_target(str(meta.get("content")))) is not None
     ]
 
+
 _ROBOTS_META_NAMES = frozenset({"robots", "govsi-crawler"})
 _ROBOTS_TOKEN_SPLIT = re.compile(r"[\s,]+")
 

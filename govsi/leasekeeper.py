@@ -75,6 +75,7 @@ class LeaseKeeper:
         self.worker = worker or leases.worker_id()
         self.state = _State()
         self._loop: task.LoopingCall | None = None
+        self._expiry: task.LoopingCall | None = None
         self._busy = False
         self._last_scan = 0.0
         # Stop using a lease this long before it runs out unless renewed: a renewal late
@@ -111,11 +112,16 @@ class LeaseKeeper:
         if self.shared:
             self._loop = task.LoopingCall(self.tick)
             self._loop.start(self.ttl / 3, now=False)
+            # Expiry on the local clock, often, whatever a round is doing: a round hung on a
+            # partitioned crawldb must not keep an address served past its lease.
+            self._expiry = task.LoopingCall(self.expire)
+            self._expiry.start(min(1.0, self.margin / 4), now=False)
 
     def stop(self) -> None:
         """Give every lease back (the crawl's writes are done by now)."""
-        if self._loop is not None and self._loop.running:
-            self._loop.stop()
+        for loop in (self._loop, self._expiry):
+            if loop is not None and loop.running:
+                loop.stop()
         if not self.shared:
             return
         held = list(self.state.held)
@@ -129,14 +135,22 @@ class LeaseKeeper:
         self.state.held.clear()
 
     # -- one round ---------------------------------------------------------------------------
-    def tick(self) -> None:
-        if not self.shared or self._busy:
-            return
+    def expire(self) -> None:
+        """Drop every lease that may run out within the margin unless a renewal that
+        reached crawldb says otherwise; taken up again only through a round that did."""
         now = time.monotonic()
-        # Leases not renewed in time are dropped before anything else.
         for ip, expiry in list(self.state.held.items()):
             if now > expiry - self.margin:
                 self._lose(ip, "not renewed in time")
+
+    def tick(self) -> None:
+        if not self.shared:
+            return
+        # Before anything else, and also while a round is still out.
+        self.expire()
+        if self._busy:
+            return
+        now = time.monotonic()
         held = list(self.state.held)
         idle = set(self.cb.idle(held))
         # Addresses beyond this worker's share that others ask for are handed over once

@@ -119,6 +119,12 @@ DB_FLUSH_INTERVAL = 2.0
 # A failed write is retried this many times (with backoff) before it is kept for the next
 # flush; what still cannot be written at the end is saved to a JSON-lines file.
 DB_WRITE_RETRIES = 3
+# PostgreSQL connections: seconds to connect, seconds a statement may run, seconds of
+# silence before TCP keepalives probe (0 turns each off). A partitioned crawldb then fails
+# a write or a lease round within seconds instead of hanging it for minutes.
+DB_CONNECT_TIMEOUT = 10.0
+DB_STATEMENT_TIMEOUT = 120.0
+DB_KEEPALIVES_IDLE = 10
 # Where unwritable items are saved when the database stays away until the crawl ends
 # (files of mode 0600, each naming the crawldb it belongs to). "" = beside an SQLite
 # crawldb, else $XDG_STATE_HOME/govsi (~/.local/state/govsi); never the working directory.

@@ -417,9 +417,7 @@ class CrawlWriter:
         urls = sorted({r["url"] for r in rows})
         known: dict[str, dict[str, Any]] = {}
         for part in chunks(urls):
-            first = (
-                select(func.min(IMAGE.c.id)).where(IMAGE.c.url.in_(part)).group_by(IMAGE.c.url)
-            )
+            first = select(func.min(IMAGE.c.id)).where(IMAGE.c.url.in_(part)).group_by(IMAGE.c.url)
             q = select(
                 IMAGE.c.url,
                 IMAGE.c.content_type,

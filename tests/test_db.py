@@ -568,3 +568,20 @@ def test_log_lines_quoting_settings_hide_passwords(caplog: pytest.LogCaptureFixt
         )
     assert "pw" not in caplog.text.replace("password", "")
     assert "postgresql://u:***@h/d?password=***" in caplog.text
+
+
+def test_postgresql_connections_time_out_and_keep_alive(pg_cluster: Any) -> None:
+    engine = db.make_engine(pg_cluster.create_database("timeouts"), connect_timeout=3,
+                            statement_timeout=0.5, keepalives_idle=7)  # fmt: skip
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(text("SHOW statement_timeout")).scalar() == "500ms"
+            dsn = conn.connection.dbapi_connection.get_dsn_parameters()  # type: ignore[union-attr]
+            assert (dsn["connect_timeout"], dsn["keepalives"], dsn["keepalives_idle"]) == (
+                "3", "1", "7",
+            )  # fmt: skip
+        # A statement that hangs (a partitioned or stuck server) fails instead of waiting.
+        with pytest.raises(OperationalError, match="statement timeout"), engine.connect() as conn:
+            conn.execute(text("SELECT pg_sleep(5)"))
+    finally:
+        engine.dispose()

@@ -12,7 +12,7 @@ from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
 from govsi.frontier import Frontier
-from govsi.leasekeeper import LeaseCallbacks, LeaseKeeper, share_of, to_hand_over
+from govsi.leasekeeper import LeaseCallbacks, LeaseKeeper, _Outcome, share_of, to_hand_over
 from govsi.queued import KIND_PAGE, Entry, HostInfo
 from govsi.sharing import AddressSharing
 
@@ -90,6 +90,44 @@ def test_without_a_shared_database_every_address_is_granted_at_once() -> None:
     keeper.tick()  # nothing to renew or scan
     keeper.stop()
     assert calls.lost == []
+
+
+def test_a_lease_is_dropped_on_time_while_a_round_hangs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # crawldb stopped answering in the middle of a round (a network partition): the round
+    # never ends, and the address must not be served past its lease all the same.
+    calls = Calls()
+    clock = [1000.0]
+    monkeypatch.setattr("govsi.leasekeeper.time.monotonic", lambda: clock[0])
+    keeper = LeaseKeeper(
+        object(),  # type: ignore[arg-type]  # shared; the hung round never reaches it
+        LeaseCallbacks(
+            granted=lambda *a: calls.granted.append(a),
+            lost=calls.lost.append,
+            arrivals=lambda ips: dict.fromkeys(ips),
+            idle=lambda ips: [],
+            found_hosts=lambda: None,
+            movable=lambda ips: [],
+        ),
+        ttl=30,
+        scan_interval=10,
+    )
+    keeper.state.held["10.0.0.1"] = 1000.0 + 30  # renewed at 1000
+    keeper._busy = True  # a round is out, and stays out
+    for t in (1000.0, 1010.0, 1019.9):
+        clock[0] = t
+        keeper.tick()
+        keeper.expire()
+    assert keeper.holds("10.0.0.1") and calls.lost == []
+    clock[0] = 1020.1  # the margin (ttl / 3) before the lease runs out
+    keeper.expire()
+    assert not keeper.holds("10.0.0.1") and calls.lost == ["10.0.0.1"]
+    assert "10.0.0.1" in keeper.state.wanted  # taken up only through a round that works
+    # The round that hung ends at last, late, saying it renewed the lease at its start:
+    # that is no grant, so the address is not served again until a round acquires it.
+    keeper._done(_Outcome(renewed={"10.0.0.1": 1030.0}, sent=1000.0), scan=False)
+    assert not keeper.holds("10.0.0.1") and calls.granted == []
 
 
 class FakeStore:
