@@ -5,6 +5,7 @@ worker serves, which it hands over) and the scheduler's answers to it
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from scrapy import Request
@@ -67,10 +68,10 @@ class Calls:
     lost: list[str] = field(default_factory=list)
 
 
-def test_without_a_shared_database_every_address_is_granted_at_once() -> None:
-    calls = Calls()
-    keeper = LeaseKeeper(
-        None,
+def recording_keeper(engine: Any, calls: Calls) -> LeaseKeeper:
+    """A keeper (ttl 30 s) whose grants and losses land in ``calls``."""
+    return LeaseKeeper(
+        engine,
         LeaseCallbacks(
             granted=lambda *a: calls.granted.append(a),
             lost=calls.lost.append,
@@ -82,6 +83,11 @@ def test_without_a_shared_database_every_address_is_granted_at_once() -> None:
         ttl=30,
         scan_interval=10,
     )
+
+
+def test_without_a_shared_database_every_address_is_granted_at_once() -> None:
+    calls = Calls()
+    keeper = recording_keeper(None, calls)
     keeper.start()
     keeper.want("10.0.0.1")
     keeper.want("10.0.0.1")
@@ -100,19 +106,7 @@ def test_a_lease_is_dropped_on_time_while_a_round_hangs(
     calls = Calls()
     clock = [1000.0]
     monkeypatch.setattr("govsi.leasekeeper.time.monotonic", lambda: clock[0])
-    keeper = LeaseKeeper(
-        object(),  # type: ignore[arg-type]  # shared; the hung round never reaches it
-        LeaseCallbacks(
-            granted=lambda *a: calls.granted.append(a),
-            lost=calls.lost.append,
-            arrivals=lambda ips: dict.fromkeys(ips),
-            idle=lambda ips: [],
-            found_hosts=lambda: None,
-            movable=lambda ips: [],
-        ),
-        ttl=30,
-        scan_interval=10,
-    )
+    keeper = recording_keeper(object(), calls)  # shared; the hung round never reaches it
     keeper.state.held["10.0.0.1"] = 1000.0 + 30  # renewed at 1000
     keeper._busy = True  # a round is out, and stays out
     for t in (1000.0, 1010.0, 1019.9):
