@@ -121,6 +121,10 @@ class CrawlStore:
     def fetched_on_hosts(self, hosts: list[str]) -> set[str]:
         return self.reader.fetched_on_hosts(hosts)
 
+    def pin_address(self, host: str, ip: str) -> str:
+        """The crawl's one address for ``host`` (blocking: call it in a thread)."""
+        return self.writer.pin_address(host, ip)
+
     def add(self, item: Item) -> None:
         # Items are written in the order they are added, so "items_written has reached the
         # count at which X was added" means X is in crawldb (see the scheduler's refills).

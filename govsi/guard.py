@@ -25,6 +25,7 @@ from typing import Any
 
 from scrapy import signals
 from scrapy.crawler import Crawler
+from twisted.internet.address import IPv4Address, IPv6Address
 from twisted.internet.interfaces import (
     IAddress,
     IHostnameResolver,
@@ -142,14 +143,32 @@ class _Filter:
         self._receiver.resolutionComplete()
 
 
+@implementer(IHostResolution)
+class _Pinned:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def cancel(self) -> None:
+        pass
+
+
+def _host_key(host: str) -> str:
+    return host.lower().rstrip(".")
+
+
 @implementer(IHostnameResolver)
 class GuardedResolver:
     """Passes on only the addresses ``admit(host, ip)`` allows; a host left with none
-    fails to resolve, so no connection is attempted."""
+    fails to resolve, so no connection is attempted. A host in ``pins`` resolves to its
+    pinned address alone, without asking DNS: the one address the whole crawl uses for
+    it (its politeness and its leases are per address)."""
 
-    def __init__(self, inner: Any, admit: Callable[[str, str], bool]) -> None:
+    def __init__(
+        self, inner: Any, admit: Callable[[str, str], bool], pins: dict[str, str] | None = None
+    ) -> None:
         self.inner = inner
         self.admit = admit
+        self.pins = pins if pins is not None else {}
 
     def resolveHostName(
         self,
@@ -159,8 +178,18 @@ class GuardedResolver:
         addressTypes: Sequence[type[IAddress]] | None = None,
         transportSemantics: str = "TCP",
     ) -> IHostResolution:
+        pinned = self.pins.get(_host_key(hostName))
+        if pinned is not None:
+            resolution = _Pinned(hostName)
+            resolutionReceiver.resolutionBegan(resolution)
+            kind = IPv6Address if ":" in pinned else IPv4Address
+            wanted = addressTypes is None or kind in addressTypes
+            if wanted and self.admit(hostName, pinned):
+                resolutionReceiver.addressResolved(kind("TCP", pinned, portNumber))
+            resolutionReceiver.resolutionComplete()
+            return resolution
         receiver = _Filter(resolutionReceiver, hostName, self.admit)
-        resolution: IHostResolution = self.inner.resolveHostName(
+        resolution = self.inner.resolveHostName(
             receiver, hostName, portNumber, addressTypes, transportSemantics
         )
         return resolution
@@ -174,6 +203,7 @@ class AddressGuard:
         self.allowed = allowed
         self.stats = stats
         self.refused: dict[str, str] = {}
+        self.pins: dict[str, str] = {}
         self._previous: Any = None
         self._reactor: Any = None
 
@@ -196,7 +226,7 @@ class AddressGuard:
         if self._reactor is None:
             self._reactor = reactor
             self._previous = reactor.installNameResolver(
-                GuardedResolver(reactor.nameResolver, self.admit)
+                GuardedResolver(reactor.nameResolver, self.admit, self.pins)
             )
 
     def uninstall(self) -> None:
@@ -210,7 +240,7 @@ class AddressGuard:
             return True
         if self.stats is not None:
             self.stats.inc_value(f"govsi/guard/refused/{kind}")
-        host = host.lower().rstrip(".")
+        host = _host_key(host)
         if host not in self.refused:
             self.refused[host] = (
                 f"address guard: {host} resolves to {ip}, a {kind} address "
@@ -221,6 +251,10 @@ class AddressGuard:
             logger.warning("%s; nothing of it is fetched", self.refused[host])
         return False
 
+    def pin(self, host: str, ip: str) -> None:
+        """From now on ``host`` is connected to at ``ip`` only (still guarded)."""
+        self.pins[_host_key(host)] = ip
+
     def reason(self, host: str) -> str | None:
         """Why connections to ``host`` were refused, if they were."""
-        return self.refused.get(host.lower().rstrip("."))
+        return self.refused.get(_host_key(host))

@@ -365,6 +365,24 @@ class FrontierScheduler(BaseScheduler):
     # -- hosts: address and robots.txt ------------------------------------------------------
     def _resolve(self, host: str) -> None:
         def resolved(ip: str) -> None:
+            # One address per host for the whole crawl: with round-robin DNS two workers
+            # would otherwise lease two addresses and crawl one host at once.
+            d = deferToThread(self.store.pin_address, host, ip)
+            d.addCallbacks(pinned, unrecorded, errbackArgs=(ip,))
+
+        def unrecorded(failure: Failure, ip: str) -> None:
+            logger.warning("%s: its address could not be recorded in crawldb (%s); using %s",
+                           host, failure.getErrorMessage(), ip)  # fmt: skip
+            pinned(ip)
+
+        def pinned(ip: str) -> None:
+            if self.guard is not None:
+                if not self.guard.admit(host, ip):
+                    self._give_up(host, str(self.guard.reason(host)))
+                    self.frontier.set_ip(host, f"unresolved:{host}")
+                    self._wake()
+                    return
+                self.guard.pin(host, ip)
             self.hosts[host].ip = ip
             self.sharing.resolved(host, ip)  # scheduled once its address's lease is held
 

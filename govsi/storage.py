@@ -187,6 +187,20 @@ class CrawlWriter:
         self.putback(batch)
         return False
 
+    def pin_address(self, host: str, ip: str) -> str:
+        """The address the whole crawl uses for ``host``: the first one any worker stored
+        in ``site.ip_address``, else ``ip`` (stored now). One statement decides, so two
+        workers whose DNS answers differ (round-robin) end with the same address."""
+        with self.engine.begin() as conn:
+            site_id = self._ensure_sites(conn, [host])[host]
+            conn.execute(
+                update(SITE)
+                .where(SITE.c.id == site_id, SITE.c.ip_address.is_(None))
+                .values(ip_address=ip)
+            )
+            stored = conn.execute(select(SITE.c.ip_address).where(SITE.c.id == site_id))
+            return str(stored.scalar_one() or ip)
+
     def spill(self, directory: str | Path) -> Path | None:
         """Save what could not be written, so a later ``replay`` can load it."""
         if not self.pending:

@@ -585,3 +585,14 @@ def test_postgresql_connections_time_out_and_keep_alive(pg_cluster: Any) -> None
             conn.execute(text("SELECT pg_sleep(5)"))
     finally:
         engine.dispose()
+
+
+def test_one_address_per_host_for_the_whole_crawl(engine: Engine) -> None:
+    # Two workers whose DNS answers differ (round-robin): both use the first one stored.
+    first, second = CrawlWriter(engine), CrawlWriter(engine)
+    assert first.pin_address("www.gov.si", "193.2.1.66") == "193.2.1.66"
+    assert second.pin_address("www.gov.si", "193.2.1.67") == "193.2.1.66"
+    assert second.pin_address("evem.gov.si", "193.2.1.70") == "193.2.1.70"
+    assert q(engine, "SELECT domain, ip_address FROM site ORDER BY domain") == [
+        ("evem.gov.si", "193.2.1.70"), ("www.gov.si", "193.2.1.66"),
+    ]  # fmt: skip

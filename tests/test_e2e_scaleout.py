@@ -89,3 +89,27 @@ def test_a_killed_worker_loses_nothing(
     for run in runs:
         assert run.returncode == 0, run.log[-3000:]
     check_database(db_url)
+
+
+def test_workers_whose_dns_differs_crawl_a_host_at_one_address_one_at_a_time(
+    gov_web: SimWeb, pg_cluster: PgCluster, tmp_path: Path
+) -> None:
+    # Round-robin DNS: the second worker is told www.gov.si is at another address (the
+    # simulated web answers there too). The crawl uses one address for the host, the one
+    # first stored in site.ip_address, and its lease serves it to one worker at a time.
+    db_url = pg_cluster.create_database("pinned")
+    gov_web.reset_log()
+    elsewhere = {**gov_web.hosts_map(), "www.gov.si": gov_web.trap_ip}
+    workers = [
+        start_crawl(gov_web, db_url, tmp_path / "w0", govweb.SEEDS, **SETTINGS),
+        start_crawl(gov_web, db_url, tmp_path / "w1", govweb.SEEDS, hosts=elsewhere, **SETTINGS),
+    ]
+    runs = [w.wait(600) for w in workers]
+    for run in runs:
+        assert run.returncode == 0, run.log[-3000:]
+    hits = [h for h in gov_web.requested() if h.host == "www.gov.si"]
+    assert len({h.ip for h in hits}) == 1, Counter(h.ip for h in hits)
+    stored = query(db_url, "SELECT ip_address FROM site WHERE domain = 'www.gov.si'")
+    assert stored == [(hits[0].ip,)]
+    check_database(db_url)
+    check_requests(gov_web, gov_web.requested())

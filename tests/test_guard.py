@@ -193,3 +193,24 @@ def test_installed_on_the_reactor_and_removed_again() -> None:
     assert receiver.addresses == []
     guard.uninstall()
     assert reactor.nameResolver is original
+
+
+def test_a_pinned_host_resolves_to_its_pinned_address_only() -> None:
+    guard = AddressGuard(parse_networks(["127.7.7.0/24"]))
+    resolver = GuardedResolver(Inner({"www.gov.si": ["193.2.1.67", "193.2.1.68"]}),
+                               guard.admit, guard.pins)  # fmt: skip
+    guard.pin("WWW.gov.si.", "193.2.1.66")
+    receiver = Receiver()
+    resolver.resolveHostName(receiver, "www.gov.si", 443)
+    assert receiver.began and receiver.complete and receiver.addresses == ["193.2.1.66"]
+    # Still guarded: a pinned private address is refused like any other.
+    guard.pin("zasebni.gov.si", "10.0.0.5")
+    receiver = Receiver()
+    resolver.resolveHostName(receiver, "zasebni.gov.si", 80)
+    assert receiver.complete and receiver.addresses == []
+    assert guard.reason("zasebni.gov.si") is not None
+    # Asked for IPv4 only (Twisted's simple resolver): an IPv6 pin gives nothing.
+    guard.pin("v6.gov.si", "2a01:260::1")
+    receiver = Receiver()
+    resolver.resolveHostName(receiver, "v6.gov.si", 80, [IPv4Address])
+    assert receiver.complete and receiver.addresses == []

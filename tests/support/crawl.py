@@ -60,8 +60,10 @@ def start_crawl(
     workdir: Path,
     seeds: list[str],
     spider_args: dict[str, str] | None = None,
+    hosts: dict[str, str] | None = None,
     **settings: object,
 ) -> RunningCrawl:
+    """``hosts``: what this process's DNS answers, instead of the web's own map."""
     workdir.mkdir(parents=True, exist_ok=True)
     merged = {
         **BASE_SETTINGS,
@@ -78,7 +80,7 @@ def start_crawl(
         cmd += ["-s", f"{k}={v}"]
     for k, v in (spider_args or {}).items():
         cmd += ["-a", f"{k}={v}"]
-    env = {**project_env(), "GOVSI_TEST_HOSTS": json.dumps(web.hosts_map())}
+    env = {**project_env(), "GOVSI_TEST_HOSTS": json.dumps(hosts or web.hosts_map())}
     proc = subprocess.Popen(
         cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
