@@ -10,6 +10,7 @@ import contextlib
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -79,6 +80,18 @@ class PgCluster:
     def stop_server(self) -> None:
         """Stop the server, keeping its data (the database "goes away" for a while)."""
         self._run(self._pg_ctl, "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def freeze(self, frozen: bool) -> None:
+        """Stop (or let go on) every process of the server: connections stay open and
+        the kernel still answers TCP, but no query is answered (a network partition, as
+        the crawler sees it)."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True,
+                                  text=True).stdout.split()  # fmt: skip
+        sig = signal.SIGSTOP if frozen else signal.SIGCONT
+        for pid in [postmaster, *map(int, children)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
 
     @property
     def _pg_ctl(self) -> str:
