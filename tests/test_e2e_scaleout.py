@@ -32,6 +32,17 @@ def start_workers(web: SimWeb, db_url: str, work: Path, n: int) -> list[RunningC
     return [start_crawl(web, db_url, work / f"w{i}", govweb.SEEDS, **SETTINGS) for i in range(n)]
 
 
+def crawl_under_way(
+    web: SimWeb, pg: PgCluster, work: Path, name: str, n: int, requests: int
+) -> tuple[str, list[RunningCrawl]]:
+    """``n`` workers on a new crawldb ``name``, once the web has seen ``requests``."""
+    db_url = pg.create_database(name)
+    web.reset_log()
+    workers = start_workers(web, db_url, work, n)
+    wait_for_requests(web, requests)
+    return db_url, workers
+
+
 def check_database(db_url: str) -> None:
     snap = snapshot(db_url)
     assert snap.pages == EXPECTED_PAGES
@@ -85,10 +96,7 @@ def test_three_workers_share_one_crawl(
 def test_a_killed_worker_loses_nothing(
     gov_web: SimWeb, pg_cluster: PgCluster, tmp_path: Path
 ) -> None:
-    db_url = pg_cluster.create_database("scaleout_kill")
-    gov_web.reset_log()
-    workers = start_workers(gov_web, db_url, tmp_path, 3)
-    wait_for_requests(gov_web, 40)
+    db_url, workers = crawl_under_way(gov_web, pg_cluster, tmp_path, "scaleout_kill", 3, 40)
     os.kill(workers[0].proc.pid, signal.SIGKILL)
     workers[0].proc.wait(30)
     runs: list[Any] = [w.wait(600) for w in workers[1:]]
@@ -127,10 +135,7 @@ def test_a_worker_whose_crawldb_stops_answering_stops_sending_within_its_lease(
     # crawldb freezes mid-crawl (a partition: every query hangs, no error comes back).
     # The lease rounds hang with it; each worker must stop sending to its addresses before
     # its leases can have run out (LEASE_TTL), and go on once crawldb answers again.
-    db_url = pg_cluster.create_database("partition")
-    gov_web.reset_log()
-    workers = start_workers(gov_web, db_url, tmp_path, 2)
-    wait_for_requests(gov_web, 25)
+    db_url, workers = crawl_under_way(gov_web, pg_cluster, tmp_path, "partition", 2, 25)
     ttl = float(SETTINGS["LEASE_TTL"])
     frozen_at = time.time()
     pg_cluster.freeze(True)
