@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Iterator, Mapping
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from scrapy import Spider, signals
@@ -23,8 +25,8 @@ from govsi import db
 from govsi.crawlreads import CrawlReader
 from govsi.dupindex import stored_originals
 from govsi.items import Item
-from govsi.spill import default_spill_dir, replay_spills, set_spills_aside
-from govsi.storage import CrawlWriter
+from govsi.spill import default_spill_dir, read_spill, replay_spills, set_spills_aside
+from govsi.storage import CrawlWriter, item_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +88,15 @@ class CrawlStore:
         self._writing: Deferred[None] | None = None
         self.items_added = 0
         self.items_written = 0
+        # The buffer's limits (DB_BUFFER_MAX_*); during an outage what is pending goes to
+        # a spill file at every flush, and at once when the buffer is full.
+        self.max_items = s.getint("DB_BUFFER_MAX_ITEMS")
+        self.max_bytes = s.getint("DB_BUFFER_MAX_BYTES")
+        self._pending_bytes = 0
+        self.outage = False
+        # This run's spill files, (stamp, path, items), oldest first: written to crawldb,
+        # in order and before anything newer, as soon as it answers again.
+        self._spilled: list[tuple[int, Path, int]] = []
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
         logger.info("crawldb at %s", db.display_url(self.engine.url))
@@ -130,22 +141,72 @@ class CrawlStore:
         # count at which X was added" means X is in crawldb (see the scheduler's refills).
         self.items_added += 1
         self.writer.add(item)
-        if len(self.writer.pending) >= self.batch_size:
+        self._pending_bytes += item_bytes(item)
+        if self.outage and self.saturated():
+            self._spill_pending()
+        elif len(self.writer.pending) >= self.batch_size:
             self.flush()
+
+    def saturated(self) -> bool:
+        """The buffer is full (the scheduler then takes no new requests): crawldb cannot
+        keep up, or is away and the spill folder cannot take the items either."""
+        return (0 < self.max_items <= len(self.writer.pending)) or (
+            0 < self.max_bytes <= self._pending_bytes
+        )
+
+    def _spill_pending(self, stamp: int = 0) -> None:
+        pending = len(self.writer.pending)
+        if not pending:
+            return
+        stamp = stamp or time.time_ns()
+        try:
+            path = self.writer.spill(self.spill_dir, stamp)
+        except OSError as e:
+            logger.error("crawldb is away and %d items could not be saved in %s (%s); they "
+                         "stay in memory, the crawl waits", pending, self.spill_dir, e)  # fmt: skip
+            return
+        if path is not None:
+            self._pending_bytes = 0
+            self._spilled.append((stamp, path, pending))
+            self._spilled.sort()
+            self.crawler.stats.inc_value("govsi/db_spilled_items", pending)
+
+    def _write_round(self, batch: list[Item], spilled: list[tuple[int, Path, int]]) -> int:
+        """In a worker thread: this run's spill files first, oldest first, then the
+        batch. How many of them were written (``len(spilled) + 1``: all and the batch)."""
+        for done, (_stamp, path, _n) in enumerate(spilled):
+            if not self.writer.write(read_spill(path, self.writer.crawl_id)):
+                return done
+            path.unlink(missing_ok=True)
+        return len(spilled) + int(self.writer.write(batch))
 
     def flush(self) -> Deferred[None]:
         """Start writing what is pending in a worker thread, one batch at a time, so
         that the reactor keeps crawling while the database is slow or away. Returns a
         Deferred that fires when the batch in flight (this one or an earlier) is done."""
         if self._writing is not None:
+            if self.outage:
+                # Still trying: what came since goes to disk now, so that a kill loses at
+                # most one flush interval, and memory stays flat however long it lasts.
+                self._spill_pending()
             return self._writing
+        stamp = time.time_ns()
         batch = self.writer.take()
-        if not batch:
+        self._pending_bytes = 0
+        spilled = list(self._spilled)
+        if not batch and not spilled:
             return succeed(None)
 
-        def done(written: bool) -> None:
+        def done(written: int) -> None:
             self._writing = None
-            if written:
+            for _stamp, _path, n in spilled[:written]:
+                self.items_written += n
+                self.crawler.stats.inc_value("govsi/db_items_written", n)
+            del self._spilled[: min(written, len(spilled))]
+            if written > len(spilled):
+                if self.outage:
+                    logger.warning("crawldb answers again; what was saved meanwhile is in")
+                self.outage = False
                 self.items_written += len(batch)
                 self.crawler.stats.inc_value("govsi/db_items_written", len(batch))
                 if self.writer.copies_settled:
@@ -153,17 +214,25 @@ class CrawlStore:
                     self.crawler.stats.set_value(
                         "govsi/pages/duplicate_at_write", self.writer.copies_settled
                     )
-            else:
-                self.writer.putback(batch)
-                self.crawler.stats.inc_value("govsi/db_flush_failed")
+                return
+            self.crawler.stats.inc_value("govsi/db_flush_failed")
+            self.outage = True
+            # The batch goes to disk under the time it was taken, so that it is written
+            # back before what came after it; then whatever is pending now.
+            newer = self.writer.take()
+            self.writer.pending = batch
+            self._spill_pending(stamp)
+            self.writer.pending = newer
+            self._pending_bytes = sum(map(item_bytes, newer))
+            self._spill_pending()
 
         def crashed(failure: Failure) -> None:
             # write() handles database errors itself; anything else is a bug, but the
             # batch must still not be lost.
             logger.error("crawldb writer failed", exc_info=failure_to_exc_info(failure))
-            done(False)
+            done(0)
 
-        d = deferToThread(self.writer.write, batch)
+        d = deferToThread(self._write_round, batch, spilled)
         d.addCallbacks(done, crashed)
         self._writing = d
         return d
@@ -179,9 +248,11 @@ class CrawlStore:
             await maybe_deferred_to_future(self._writing)
         # One last attempt for what is left (it was retried already if a flush failed).
         await maybe_deferred_to_future(self.flush())
-        path = self.writer.spill(self.spill_dir)
-        if path:
-            self.crawler.stats.set_value("govsi/db_spill_file", str(path))
+        self._spill_pending()
+        if self._spilled:
+            # Loaded by the next run on this crawldb, before it reads the frontier.
+            self.crawler.stats.set_value("govsi/db_spill_file", str(self._spilled[-1][1]))
+            self.crawler.stats.set_value("govsi/db_spill_files", len(self._spilled))
         self.engine.dispose()
         if self._sqlite_lock is not None:
             self._sqlite_lock.close()  # another crawl may have the file now

@@ -97,6 +97,8 @@ class FrontierScheduler(BaseScheduler):
         crawler.signals.connect(self._spider_error, signal=signals.spider_error)
         # Pages out whose links are not known yet: (host, depth, when released).
         self._open_pages: dict[int, tuple[str, int, float]] = {}
+        self._held_for_store = False
+        self._store_wake: IDelayedCall | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
@@ -231,6 +233,16 @@ class FrontierScheduler(BaseScheduler):
     # -- out --------------------------------------------------------------------------------
     def next_request(self) -> Request | None:
         now = time.monotonic()
+        if self.store.saturated():
+            # Back-pressure: crawldb's writer is full; nothing new until it drains.
+            if not self._held_for_store:
+                self._held_for_store = True
+                self.stats.inc_value("govsi/db_backpressure")
+                logger.warning("crawldb's write buffer is full: no new requests until it drains")
+            if self._store_wake is None or not self._store_wake.active():
+                self._store_wake = _reactor().callLater(0.5, self._wake)
+            return None
+        self._held_for_store = False
         if self.renderer is not None:
             self.frontier.hold_pages(self.renderer.saturated())
         popped = self.frontier.pop(now, self._admit)

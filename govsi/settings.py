@@ -119,6 +119,13 @@ DB_FLUSH_INTERVAL = 2.0
 # A failed write is retried this many times (with backoff) before it is kept for the next
 # flush; what still cannot be written at the end is saved to a JSON-lines file.
 DB_WRITE_RETRIES = 3
+# The writer's buffer: at most this many items and bytes wait in memory for crawldb.
+# While crawldb is away they go to a spill file at every flush (and at once when full), so
+# memory stays flat and a kill loses at most DB_FLUSH_INTERVAL; when the buffer is full all
+# the same (crawldb too slow, or the spill folder unwritable) the scheduler takes no new
+# requests until it drains. 0 = no limit.
+DB_BUFFER_MAX_ITEMS = 5000
+DB_BUFFER_MAX_BYTES = 64 * 1024 * 1024
 # PostgreSQL connections: seconds to connect, seconds a statement may run, seconds of
 # silence before TCP keepalives probe (0 turns each off). A partitioned crawldb then fails
 # a write or a lease round within seconds instead of hanging it for minutes.

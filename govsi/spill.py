@@ -46,14 +46,16 @@ def default_spill_dir(crawldb_url: str) -> Path:
     return Path(state) / "govsi"
 
 
-def save_spill(directory: str | Path, items: Sequence[Item], crawl_id: str = "") -> Path:
+def save_spill(
+    directory: str | Path, items: Sequence[Item], crawl_id: str = "", stamp: int = 0
+) -> Path:
     """Write ``items`` to a new spill file in ``directory``, all or nothing: a temporary
     file, synced, then renamed, readable by this user only, its first line naming the
-    crawldb (``crawl_id``) it belongs to."""
+    crawldb (``crawl_id``) it belongs to. ``stamp`` (ns since the epoch, default now): when
+    the items were taken, which orders the files for replay_spills."""
     folder = Path(directory)
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    # Names sort in the order the files were written, for replay_spills.
-    name = f"{SPILL_PREFIX}{time.time_ns()}-{os.getpid()}{SPILL_SUFFIX}"
+    name = f"{SPILL_PREFIX}{stamp or time.time_ns()}-{os.getpid()}{SPILL_SUFFIX}"
     path, tmp = folder / name, folder / f".{name}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
@@ -68,7 +70,7 @@ def save_spill(directory: str | Path, items: Sequence[Item], crawl_id: str = "")
         tmp.unlink(missing_ok=True)
         raise
     _sync_dir(folder)
-    logger.error("saved %d unwritten items to %s", len(items), path)
+    logger.warning("saved %d unwritten items to %s", len(items), path)
     return path
 
 

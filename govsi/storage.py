@@ -105,6 +105,18 @@ def as_duplicate(page: FetchedPage, original: str) -> FetchedPage:
     )
 
 
+def item_bytes(item: Item) -> int:
+    """About what an item holds in memory, for the writer's buffer limit."""
+    size = 200
+    for name in ("html_content", "data", "content"):
+        value = getattr(item, name, None)
+        if value:
+            size += len(value)
+    for name in ("links", "images", "band_keys"):
+        size += 100 * len(getattr(item, name, None) or ())
+    return size
+
+
 def chunks(seq: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
     for i in range(0, len(seq), size):
         yield seq[i : i + size]
@@ -201,11 +213,11 @@ class CrawlWriter:
             stored = conn.execute(select(SITE.c.ip_address).where(SITE.c.id == site_id))
             return str(stored.scalar_one() or ip)
 
-    def spill(self, directory: str | Path) -> Path | None:
+    def spill(self, directory: str | Path, stamp: int = 0) -> Path | None:
         """Save what could not be written, so a later ``replay`` can load it."""
         if not self.pending:
             return None
-        path = save_spill(directory, self.pending, self.crawl_id)
+        path = save_spill(directory, self.pending, self.crawl_id, stamp)
         self.pending = []
         return path
 
