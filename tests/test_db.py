@@ -17,6 +17,7 @@ from govsi.crawlreads import CrawlReader
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, RobotsFile
 from govsi.spill import (
     default_spill_dir,
+    read_spill,
     replay,
     replay_spills,
     save_spill,
@@ -596,3 +597,36 @@ def test_one_address_per_host_for_the_whole_crawl(engine: Engine) -> None:
     assert q(engine, "SELECT domain, ip_address FROM site ORDER BY domain") == [
         ("evem.gov.si", "193.2.1.70"), ("www.gov.si", "193.2.1.66"),
     ]  # fmt: skip
+
+
+# -- the writer's buffer ---------------------------------------------------------------------
+def _store(tmp_path: Path, **settings: Any) -> Any:
+    from scrapy.utils.test import get_crawler
+
+    from govsi.extensions import CrawlStore
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    crawler = get_crawler(settings_dict={
+        "CRAWLDB_URL": f"sqlite:///{tmp_path / 'buffer.sqlite3'}", "DB_SPILL_DIR": str(tmp_path),
+        "DB_BATCH_SIZE": 10_000, **settings,
+    })  # fmt: skip
+    return CrawlStore(crawler)
+
+
+def test_a_full_buffer_says_so_and_during_an_outage_goes_to_disk_at_once(tmp_path: Path) -> None:
+    store = _store(tmp_path, DB_BUFFER_MAX_ITEMS=5, DB_BUFFER_MAX_BYTES=0)
+    for i in range(4):
+        store.add(DiscoveredPage(f"http://a.gov.si/{i}", 1))
+    assert not store.saturated()
+    store.add(DiscoveredPage("http://a.gov.si/4", 1))
+    assert store.saturated()  # crawldb slow: the scheduler holds new requests
+    store.outage = True
+    store.add(DiscoveredPage("http://a.gov.si/5", 1))
+    # crawldb away: the whole buffer went to a private spill file, memory is free again.
+    assert not store.saturated() and store.writer.pending == []
+    (spill,) = tmp_path.glob("crawldb-unwritten-*.jsonl")
+    assert len(read_spill(spill)) == 6 and spill.stat().st_mode & 0o777 == 0o600
+    # Bytes count too: one large page fills a 1 MB buffer.
+    big = _store(tmp_path / "b", DB_BUFFER_MAX_ITEMS=0, DB_BUFFER_MAX_BYTES=2**20)
+    big.add(FetchedPage("http://a.gov.si/x", 0, "HTML", T, 200, "text/html", "x" * 2**20))
+    assert big.saturated()
