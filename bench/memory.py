@@ -36,7 +36,7 @@ from bench.plain_spider import start_plain
 from bench.politeness import log_findings
 from bench.sysinfo import code, machine, write_result
 from tests.simweb.server import SimWeb
-from tests.support.crawl import ROOT, start_crawl
+from tests.support.crawl import ROOT, RunningCrawl, start_crawl
 from tests.support.pgcluster import PgCluster, find_pg_bin
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -146,17 +146,31 @@ def drain(proc: subprocess.Popen[Any], wait: Callable[[], Any]) -> dict[str, Any
     return box
 
 
-def run_govsi(web: SimWeb, seeds: list[str], args: argparse.Namespace) -> dict[str, Any]:
+def start_pg() -> PgCluster:
+    """A throwaway PostgreSQL for a benchmark (stop it with ``.stop()``)."""
     bin_dir = find_pg_bin()
     if bin_dir is None:
         raise SystemExit("PostgreSQL server binaries not found (set PG_BIN)")
     pg = PgCluster(bin_dir)
     pg.start()
-    workdir = Path(tempfile.mkdtemp(prefix="govsi-memory-"))
+    return pg
+
+
+def unthrottled_crawl(
+    pg: PgCluster, web: SimWeb, seeds: list[str], name: str
+) -> tuple[str, Path, RunningCrawl]:
+    """``scrapy crawl govsi`` of ``web`` into a new database ``name``, delay 0."""
+    workdir = Path(tempfile.mkdtemp(prefix=f"govsi-{name}-"))
+    db_url = pg.create_database(name)
+    running = start_crawl(web, db_url, workdir, seeds, DEFAULT_CRAWL_DELAY=0,
+                          CONCURRENT_REQUESTS=16, PROGRESS_INTERVAL=30)  # fmt: skip
+    return db_url, workdir, running
+
+
+def run_govsi(web: SimWeb, seeds: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    pg = start_pg()
     try:
-        db_url = pg.create_database("memory_bench")
-        running = start_crawl(web, db_url, workdir, seeds, DEFAULT_CRAWL_DELAY=0,
-                              CONCURRENT_REQUESTS=16, PROGRESS_INTERVAL=30)  # fmt: skip
+        db_url, workdir, running = unthrottled_crawl(pg, web, seeds, "memory_bench")
         box = drain(running.proc, lambda: running.wait(timeout=args.limit + 600))
         engine = create_engine(db_url, isolation_level="AUTOCOMMIT")
         sql = text("SELECT count(*), count(*) FILTER (WHERE page_type_code = 'HTML') "

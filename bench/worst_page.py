@@ -2,11 +2,15 @@
 runs on the reactor thread, in ms per 100 KB, at a few sizes (issue 16: every one linear).
 
 Pages: an onclick of ``window . window . ...`` (with and without a ``location`` at the
-end), nested ``class="content"`` blocks, nested ``id="app"`` roots, nested link blocks
-(no content column: every block judged as a menu), a page of N links, and a robots.txt of
+end) and an unterminated template literal; nested ``class="content"`` blocks, nested
+``id="app"`` roots, nested ``<noscript>`` text, nested ``<svg>`` over a large subtree;
+nested link blocks (no content column: every block judged as a menu); runs of removed
+siblings with text between them; pages full of ``<main>``/``<article>``; a page of N links,
+at the top and under 2000 nested divs; scripts under 2000 nested divs; a robots.txt of
 wildcard rules that all apply to the path checked. Operations: ``onclick_targets``,
-``parse_html``, ``extract_links`` (with MAX_LINKS_PER_PAGE), ``main_text``,
-``needs_browser``, robots.txt ``parse`` and one ``allowed`` check.
+``parse_html``, ``extract_links`` (with MAX_LINKS_PER_PAGE), ``main_text`` (its parse
+included: it consumes the tree), ``needs_browser`` and ``onload_scripts`` (on a parsed
+tree), robots.txt ``parse`` and one ``allowed`` check.
 
     PYTHONPATH=. python -m bench.worst_page      # ~1 min; bench/results/worst_page.json
 """
@@ -17,6 +21,7 @@ import argparse
 import json
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,50 +29,99 @@ from bench.sysinfo import code, machine
 from govsi import robots
 from govsi.dedup import main_text
 from govsi.extract import extract_links, onclick_targets, parse_html
-from govsi.render.scripts import needs_browser
+from govsi.render.scripts import needs_browser, onload_scripts
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 MAX_LINKS = 10_000
+PAGE = "http://a.gov.si/"
+ROBOTS_URL = "https://x.gov.si/robots.txt"
+CHECKED_URL = "https://x.gov.si/" + "a" * 200 + "b"  # every rule of _robots applies to it
 
 
 def _nested(opening: str, n: int, inner: str = "x") -> str:
     return f"<html><body>{opening * n}{inner}{'</div>' * n}</body></html>"
 
 
-def _links(n: int) -> str:
-    return "<html><body>" + "".join(f'<a href="/p{i}">{i}</a>' for i in range(n)) + "</body>"
+def _links(n: int, depth: int = 0) -> str:
+    links = "".join(f'<a href="/p{i}">{i}</a>' for i in range(n))
+    return f"<html><body>{'<div>' * depth}{links}</body>"
 
 
 def _robots(n: int) -> str:
-    return "User-agent: *\n" + "".join(f"Disallow: /a*b*c{i}*d\n" for i in range(n))
+    # 25 000 of these fit in the 500 KiB that robots.parse reads.
+    return "User-agent: *\n" + "".join(f"Disallow:/a*{i}*b\n" for i in range(n))
 
 
-# (kind, page of size parameter n, operation on the page's text, n values)
-CASES: list[tuple[str, Callable[[int], str], str, Callable[[str], Any], list[int]]] = [
+# (prepare the page's text, untimed; the timed operation on what prepare made)
+Operation = tuple[Callable[[str], Any], Callable[[Any], Any]]
+
+
+def _parsed(run: Callable[[Any], Any]) -> Operation:
+    """(prepare, run) for an operation on the parsed tree: the parse is not timed."""
+    return (lambda text: (text, parse_html(text))), (lambda page: run(page[1]))
+
+
+def _text(run: Callable[[str], Any]) -> Operation:
+    return (lambda text: text), run
+
+
+def _links_op(cap: int) -> Operation:
+    prepare, _ = _parsed(lambda root: None)
+    return prepare, lambda page: extract_links(page[0], PAGE, page[1], max_links=cap)
+
+
+def _onload(root: Any) -> Any:
+    return onload_scripts(root, PAGE, lambda src: True)
+
+
+# (kind, page of size parameter n, operation, (prepare, run), n values)
+CASES: list[tuple[str, Callable[[int], str], str, Operation, list[int]]] = [
     ("onclick chain, no location", lambda n: "window . " * n + "locatio", "onclick_targets",
-     onclick_targets, [2_000, 8_000, 32_000]),
+     _text(onclick_targets), [2_000, 8_000, 32_000]),
     ("onclick chain + location", lambda n: "window . " * n + "location='/x'",
-     "onclick_targets", onclick_targets, [2_000, 8_000, 32_000]),
+     "onclick_targets", _text(onclick_targets), [2_000, 8_000, 32_000]),
+    ("onclick unterminated `", lambda n: "location=`" + "a" * n, "onclick_targets",
+     _text(onclick_targets), [100_000, 400_000, 1_600_000]),
     ("nested content", lambda n: _nested('<div class="content">', n), "main_text",
-     main_text, [2_000, 8_000, 32_000]),
+     _text(main_text), [500, 2_000, 32_000]),
     ("nested content", lambda n: _nested('<div class="content">', n), "parse_html",
-     parse_html, [2_000, 8_000, 32_000]),
-    ("nested app roots", lambda n: _nested('<div id="app">', n), "needs_browser",
-     lambda t: needs_browser(parse_html(t)), [2_000, 8_000, 32_000]),
+     _text(parse_html), [500, 2_000, 32_000]),
     ("nested link blocks", lambda n: _nested('<div><a href="/x">meni</a> ', n), "main_text",
-     main_text, [2_000, 8_000, 32_000]),
-    ("N links", _links, "extract_links",
-     lambda t: extract_links(t, "http://a.gov.si/", max_links=MAX_LINKS), [20_000, 50_000,
-                                                                             200_000]),
-    ("N links", _links, "extract_links, no cap",
-     lambda t: extract_links(t, "http://a.gov.si/"), [20_000, 50_000, 200_000]),
+     _text(main_text), [500, 2_000, 32_000]),
+    ("nested svg over 20n <p>", lambda n: "<html><body><div class=content>" + "<svg>" * n
+     + "<p>a</p>" * (20 * n), "main_text", _text(main_text), [100, 400, 1_600]),
+    ("<script>s</script>slovo x N", lambda n: "<html><body><p>a</p>"
+     + "<script>s</script>slovo " * n, "main_text", _text(main_text), [2_500, 10_000, 40_000]),
+    ("<nav>s</nav>slovo x N", lambda n: "<html><body><p>a</p>" + "<nav>s</nav>slovo " * n,
+     "main_text", _text(main_text), [2_500, 10_000, 40_000]),
+    ("<article><main><p role=main> x N", lambda n: "<html><body>"
+     + '<article>a</article><main>b</main><p role="main">c</p>' * n, "main_text",
+     _text(main_text), [1_250, 5_000, 20_000]),
+    ("nested app roots", lambda n: _nested('<div id="app">', n), "needs_browser",
+     _parsed(needs_browser), [500, 2_000, 32_000]),
+    ("nested noscript text", lambda n: "<html><body>" + "<noscript>besedilo " * n,
+     "needs_browser", _parsed(needs_browser), [250, 500, 2_000]),
+    ("N scripts under 2000 divs", lambda n: "<html><body>" + "<div>" * 2000
+     + "<script>go()</script>" * n, "onload_scripts", _parsed(_onload), [2_500, 10_000, 40_000]),
+    ("N links", _links, "extract_links", _links_op(MAX_LINKS), [20_000, 50_000, 200_000]),
+    ("N links", _links, "extract_links, no cap", _links_op(0), [20_000, 50_000, 200_000]),
+    ("N links under 2000 divs", lambda n: _links(n, 2000), "extract_links, no cap",
+     _links_op(0), [20_000, 50_000, 200_000]),
     ("robots.txt of N wildcard rules", _robots, "parse",
-     lambda t: robots.parse(t, "https://x.gov.si/robots.txt"), [2_500, 10_000, 25_000]),
+     _text(lambda t: robots.parse(t, ROBOTS_URL)), [2_500, 10_000, 25_000]),
 ]  # fmt: skip
 
 
-def _best_ms(run: Callable[[], Any], repeat: int = 3) -> float:
+def _check(rules: robots.RobotsRules) -> bool:
+    return rules.allowed(CHECKED_URL, "govsi-crawler")
+
+
+def _check_first(text: str) -> bool:
+    return _check(robots.parse(text, ROBOTS_URL))
+
+
+def _best_ms(run: Callable[[], Any], repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
         started = time.perf_counter()
@@ -76,39 +130,48 @@ def _best_ms(run: Callable[[], Any], repeat: int = 3) -> float:
     return best * 1000
 
 
-def measure() -> list[dict[str, Any]]:
+def measure(repeat: int = 3, only: str = "") -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    for kind, make, op, run, sizes in CASES:
+    for kind, make, op, (prepare, run), sizes in CASES:
+        if only not in f"{kind} {op}":
+            continue
         for n in sizes:
             text = make(n)
-            ms = _best_ms(lambda: run(text))  # noqa: B023 - called at once
+            page = prepare(text)
+            ms = _best_ms(lambda: run(page), repeat)  # noqa: B023 - called at once
             kb = len(text.encode()) / 1024
             rows.append({"page": kind, "n": n, "kb": round(kb, 1), "operation": op,
                          "ms": round(ms, 2), "ms_per_100kb": round(ms / kb * 100, 2)})  # fmt: skip
-    # One allowed() check against a robots.txt whose every rule applies to the path.
-    for n in (2_500, 10_000, 25_000):
+    # The first allowed() check builds the crawler's policy (filing the rules); then one
+    # check against a robots.txt whose every rule applies to the path.
+    for n in (2_500, 10_000, 25_000) if only in "robots.txt allowed" else ():
         text = _robots(n)
-        rules = robots.parse(text, "https://x.gov.si/robots.txt")
-        url = "https://x.gov.si/" + "a" * 200 + "b"
-        rules.allowed(url, "govsi-crawler")  # the policy is built on first use
-        ms = _best_ms(lambda: rules.allowed(url, "govsi-crawler"))  # noqa: B023
         kb = len(text.encode()) / 1024
-        rows.append({"page": "robots.txt of N wildcard rules", "n": n, "kb": round(kb, 1),
-                     "operation": "allowed (every rule applies)", "ms": round(ms, 3),
-                     "ms_per_100kb": round(ms / kb * 100, 3)})  # fmt: skip
+        rules = robots.parse(text, ROBOTS_URL)
+        _check(rules)  # the policy is built on first use
+        for op, run in (
+            ("parse + first allowed", partial(_check_first, text)),
+            ("allowed, every rule applies", partial(_check, rules)),
+        ):
+            ms = _best_ms(run, repeat)
+            rows.append({"page": "robots.txt of N wildcard rules", "n": n, "kb": round(kb, 1),
+                         "operation": op, "ms": round(ms, 3),
+                         "ms_per_100kb": round(ms / kb * 100, 3)})  # fmt: skip
     return rows
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(RESULTS / "worst_page.json"))
+    ap.add_argument("--repeat", type=int, default=3, help="best of this many runs")
+    ap.add_argument("--only", default="", help="only the cases whose page or operation has this")
     args = ap.parse_args()
-    rows = measure()
-    print(f"{'page':32} {'operation':30} {'n':>8} {'KB':>8} {'ms':>9} {'ms/100KB':>9}")
+    rows = measure(args.repeat, args.only)
+    print(f"{'page':34} {'operation':28} {'n':>9} {'KB':>8} {'ms':>9} {'ms/100KB':>9}")
     for r in rows:
-        print(f"{r['page']:32} {r['operation']:30} {r['n']:>8} {r['kb']:>8} {r['ms']:>9} "
+        print(f"{r['page']:34} {r['operation']:28} {r['n']:>9} {r['kb']:>8} {r['ms']:>9} "
               f"{r['ms_per_100kb']:>9}")  # fmt: skip
-    RESULTS.mkdir(exist_ok=True)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(
         json.dumps({"machine": machine(), "code": code(ROOT), "rows": rows}, indent=1)
     )

@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import re
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import methodcaller
@@ -37,7 +37,7 @@ import numpy as np
 from datasketch import MinHash
 from lxml import etree
 
-from govsi.extract import parse_html
+from govsi.extract import held_elements, outermost, parse_html
 
 __all__ = [
     "band_keys",
@@ -98,7 +98,7 @@ _LINK_DENSE_RATIO = 0.6
 # Menu labels are a few words ("Teme in projekti"); news titles in a list are sentences.
 _MENU_MAX_WORDS_PER_LINK = 4.0
 _BLOCKS = ("div", "ul", "ol", "table", "section", "p", "dl")
-_MAIN = etree.XPath("(//main | //*[@role='main'] | //article)[1]")
+_MAIN_TAGS = frozenset({"main", "article"})
 
 
 def _names(element: etree._Element) -> list[str]:
@@ -111,6 +111,23 @@ def _is_template(element: etree._Element) -> bool:
     if (element.get("role") or "").strip().lower() in _TEMPLATE_ROLES:
         return True
     return any(token in _TEMPLATE_WORDS for token in _names(element))
+
+
+def _template_walk(root: etree._Element) -> tuple[list[Any], list[Any]]:
+    """(the elements below ``root`` outside every template part, in document order; the
+    outermost template parts). ``_is_template`` is asked once per element, and never of
+    an element inside a part."""
+    parts: list[Any] = []
+
+    def is_part(element: etree._Element) -> bool:
+        if _is_template(element):
+            parts.append(element)
+            return True
+        return False
+
+    listed = _preorder(root, is_part)
+    inside = set(parts)
+    return [e for e in listed if e not in inside], parts
 
 
 def _preorder(root: etree._Element, prune: Callable[[etree._Element], bool]) -> list[Any]:
@@ -172,13 +189,14 @@ def _subtree_sizes(root: etree._Element) -> dict[etree._Element, _Sizes]:
     return sizes
 
 
-def _content_column(root: etree._Element) -> etree._Element | None:
-    """The first element named as the content that no template part encloses. Linear: a
-    template part's subtree is never entered, and text is counted once bottom-up."""
+def _content_column(root: etree._Element, outside_template: list[Any]) -> etree._Element | None:
+    """The first element named as the content that no template part encloses (from
+    ``outside_template``, ``_template_walk``'s first list) and that holds some text.
+    Linear: text is counted once, bottom-up."""
     candidates = [
         element
-        for element in _preorder(root, _is_template)
-        if not _is_template(element) and any(token in _CONTENT_WORDS for token in _names(element))
+        for element in outside_template
+        if any(token in _CONTENT_WORDS for token in _names(element))
     ]
     if not candidates:
         return None
@@ -199,46 +217,71 @@ def _is_menu(sizes: _Sizes) -> bool:
     return sizes.label_words / sizes.links <= _MENU_MAX_WORDS_PER_LINK
 
 
-def _remove(element: etree._Element) -> None:
-    # Keep the tail: it is text of the parent that only follows the element.
-    parent = element.getparent()
-    if parent is None:
-        return
-    if element.tail and element.tail.strip():
-        previous = element.getprevious()
-        if previous is not None:
-            previous.tail = (previous.tail or "") + " " + element.tail
-        else:
-            parent.text = (parent.text or "") + " " + element.tail
-    parent.remove(element)
+def _remove_all(elements: Iterable[etree._Element]) -> None:
+    """Take ``elements`` (in document order, none inside another) out of the tree, keeping
+    each one's tail: it is text of the parent that only follows the element, so it goes
+    to the previous sibling's tail or the parent's text. A run of removed siblings sends
+    all its tails to one place; they are joined there once at the end, since appending
+    each in turn would copy the growing text every time (quadratic in the run). Nothing
+    removed receives text: whatever receives it comes earlier in document order."""
+    tails: dict[etree._Element, list[str]] = {}
+    texts: dict[etree._Element, list[str]] = {}
+    for element in elements:
+        parent = element.getparent()
+        if parent is None:
+            continue
+        tail = element.tail
+        if tail and tail.strip():
+            previous = element.getprevious()
+            if previous is not None:
+                tails.setdefault(previous, []).append(tail)
+            else:
+                texts.setdefault(parent, []).append(tail)
+        # Unlinking walks the removed subtree (lxml fixes its document references), so
+        # callers never pass an element inside another they remove.
+        parent.remove(element)
+    for previous, pieces in tails.items():
+        previous.tail = "".join([previous.tail or "", *(" " + piece for piece in pieces)])
+    for parent, pieces in texts.items():
+        parent.text = "".join([parent.text or "", *(" " + piece for piece in pieces)])
+
+
+def _drop_parts(root: etree._Element) -> list[Any]:
+    # Only the outermost: removing one walks its subtree, so nested ones would each walk
+    # all below them. Below ``root``: it has no parent to be removed from.
+    return [e for child in root for e in outermost(child, _DROP_TAGS)]
+
+
+def _main_region(root: etree._Element) -> etree._Element | None:
+    """The first ``<main>``, ``<article>`` or ``role="main"`` element, in one walk that stops
+    there. Not an XPath union: libxml2 merges its node sets in quadratic time (a page of
+    20 000 of each took 12.8 s)."""
+    for element in root.iter(etree.Element):
+        if element.tag in _MAIN_TAGS or element.get("role") == "main":
+            return element
+    return None
 
 
 def _strip(root: etree._Element) -> etree._Element:
-    for element in list(root.iter(*_DROP_TAGS)):
-        _remove(element)
-    main = _MAIN(root)
-    column = main[0] if main else _content_column(root)
+    _remove_all(_drop_parts(root))
+    column = _main_region(root)
+    parts: list[Any] = []
+    if column is None:
+        outside_template, parts = _template_walk(root)
+        column = _content_column(root, outside_template)
     if column is not None:
         # Template parts inside the main region (a related-news aside) go too; link-dense
         # blocks stay, since there they are usually the content (a list of documents).
-        _remove_template_parts(column)
+        _remove_all(_template_walk(column)[1])
         return column
-    _remove_template_parts(root)
+    _remove_all(parts)
     # Sizes of the tree as it is now: removing a menu changes only its ancestors' sizes,
     # and those were judged before it (parents come first).
     sizes = _subtree_sizes(root)
     menus = _preorder(root, lambda e: e.tag in _BLOCKS and _is_menu(sizes[e]))
-    for element in menus:
-        if element.tag in _BLOCKS and _is_menu(sizes[element]):
-            _remove(element)  # its children go with it, never looked at
+    # Its children go with it, never looked at.
+    _remove_all(e for e in menus if e.tag in _BLOCKS and _is_menu(sizes[e]))
     return root
-
-
-def _remove_template_parts(root: etree._Element) -> None:
-    # An element inside a template part goes with it and is never looked at.
-    parts = [e for e in _preorder(root, _is_template) if _is_template(e)]
-    for element in parts:
-        _remove(element)
 
 
 def _words(text: str) -> list[str]:
@@ -255,6 +298,7 @@ def main_text(html: str, root: etree._Element | None = None) -> str:
         root = parse_html(html)
     if root is None:
         return ""
+    held = held_elements(root)  # noqa: F841 (see held_elements)
     return " ".join(_words(_text(_strip(root))))
 
 
@@ -262,8 +306,8 @@ def _whole_text(html: str) -> str:
     root = parse_html(html)
     if root is None:
         return ""
-    for element in list(root.iter(*_DROP_TAGS)):
-        _remove(element)
+    held = held_elements(root)  # noqa: F841 (see held_elements)
+    _remove_all(_drop_parts(root))
     return " ".join(_words(_text(root)))
 
 

@@ -11,6 +11,7 @@ telling HTML from documents ``govsi.contenttypes``'.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -21,7 +22,9 @@ __all__ = [
     "ExtractedLinks",
     "extract_links",
     "header_says_nofollow",
+    "held_elements",
     "onclick_targets",
+    "outermost",
     "parse_html",
     "refresh_target",
 ]
@@ -41,7 +44,8 @@ class ExtractedLinks:
     base_url: str = ""
     # <meta name="robots"> (or name="govsi-crawler") says nofollow or none.
     nofollow: bool = False
-    # Distinct references beyond ``max_links`` (links and images), never resolved.
+    # Distinct references beyond ``max_links`` (links and images counted apart), not
+    # taken (nor resolved, unless the other kind had them).
     dropped: int = 0
 
 
@@ -98,11 +102,12 @@ _ROBOTS_TOKEN_SPLIT = re.compile(r"[\s,]+")
 # regex for that prefix would be tried again from every word of a long
 # ``window . window . ...`` chain, quadratic in its length. The conditional at the end
 # requires an assignment to end right after the literal (so 'a' + id is refused) and a
-# call to close right after it.
+# call to close right after it. The literal's loops are possessive: nothing they give
+# back could end it, and an unterminated one then fails without unwinding.
 _JS_STRING = r"""
-    (?:'(?P<sq>[^'\\\r\n]*(?:\\.[^'\\\r\n]*)*)'
-      |"(?P<dq>[^"\\\r\n]*(?:\\.[^"\\\r\n]*)*)"
-      |`(?P<bq>(?:[^`\\$]|\\.|\$(?!\{))*)`)
+    (?:'(?P<sq>[^'\\\r\n]*+(?:\\.[^'\\\r\n]*+)*+)'
+      |"(?P<dq>[^"\\\r\n]*+(?:\\.[^"\\\r\n]*+)*+)"
+      |`(?P<bq>(?:[^`\\$]|\\.|\$(?!\{))*+)`)
 """
 _ONCLICK_NAVIGATION = re.compile(
     r"""
@@ -190,6 +195,30 @@ def parse_html(html: str) -> etree._Element | None:
         return None
 
 
+def held_elements(root: etree._Element) -> list[etree._Element]:
+    """The elements of ``root``'s tree that have children, to be held while the caller
+    walks the tree in Python.
+
+    When lxml drops an element's proxy it walks up to the first ancestor that still has
+    one (or to the document): in a loop that lets each element go as it moves on, that is
+    a walk to the root per element, up to libxml2's 2047 levels (links under 2000 nested
+    divs cost 8 x as much). With every parent held the walk ends at the parent, and the
+    list lets go of its last element first, children before their parents. Leaves are
+    not held: on a flat page that would cost more than it saves."""
+    return [element for element in root.iter(etree.Element) if len(element)]
+
+
+def outermost(root: etree._Element, tags: tuple[str, ...]) -> Iterator[etree._Element]:
+    """The elements of ``tags`` in ``root`` (itself included) that no other of them
+    encloses, in document order. Each subtree is walked once and no element's ancestors
+    are looked up: either would be quadratic on a chain of them nested 2000 deep."""
+    inner: set[etree._Element] = set()
+    for element in root.iter(*tags):
+        if element not in inner:
+            inner.update(element.iter(*tags))
+            yield element
+
+
 def _is_nofollow(root: etree._Element) -> bool:
     for meta in _META(root):
         if meta.get("name", "").strip().lower() in _ROBOTS_META_NAMES:
@@ -249,17 +278,22 @@ def extract_links(
     resolved: dict[str, str | None] = {}
     links: dict[str, None] = {}
     images: dict[str, None] = {}
-    over: set[str] = set()
+    over_links: set[str] = set()
+    over_images: set[str] = set()
 
     def absolute(reference: str, into: dict[str, None]) -> str | None:
         if reference in resolved:
-            return resolved[reference]
-        if max_links and len(into) >= max_links:
-            over.add(reference)
-            return None
-        url = resolved[reference] = resolve(base_url, reference)
-        return url
+            url = resolved[reference]
+            # Resolved for the other kind (an image also linked to): the cap still holds.
+            if url is None or url in into or not max_links or len(into) < max_links:
+                return url
+        elif not max_links or len(into) < max_links:
+            url = resolved[reference] = resolve(base_url, reference)
+            return url
+        (over_images if into is images else over_links).add(reference)
+        return None
 
+    held = held_elements(root)  # noqa: F841 (see held_elements)
     with_onclick = "location" in html and _ONCLICK_ATTRIBUTE.search(html) is not None
     elements = root.iter(etree.Element) if with_onclick else root.iter("a", "area", "img")
     for target in _refresh_targets(root):
@@ -288,5 +322,5 @@ def extract_links(
         images=list(images),
         base_url=base_url,
         nofollow=_is_nofollow(root),
-        dropped=len(over),
+        dropped=len(over_links) + len(over_images),
     )

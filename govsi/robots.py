@@ -40,13 +40,18 @@ skipped. Our own extensions: ``Crawl-delay`` (a group member, like a rule) and `
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 from urllib.parse import urljoin, urlsplit
 
+logger = logging.getLogger(__name__)
+
 # RFC 9309 section 2.5: crawlers must parse at least 500 KiB; more is not worth the memory.
+# Google reads 500 KiB too. It also bounds the rules (about 50 000 at most) and so the
+# cost of a check, which is linear in the rules whose literal prefix the path has.
 MAX_BODY_BYTES = 512_000
 # robots.cc's line buffer holds kMaxLineLen = 2083 * 8 bytes including the final NUL.
 _MAX_LINE_BYTES = 2083 * 8 - 1
@@ -196,6 +201,11 @@ def parse(body: bytes | str, robots_url: str) -> RobotsRules:
     # Work on bytes as robots.cc does, so the line cut-off counts bytes and rule values
     # are escaped byte by byte; text values are decoded as UTF-8 with errors replaced.
     data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body)
+    if len(data) > MAX_BODY_BYTES:
+        logger.warning(
+            "robots.txt %s is %d bytes: only the first %d are read (RFC 9309 section 2.5)",
+            robots_url, len(data), MAX_BODY_BYTES,
+        )  # fmt: skip
     data = _skip_bom(data[:MAX_BODY_BYTES])
     groups: list[_Group] = []
     sitemaps: list[str] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html as html_lib
+from typing import Any
 
 import pytest
 
@@ -10,9 +11,10 @@ from govsi.extract import (
     ExtractedLinks,
     extract_links,
     onclick_targets,
+    parse_html,
     refresh_target,
 )
-from tests.support.growth import LINEAR_BOUND, growth
+from tests.support.growth import LINEAR_BOUND, cpu_cost, growth
 
 PAGE = "https://www.gov.si/a/b/page.html"
 
@@ -432,6 +434,16 @@ def test_links_per_page_are_capped_and_the_rest_counted_not_resolved() -> None:
     assert extract_links(page, "http://a.gov.si/").dropped == 0
 
 
+def test_the_cap_holds_for_a_reference_already_taken_as_the_other_kind() -> None:
+    # An href already resolved as an image src (and the reverse) went past a full cap.
+    page = ('<img src="/a"><img src="/b"><a href="/x">x</a><a href="/y">y</a>'
+            '<a href="/a">a</a><a href="/b">b</a><a href="/x">x</a><img src="/x">')  # fmt: skip
+    found = extract_links(f"<html><body>{page}</body></html>", "http://a.gov.si/", max_links=2)
+    assert found.links == ["http://a.gov.si/x", "http://a.gov.si/y"]
+    assert found.images == ["http://a.gov.si/a", "http://a.gov.si/b"]
+    assert found.dropped == 3  # links /a and /b, image /x
+
+
 def test_two_hundred_thousand_links_cost_linear_time() -> None:
     def page(n: int) -> str:
         return "<html><body>" + "".join(f'<a href="/p{i}">{i}</a>' for i in range(n)) + "</body>"
@@ -441,6 +453,19 @@ def test_two_hundred_thousand_links_cost_linear_time() -> None:
 
     assert growth(links, page, 50_000) < LINEAR_BOUND
     assert len(links(page(200_000)).links) == 10_000  # type: ignore[attr-defined]
+
+
+def test_links_deep_in_a_page_cost_what_they_cost_at_the_top() -> None:
+    # lxml let each element go with a walk up to the root: 50 000 links under 2000
+    # nested divs cost 8 x as much as at the top.
+    def parsed(depth: int) -> tuple[str, Any]:
+        html = "<html><body>" + "<div>" * depth + '<a href="/x">x</a>' * 20_000
+        return html, parse_html(html)
+
+    def links(page: tuple[str, Any]) -> object:
+        return extract_links(page[0], "http://a.gov.si/", page[1])
+
+    assert cpu_cost(links, parsed(2000)) / cpu_cost(links, parsed(10)) < 2.5
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from govsi.render.scripts import (
     script_signature,
 )
 from govsi.urls import in_scope
-from tests.support.growth import LINEAR_BOUND, growth
+from tests.support.growth import LINEAR_BOUND, cpu_cost, growth
 
 PAGE = "https://a.gov.si/stran"
 ARTICLE = "<p>" + "Vlada je sprejela uredbo o javnih naročilih. " * 8 + "</p>"
@@ -203,3 +203,28 @@ def test_needs_browser_costs_linear_time_on_nested_pages(opening: str) -> None:
         return parse_html(f"<html><body>{opening * n}x{closing * n}</body></html>")
 
     assert growth(needs_browser, page, 2000) < LINEAR_BOUND
+
+
+def test_needs_browser_reads_the_text_of_nested_noscripts_once() -> None:
+    # Each <noscript> joined the text of all those inside it: 215 KB took 5 s.
+    def page(n: int) -> object:
+        return parse_html("<html><body>" + "<noscript>besedilo " * n + "</body></html>")
+
+    assert growth(needs_browser, page, 400) < LINEAR_BOUND
+    asking = "<noscript>x " * 300 + "Omogočite JavaScript"
+    assert needs_browser(parse_html(f"<html><body>{asking}</body></html>")) == "noscript"
+
+
+def test_onload_scripts_deep_in_a_page_cost_what_they_cost_at_the_top() -> None:
+    # Each script looked for a <template> or <noscript> among its ancestors, and lxml let
+    # each element go with a walk up to the root: 2000 levels deep cost 100 x as much.
+    def page(depth: int) -> object:
+        return parse_html("<html><body>" + "<div>" * depth + "<script>go()</script>" * 5000)
+
+    def run(root: object) -> tuple[str, ...]:
+        return onload_scripts(root, PAGE, lambda src: True)  # type: ignore[arg-type]
+
+    assert cpu_cost(run, page(2000)) / cpu_cost(run, page(10)) < 2.5
+    assert len(run(page(100))) == 5000
+    inert = "<template><div><noscript>" + "<div>" * 50 + "<script>go()</script>" * 3
+    assert run(parse_html(f"<html><body>{inert}</body></html>")) == ()

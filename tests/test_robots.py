@@ -5,6 +5,7 @@ robots_google_protego.txt for their origin and for how Protego fares on them).""
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -449,3 +450,16 @@ def test_a_long_wildcard_pattern_costs_linear_time() -> None:
 
     assert growth(check, rules, 2000) < LINEAR_BOUND
     assert check(rules(10)) is True
+
+
+def test_a_body_over_the_limit_is_cut_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    body = _padded("Disallow: /early/", MAX_BODY_BYTES, "Disallow: /late/")
+    with caplog.at_level(logging.WARNING, logger="govsi.robots"):
+        rules = parse(body, ROBOTS_URL)
+        assert rules.allowed("https://www.gov.si/late/x", UA)
+        assert f"{ROBOTS_URL} is {len(body)} bytes: only the first {MAX_BODY_BYTES}" in (
+            caplog.text
+        )
+        caplog.clear()
+        parse(body[:MAX_BODY_BYTES], ROBOTS_URL)
+        assert not caplog.records

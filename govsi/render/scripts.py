@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 from lxml import etree
 
+from govsi.extract import held_elements, outermost
 from govsi.urls import host_of, resolve
 
 __all__ = [
@@ -121,11 +122,16 @@ def _script_url(page_host: str, url: str) -> str:
     return path if host == page_host else f"{host}{path}"
 
 
-def _runs(script: Any) -> bool:
+def _runs(script: Any, inert: set[Any]) -> bool:
     kind = (script.get("type") or "").strip().lower().split(";")[0].strip()
     if kind not in _JS_TYPES or script.get("nomodule") is not None:
         return False
-    return not any(a.tag in ("template", "noscript") for a in script.iterancestors())
+    return script not in inert
+
+
+def _inert_scripts(root: etree._Element) -> set[Any]:
+    """The scripts inside a ``<template>`` or ``<noscript>``: they never run."""
+    return {s for box in outermost(root, ("template", "noscript")) for s in box.iter("script")}
 
 
 def onload_scripts(
@@ -135,9 +141,11 @@ def onload_scripts(
     if root is None:
         return ()
     page_host = host_of(page_url)
+    held = held_elements(root)  # noqa: F841 (first: see held_elements)
+    inert = _inert_scripts(root)
     tokens: list[str] = []
     for element in root.iter(etree.Element):
-        if element.tag == "script" and _runs(element):
+        if element.tag == "script" and _runs(element, inert):
             src = (element.get("src") or "").strip()
             if src:
                 target = resolve(page_url, src)
@@ -198,7 +206,9 @@ def needs_browser(root: etree._Element | None) -> str | None:
         )
         if is_root and sizes.get(element, 0) < EMPTY_BODY_CHARS:
             return "app root"
-    for noscript in body.iter("noscript"):
+    # A nested <noscript>'s text is part of the outer one's: reading only the outermost
+    # reads each text once (reading every one was quadratic in the nesting).
+    for noscript in outermost(body, ("noscript",)):
         if _NOSCRIPT_ASKS.search(" ".join(noscript.itertext())):
             return "noscript"
     has_scripts = next(root.iter("script"), None) is not None
