@@ -24,6 +24,7 @@ import random
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -78,16 +79,24 @@ def build(hosts: int, pages: int) -> tuple[SimWeb, list[str], set[str]]:
     return web, [f"http://s{h}.gov.si/" for h in range(hosts)], js_only
 
 
-def browser_rss_mb() -> float:
-    """Resident memory of every Chromium process on the machine (the benchmark's own)."""
-    total = 0
+def browser_processes(marks: tuple[bytes, ...] = (b"chromium",)) -> Iterator[Path]:
+    """/proc folders of the machine's processes whose command line has one of ``marks``."""
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
             cmd = (proc / "cmdline").read_bytes()
-            if b"chromium" not in cmd:
-                continue
+        except OSError:
+            continue
+        if any(m in cmd for m in marks):
+            yield proc
+
+
+def browser_rss_mb() -> float:
+    """Resident memory of every Chromium process on the machine (the benchmark's own)."""
+    total = 0
+    for proc in browser_processes():
+        try:
             for line in (proc / "status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
                     total += int(line.split()[1])

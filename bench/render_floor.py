@@ -1,0 +1,107 @@
+"""The least a render costs on this machine: Chromium alone, nothing else running.
+
+Renders ``--pages`` of ``bench.render_speed``'s app-host pages (a script adds a link on
+DOMContentLoaded), ``--at-once`` at a time, each in a new page of one context, its document
+fulfilled from memory and every other request aborted, as govsi does (without its 0.2 s
+quiet wait and without scrapy-playwright). Reports wall time and the CPU time Chromium
+and the Playwright driver used, per render: the floor any crawl that renders these pages
+pays, whatever the crawler itself costs.
+
+    PYTHONPATH=. python -m bench.render_floor            # ~15 s
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import time
+from typing import Any
+
+from bench import render_speed
+from govsi.render.browser import find_chromium
+from govsi.render.fence import chromium_args
+
+
+def browser_cpu_seconds() -> float:
+    """User + system CPU of the machine's live Chromium and node processes."""
+    ticks = 0
+    for proc in render_speed.browser_processes((b"chrom", b"node")):
+        try:
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            continue
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+async def measure(pages: int, at_once: int) -> dict[str, float]:
+    from playwright.async_api import async_playwright
+
+    chromium = find_chromium()
+    if chromium is None:
+        raise SystemExit("no Chromium")
+    bodies = [
+        render_speed._page(f"s0 p{i}", f'<a href="/p{i + 1}">p</a>' + render_speed.ADD.format(n=i))
+        for i in range(pages)
+    ]
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(
+            executable_path=chromium,
+            chromium_sandbox=os.geteuid() != 0,
+            headless=True,
+            args=chromium_args("127.0.0.1:9", []),
+        )
+        context = await browser.new_context(service_workers="block", accept_downloads=False)
+
+        async def render(i: int) -> None:
+            url = f"http://s0.gov.si/p{i}"
+            page = await context.new_page()
+
+            async def answer(route: Any) -> None:
+                if route.request.is_navigation_request() and route.request.url == url:
+                    await route.fulfill(
+                        status=200,
+                        headers={"content-type": "text/html; charset=utf-8"},
+                        body=bodies[i],
+                    )
+                else:
+                    await route.abort()
+
+            await page.route("**/*", answer)
+            await page.goto(url, wait_until="domcontentloaded")
+            await page.wait_for_function("document.readyState === 'complete'")
+            html = await page.content()
+            assert f"/js-{i}" in html, "the script did not run"
+            await page.close()
+
+        async def worker(first: int) -> None:
+            for i in range(first, pages, at_once):
+                await render(i)
+
+        cpu0, t0 = browser_cpu_seconds(), time.perf_counter()
+        await asyncio.gather(*(worker(k) for k in range(at_once)))
+        wall, cpu = time.perf_counter() - t0, browser_cpu_seconds() - cpu0
+        await browser.close()
+    return {
+        "pages": pages,
+        "at_once": at_once,
+        "wall_s": round(wall, 2),
+        "wall_per_render_ms": round(wall / pages * 1000),
+        # Renderer processes that exited are not counted: a floor, not the whole cost.
+        "browser_cpu_s": round(cpu, 2),
+        "browser_cpu_per_render_ms": round(cpu / pages * 1000),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pages", type=int, default=40)
+    ap.add_argument("--at-once", type=int, default=4)
+    args = ap.parse_args()
+    print(asyncio.run(measure(args.pages, args.at_once)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
