@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine, Table, and_, func, or_, select
@@ -12,6 +13,13 @@ from govsi import db
 SITE: Table = db.Site.__table__  # type: ignore[assignment]
 PAGE: Table = db.Page.__table__  # type: ignore[assignment]
 IMAGE: Table = db.Image.__table__  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class StoredRobots:
+    status: int
+    content: str | None
+    age: float  # seconds since it was fetched
 
 
 class CrawlReader:
@@ -89,6 +97,26 @@ class CrawlReader:
                 IMAGE.c.accessed_time.is_not(None), or_(*[IMAGE.c.url.like(p) for p in prefixes])
             )
             found.update(conn.execute(q).scalars())
+        return found
+
+    def robots_of_hosts(self, hosts: list[str], max_age: float) -> dict[str, StoredRobots]:
+        """The robots.txt crawldb holds for these hosts, fetched within ``max_age`` seconds:
+        in a shared crawl, what the worker that served a host before fetched."""
+        now = db.utcnow()
+        found: dict[str, StoredRobots] = {}
+        with self.engine.connect() as conn:
+            q = select(
+                SITE.c.domain, SITE.c.robots_status, SITE.c.robots_content,
+                SITE.c.robots_fetched_at,
+            ).where(
+                SITE.c.domain.in_(hosts),
+                SITE.c.robots_status.is_not(None),
+                SITE.c.robots_fetched_at.is_not(None),
+            )  # fmt: skip
+            for host, status, content, fetched_at in conn.execute(q):
+                age = max(0.0, (now - fetched_at).total_seconds())
+                if age <= max_age:
+                    found[host] = StoredRobots(int(status), content, age)
         return found
 
     def known_urls(self) -> Iterator[str]:

@@ -101,6 +101,10 @@ class Site(Base):
     # politeness budget) and the delay used between its requests, in seconds.
     ip_address: Mapped[str | None] = mapped_column(String(64))
     crawl_delay: Mapped[float | None] = mapped_column(Float)
+    # The HTTP status robots.txt was answered with and when (UTC): with robots_content,
+    # the rules, which other workers of the crawl read instead of fetching it again.
+    robots_status: Mapped[int | None] = mapped_column(Integer)
+    robots_fetched_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=False))
 
 
 class Page(Base):

@@ -22,7 +22,7 @@ from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
 from govsi import db
-from govsi.crawlreads import CrawlReader
+from govsi.crawlreads import CrawlReader, StoredRobots
 from govsi.dupindex import stored_originals
 from govsi.items import Item
 from govsi.spill import default_spill_dir, read_spill, replay_spills, set_spills_aside
@@ -131,6 +131,9 @@ class CrawlStore:
 
     def fetched_on_hosts(self, hosts: list[str]) -> set[str]:
         return self.reader.fetched_on_hosts(hosts)
+
+    def robots_of_hosts(self, hosts: list[str], max_age: float) -> dict[str, StoredRobots]:
+        return self.reader.robots_of_hosts(hosts, max_age)
 
     def pin_address(self, host: str, ip: str) -> str:
         """The crawl's one address for ``host`` (blocking: call it in a thread)."""

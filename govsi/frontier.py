@@ -197,6 +197,10 @@ class Frontier:
     def __len__(self) -> int:
         return self._size
 
+    def queued(self, name: str) -> int:
+        state = self.hosts.get(name)
+        return 0 if state is None else len(state.queue)
+
     def entries(self, name: str) -> Iterator[Any]:
         state = self.hosts.get(name)
         return iter(()) if state is None else (e for _, _, e in state.queue)

@@ -76,10 +76,13 @@ class FetchedImage:
 
 @dataclass
 class RobotsFile:
-    """A robots.txt as served (None: the host has none) for site.robots_content."""
+    """A robots.txt as served (None: the host has none) for site.robots_content, with the
+    status it came with and when (site.robots_status, site.robots_fetched_at)."""
 
     host: str
     content: str | None
+    status: int | None = None
+    fetched_at: datetime | None = None
 
 
 @dataclass

@@ -17,6 +17,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import Engine
 from twisted.internet import task
@@ -24,8 +25,12 @@ from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
 from govsi import leases
+from govsi.leasenotices import LeaseNotices
 
 logger = logging.getLogger(__name__)
+
+# Seconds between the steps of a hand-over under way (stop requests, write, give back).
+HAND_OVER_POLL = 0.2
 
 
 @dataclass
@@ -46,6 +51,9 @@ class LeaseCallbacks:
     movable: Callable[[list[str]], list[str]]
     # This worker's figures, written to crawldb with each heartbeat.
     report: Callable[[], leases.WorkerReport] = leases.WorkerReport
+    # How much each held address has to do here (a request out counts most): the least
+    # loaded are handed over first, so the busiest address keeps its worker.
+    load: Callable[[list[str]], dict[str, int]] = lambda ips: {}
 
 
 @dataclass
@@ -85,6 +93,10 @@ class LeaseKeeper:
         # than stop (a worker cannot start while crawldb is away, so none can join).
         self.alone = True
         self._moving: set[str] = set()
+        # A round asked for while one was out: run it when that one is done.
+        self._again = False
+        self._soon: Any = None
+        self.notices: LeaseNotices | None = None
 
     @property
     def shared(self) -> bool:
@@ -116,12 +128,19 @@ class LeaseKeeper:
             # partitioned crawldb must not keep an address served past its lease.
             self._expiry = task.LoopingCall(self.expire)
             self._expiry.start(min(1.0, self.margin / 4), now=False)
+            if self.engine is not None and self.engine.dialect.name == "postgresql":
+                self.notices = LeaseNotices(self.engine, self._notice)
+                self.notices.start()
 
     def stop(self) -> None:
         """Give every lease back (the crawl's writes are done by now)."""
         for loop in (self._loop, self._expiry):
             if loop is not None and loop.running:
                 loop.stop()
+        if self._soon is not None and self._soon.active():
+            self._soon.cancel()
+        if self.notices is not None:
+            self.notices.stop()
         if not self.shared:
             return
         held = list(self.state.held)
@@ -143,12 +162,30 @@ class LeaseKeeper:
             if now > expiry - self.margin:
                 self._lose(ip, "not renewed in time")
 
+    def _notice(self, kind: str, ip: str) -> None:
+        """Another worker asked for an address held here, or gave back one wanted here:
+        a round now, not at the next period."""
+        if kind == leases.WANT and ip in self.state.held:
+            self.state.wanted_elsewhere.add(ip)
+            self.soon()
+        elif kind == leases.FREE and ip in self.state.wanted:
+            self.soon()
+
+    def soon(self, delay: float = 0.0) -> None:
+        """A round in ``delay`` seconds (one pending at a time)."""
+        if not self.shared or (self._soon is not None and self._soon.active()):
+            return
+        from twisted.internet import reactor
+
+        self._soon = reactor.callLater(delay, self.tick)  # type: ignore[attr-defined]
+
     def tick(self) -> None:
         if not self.shared:
             return
         # Before anything else, and also while a round is still out.
         self.expire()
         if self._busy:
+            self._again = True
             return
         now = time.monotonic()
         held = list(self.state.held)
@@ -156,7 +193,12 @@ class LeaseKeeper:
         # Addresses beyond this worker's share that others ask for are handed over once
         # ``movable`` says so (it stops their requests and waits for their writes first).
         moving = to_hand_over(
-            held, idle, self._moving, self.state.share, self.state.wanted_elsewhere
+            held,
+            idle,
+            self._moving,
+            self.state.share,
+            self.state.wanted_elsewhere,
+            self.cb.load(held) if self.state.wanted_elsewhere else {},
         )
         handed = set(self.cb.movable(moving)) if moving else set()
         self._moving = set(moving) - handed
@@ -214,6 +256,11 @@ class LeaseKeeper:
 
     def _done(self, out: _Outcome, scan: bool) -> None:
         self._busy = False
+        if self._again or self._moving:
+            # Asked for meanwhile, or a hand-over under way: its next step as soon as its
+            # requests and writes allow, not a whole period later.
+            self._again = False
+            self.soon(0.0 if not self._moving else HAND_OVER_POLL)
         # Expiry counted from when the round began: the database may have set it later,
         # never earlier.
         for ip in list(self.state.held):
@@ -248,6 +295,7 @@ class LeaseKeeper:
 
     def _failed(self, failure: Failure) -> None:
         self._busy = False
+        self._again = False
         logger.warning("address leases: crawldb did not answer (%s)", failure.getErrorMessage())
         if not self.alone:
             return  # others may serve these addresses: wait for crawldb
@@ -280,15 +328,23 @@ def share_of(with_work: int, workers: int) -> int:
 
 
 def to_hand_over(
-    held: list[str], idle: set[str], moving: set[str], share: int, wanted_elsewhere: set[str]
+    held: list[str],
+    idle: set[str],
+    moving: set[str],
+    share: int,
+    wanted_elsewhere: set[str],
+    load: dict[str, int] | None = None,
 ) -> list[str]:
     """The held addresses to hand over: those already on their way, plus as many that
     other workers ask for as this worker holds beyond its share (idle ones go back anyway,
-    so they do not count)."""
+    so they do not count), the least loaded first: moving an address costs it a pause, so
+    the busiest one stays where it is while a quieter one would do."""
     going = [ip for ip in held if ip in moving and ip not in idle]
     surplus = len(held) - len(idle) - share - len(going)
     if surplus > 0:
         asked = [ip for ip in held if ip in wanted_elsewhere and ip not in idle and ip not in going]
+        if load:
+            asked.sort(key=lambda ip: load.get(ip, 0))  # stable: held order among equals
         going += asked[:surplus]
     return going
 

@@ -26,6 +26,9 @@ from dataclasses import asdict, dataclass
 from sqlalchemy import Connection, text
 
 __all__ = [
+    "CHANNEL",
+    "FREE",
+    "WANT",
     "Grant",
     "WorkerReport",
     "acquire",
@@ -34,6 +37,8 @@ __all__ = [
     "heartbeat",
     "live_elsewhere",
     "live_leases",
+    "notify",
+    "parse_notice",
     "release",
     "renew",
     "wanted_by_others",
@@ -84,6 +89,7 @@ def acquire(conn: Connection, ip: str, worker: str, ttl: float) -> Grant | None:
             text("UPDATE crawldb.ip_lease SET wanted_at = :now WHERE ip = :ip"),
             {"now": now, "ip": ip},
         )
+        notify(conn, WANT, ip)
         return None
     if holder != worker and not released:
         # Ran out: its holder may have sent a request after its last renewal.
@@ -123,13 +129,33 @@ def release(conn: Connection, worker: str, arrivals: dict[str, float | None]) ->
     """Give the leases back, with when a request last reached each address, so the next
     holder waits only what the delay still asks."""
     for ip, arrival in arrivals.items():
-        conn.execute(
+        freed = conn.execute(
             text(
                 f"UPDATE crawldb.ip_lease SET released = true, expires_at = {_NOW}, "
-                "last_arrival = GREATEST(last_arrival, :la) WHERE ip = :ip AND worker = :w"
+                "last_arrival = GREATEST(last_arrival, :la) WHERE ip = :ip AND worker = :w "
+                "RETURNING wanted_at"
             ),
             {"la": arrival, "ip": ip, "w": worker},
-        )
+        ).first()
+        if freed is not None and freed[0] is not None:
+            notify(conn, FREE, ip)  # someone asked for it: it may take it now
+
+
+# Notifications on CHANNEL (delivered when the transaction commits): a worker asked for an
+# address another holds (WANT), or an address someone asked for was given back (FREE). The
+# holder and the waiting worker act on them at once instead of at their next round.
+CHANNEL = "govsi_leases"
+WANT, FREE = "want", "free"
+
+
+def notify(conn: Connection, kind: str, ip: str) -> None:
+    conn.execute(text("SELECT pg_notify(:c, :m)"), {"c": CHANNEL, "m": f"{kind} {ip}"})
+
+
+def parse_notice(payload: str) -> tuple[str, str] | None:
+    """(kind, ip) of a notification's payload; None for anything else on the channel."""
+    kind, _, ip = payload.partition(" ")
+    return (kind, ip) if kind in (WANT, FREE) and ip else None
 
 
 def live_elsewhere(conn: Connection, worker: str) -> int:

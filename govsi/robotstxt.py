@@ -18,6 +18,7 @@ from scrapy import Request
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
+from govsi.db import utcnow
 from govsi.items import RobotsFile
 from govsi.robots import RobotsRules, rules_for_response
 from govsi.urls import canonicalize, resolve
@@ -34,6 +35,13 @@ class RobotsOutcome:
     rules: RobotsRules
     # Why the rules are "disallow all for now" (5xx, unreachable); None when they are final.
     error: str | None = None
+
+
+def stored_outcome(host: str, status: int, content: str | None, robots_url: str) -> RobotsOutcome:
+    """The outcome another worker of the crawl had, read back from crawldb: the same rules
+    as if this worker had fetched robots.txt itself (only final outcomes are stored)."""
+    body = (content or "").encode("utf-8")
+    return RobotsOutcome(host, rules_for_response(status, body, robots_url))
 
 
 def robots_url_for(url: str) -> str:
@@ -109,7 +117,7 @@ class RobotsFetcher:
         content = None
         if 200 <= status < 300:
             content = response.body.decode("utf-8", "replace").replace("\x00", "")
-        yield RobotsFile(host=host, content=content)
+        yield RobotsFile(host=host, content=content, status=status, fetched_at=utcnow())
         self.on_outcome(RobotsOutcome(host, rules))
 
     def _failure(self, failure: Failure) -> None:

@@ -27,6 +27,7 @@ from twisted.internet.interfaces import IDelayedCall
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
+from govsi.crawlreads import StoredRobots
 from govsi.db import is_sqlite
 from govsi.extensions import CrawlStore, pages_fetched
 from govsi.frontier import Frontier, HostState
@@ -35,7 +36,13 @@ from govsi.items import FetchedImage, FetchedPage, SiteInfo
 from govsi.queued import KIND_IMAGE, KIND_PAGE, Entry, HostInfo, page_url
 from govsi.render.renderer import Renderer
 from govsi.render.resources import KIND_RESOURCE
-from govsi.robotstxt import KIND_ROBOTS, RobotsFetcher, RobotsOutcome, robots_url_for
+from govsi.robotstxt import (
+    KIND_ROBOTS,
+    RobotsFetcher,
+    RobotsOutcome,
+    robots_url_for,
+    stored_outcome,
+)
 from govsi.sharing import AddressSharing
 from govsi.urls import fingerprint, host_of, in_scope
 
@@ -45,6 +52,10 @@ logger = logging.getLogger(__name__)
 DEPTH_ROBOTS, DEPTH_RESOURCE, DEPTH_SITEMAP = -3, -2, -1
 # A refill that could not tell whether more rows are on their way waits this long.
 REFILL_RETRY = 0.5
+
+
+def _is_robots_request(entry: Any) -> bool:
+    return isinstance(entry, Request) and entry.meta.get("govsi_kind") == KIND_ROBOTS
 
 
 def _reactor() -> Any:
@@ -120,11 +131,13 @@ class FrontierScheduler(BaseScheduler):
             stats=self.stats,
             wake=self._wake,
             scan=self._scan_frontier,
+            robots_known=self._robots_read,
             ttl=self.crawler.settings.getfloat("LEASE_TTL"),
             scan_interval=self.crawler.settings.getfloat("LEASE_SCAN_INTERVAL"),
             shared=not is_sqlite(store.url),
             job=getattr(spider, "_job", None),  # scrapyd's job id
             settle_within=2 * self.stuck_after,
+            robots_max_age=self.robots_max_age,
         )
         self.sharing.start()
         # Leases go back once this run's last writes are in (after spider_closed).
@@ -419,10 +432,28 @@ class FrontierScheduler(BaseScheduler):
         self.frontier.push(host, DEPTH_ROBOTS, self.robots.request(host, info.robots_url), False)
         self._wake()
 
-    def _robots_outcome(self, outcome: RobotsOutcome) -> None:
+    def _robots_read(self, stored: dict[str, StoredRobots]) -> None:
+        """robots.txt of hosts taken over from another worker, as it fetched them: taken
+        instead of the request queued here, so the crawl asks each host once. Its sitemaps
+        are that worker's to read (it queued them when it fetched robots.txt)."""
+        for host, robots in stored.items():
+            info = self.hosts.get(host)
+            if info is None or info.rules is not None or info.robots_retry is not None:
+                continue  # rules of our own, or a retry of a failure seen here
+            queued = self.frontier.discard(host, _is_robots_request)
+            if not queued:
+                continue  # in flight: its own outcome comes
+            self.stats.inc_value("govsi/robots/from_crawldb")
+            outcome = stored_outcome(host, robots.status, robots.content, info.robots_url)
+            self._robots_outcome(outcome, sitemaps=False, age=robots.age)
+
+    def _robots_outcome(
+        self, outcome: RobotsOutcome, sitemaps: bool = True, age: float = 0.0
+    ) -> None:
         host, info = outcome.host, self.hosts[outcome.host]
         if outcome.error is None:
-            info.rules, info.rules_at, info.robots_failures = outcome.rules, time.monotonic(), 0
+            info.rules, info.robots_failures = outcome.rules, 0
+            info.rules_at = time.monotonic() - age
             info.used_rules = 0
             delay = outcome.rules.crawl_delay(self.token) or 0.0
             if self.max_crawl_delay > 0 and delay > self.max_crawl_delay:
@@ -439,7 +470,7 @@ class FrontierScheduler(BaseScheduler):
             self.frontier.set_delay(host, delay)
             self.store.add(SiteInfo(host, info.ip, self.frontier.host(host).delay))
             self.frontier.open_gate(host)
-            if self.follow_sitemaps:
+            if self.follow_sitemaps and sitemaps:
                 for url in outcome.rules.sitemaps:
                     request = self.spider.sitemap_request(url, host)
                     if request is not None:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from scrapy.statscollectors import StatsCollector
 from twisted.internet.threads import deferToThread
 
+from govsi.crawlreads import StoredRobots
 from govsi.extensions import CrawlStore, pages_fetched
 from govsi.frontier import Frontier
 from govsi.leasekeeper import LeaseCallbacks, LeaseKeeper
@@ -25,6 +26,9 @@ from govsi.queued import Entry, HostInfo, page_url
 from govsi.urls import fingerprint
 
 logger = logging.getLogger(__name__)
+
+# The load of an address with a request out or rows in crawldb: above any queue's length.
+BUSIEST = 10**9
 
 
 class AddressSharing:
@@ -43,6 +47,8 @@ class AddressSharing:
         shared: bool,
         job: str | None = None,
         settle_within: float = 600.0,
+        robots_max_age: float = 24 * 3600.0,
+        robots_known: Callable[[dict[str, StoredRobots]], None] | None = None,
     ) -> None:
         self.frontier = frontier
         self.store = store
@@ -51,6 +57,9 @@ class AddressSharing:
         self.released = released
         self.stats = stats
         self.wake = wake
+        # robots.txt another worker fetched for hosts taken over: read, not fetched again.
+        self.robots_known = robots_known or (lambda stored: None)
+        self.robots_max_age = robots_max_age
         self.job = job
         # Hosts by address: a lease is on an address, the frontier schedules hosts.
         self.on_ip: dict[str, set[str]] = {}
@@ -77,6 +86,7 @@ class AddressSharing:
                 found_hosts=scan,
                 movable=self._movable,
                 report=self._report,
+                load=self._load,
             ),
             ttl=ttl,
             scan_interval=scan_interval,
@@ -171,15 +181,30 @@ class AddressSharing:
         # Another worker may have served these hosts: what it fetched there is neither
         # released from what is queued here nor admitted later (the lease is ours now,
         # so crawldb's record of these hosts is complete).
-        d = deferToThread(self.store.fetched_on_hosts, hosts)
-        d.addErrback(lambda f: logger.warning("reading fetched URLs failed: %s", f.value) or set())
+        d = deferToThread(self._read_served, hosts)
+        d.addErrback(
+            lambda f: logger.warning("reading what was fetched failed: %s", f.value) or (set(), {})
+        )
         d.addCallback(self._pruned, ip, hosts, last_arrival)
 
+    def _read_served(self, hosts: list[str]) -> tuple[set[str], dict[str, StoredRobots]]:
+        return (
+            self.store.fetched_on_hosts(hosts),
+            self.store.robots_of_hosts(hosts, self.robots_max_age),
+        )
+
     def _pruned(
-        self, done: set[str], ip: str, hosts: list[str], last_arrival: float | None
+        self,
+        served: tuple[set[str], dict[str, StoredRobots]],
+        ip: str,
+        hosts: list[str],
+        last_arrival: float | None,
     ) -> None:
         if not self.leases.holds(ip):
             return  # lost again meanwhile; the next grant checks again
+        done, robots = served
+        if robots:
+            self.robots_known(robots)
         for host in hosts:
             n = self.frontier.discard(host, lambda e: page_url(e) in done)
             self.stats.inc_value("govsi/leases/fetched_elsewhere", n)
@@ -214,6 +239,18 @@ class AddressSharing:
             and ip not in unsettled
             and not any(self._has_work(h) for h in self.on_ip.get(ip, ()))
         ]
+
+    def _load(self, ips: list[str]) -> dict[str, int]:
+        """Queued requests per address; one with a request out now or crawldb rows still
+        to read counts as the busiest."""
+        busy = {self.hosts[h].ip for h in self.frontier.busy_hosts()}
+        load = {}
+        for ip in ips:
+            hosts = self.on_ip.get(ip, ())
+            queued = sum(self.frontier.queued(h) for h in hosts)
+            more = ip in busy or any(self.hosts[h].has_work() for h in hosts)
+            load[ip] = queued + (BUSIEST if more else 0)
+        return load
 
     def _retrying(self, ip: str) -> bool:
         # A retry queued here would be fetched again by the next holder.

@@ -286,7 +286,7 @@ class CrawlWriter:
         links: set[tuple[int, int]] = set()
         images: dict[tuple[int, str], dict[str, Any]] = {}
         image_updates: dict[str, dict[str, Any]] = {}
-        robots: dict[str, str | None] = {}
+        robots: dict[str, RobotsFile] = {}
         site_info: dict[str, SiteInfo] = {}
         sitemap_docs: dict[str, list[SitemapFile]] = {}
         lsh_rows: list[dict[str, int]] = []
@@ -322,7 +322,7 @@ class CrawlWriter:
                     "http_status_code": item.http_status_code,
                 }
             elif isinstance(item, RobotsFile):
-                robots[item.host] = item.content
+                robots[item.host] = item
             elif isinstance(item, SiteInfo):
                 site_info[item.host] = item
             elif isinstance(item, SitemapFile):
@@ -348,9 +348,15 @@ class CrawlWriter:
             self._insert_images(conn, list(images.values()))
         if image_updates:
             self._record_images(conn, list(image_updates.values()))
-        for host, content in robots.items():
+        for host, rf in robots.items():
             conn.execute(
-                update(SITE).where(SITE.c.id == site_ids[host]).values(robots_content=content)
+                update(SITE)
+                .where(SITE.c.id == site_ids[host])
+                .values(
+                    robots_content=rf.content,
+                    robots_status=rf.status,
+                    robots_fetched_at=rf.fetched_at,
+                )
             )
         for host, docs in sitemap_docs.items():
             # Documents are appended, each after a line naming where it came from.

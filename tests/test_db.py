@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from govsi import settings as govsi_settings
 from govsi.crawlreads import CrawlReader
 from govsi.extensions import CrawlStore
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, RobotsFile
+from govsi.robotstxt import stored_outcome
 from govsi.spiders.govsi import GovsiSpider
 from govsi.spill import (
     default_spill_dir,
@@ -304,6 +305,31 @@ def test_frontier_order_and_fetched_urls(engine: Engine) -> None:
     r = CrawlReader(engine)
     assert list(r.frontier()) == [("http://a.gov.si/2", 1), ("http://a.gov.si/deep", 2)]
     assert set(r.fetched_urls()) == {"http://a.gov.si/", "http://a.gov.si/1"}
+
+
+def test_robots_txt_is_read_back_for_the_workers_that_take_a_host_over(engine: Engine) -> None:
+    from govsi.db import utcnow
+
+    w = CrawlWriter(engine)
+    now = utcnow()
+    w.add(RobotsFile("a.gov.si", "User-agent: *\nDisallow: /x\n", 200, now))
+    w.add(RobotsFile("b.gov.si", None, 404, now))  # none: everything allowed
+    w.add(RobotsFile("old.gov.si", "User-agent: *\n", 200, now - timedelta(days=2)))
+    w.add(RobotsFile("legacy.gov.si", "User-agent: *\n"))  # from before the status was kept
+    w.add(DiscoveredPage("http://c.gov.si/", 0))  # a site whose robots.txt nobody fetched
+    assert w.flush()
+    hosts = ["a.gov.si", "b.gov.si", "c.gov.si", "old.gov.si", "legacy.gov.si", "d.gov.si"]
+    got = CrawlReader(engine).robots_of_hosts(hosts, max_age=24 * 3600)
+    assert sorted(got) == ["a.gov.si", "b.gov.si"]
+    assert (got["a.gov.si"].status, got["a.gov.si"].content) == (
+        200,
+        "User-agent: *\nDisallow: /x\n",
+    )
+    assert (got["b.gov.si"].status, got["b.gov.si"].content) == (404, None)
+    assert all(0 <= r.age < 60 for r in got.values())
+    rules = stored_outcome("a.gov.si", 200, got["a.gov.si"].content, "http://a.gov.si/robots.txt")
+    assert not rules.rules.allowed("http://a.gov.si/x", "govsi-crawler")
+    assert rules.rules.allowed("http://a.gov.si/y", "govsi-crawler") and rules.error is None
 
 
 def test_empty_tables_keeps_lookups(engine: Engine) -> None:

@@ -62,6 +62,54 @@ def test_to_hand_over(
     assert to_hand_over(HELD, idle, moving, share, asked) == expected
 
 
+@pytest.mark.parametrize(
+    ("load", "share", "expected"),
+    [
+        # The least loaded go; the busiest address stays with its worker.
+        ({"a": 900, "b": 3, "c": 0, "d": 40, "e": 7}, 3, ["c", "b"]),
+        ({"a": 900, "b": 3, "c": 0, "d": 40, "e": 7}, 4, ["c"]),
+        # Among equals, in the order held.
+        ({"a": 1, "b": 1, "c": 1, "d": 1, "e": 1}, 3, ["a", "b"]),
+        ({}, 3, ["a", "b"]),
+        # A request out now counts above any queue.
+        ({"a": 10**9, "b": 10**9 + 2, "c": 5, "d": 10**9, "e": 10**9}, 4, ["c"]),
+    ],
+)
+def test_to_hand_over_moves_the_least_loaded_first(
+    load: dict[str, int], share: int, expected: list[str]
+) -> None:
+    assert to_hand_over(HELD, set(), set(), share, set(HELD), load) == expected
+
+
+def test_a_notice_brings_a_round_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = Calls()
+    keeper = recording_keeper(object(), calls)  # shared
+    rounds: list[float] = []
+    monkeypatch.setattr(keeper, "soon", lambda delay=0.0: rounds.append(delay))
+    keeper.state.held["10.0.0.1"] = 1e18
+    keeper.state.wanted.add("10.0.0.2")
+    keeper._notice("want", "10.0.0.3")  # not ours: nothing to do
+    keeper._notice("free", "10.0.0.1")  # ours already
+    assert rounds == []
+    keeper._notice("want", "10.0.0.1")  # another worker asks for ours
+    assert rounds == [0.0] and "10.0.0.1" in keeper.state.wanted_elsewhere
+    keeper._notice("free", "10.0.0.2")  # what we wait for was given back
+    assert rounds == [0.0, 0.0]
+
+
+def test_a_round_asked_for_during_a_round_follows_it() -> None:
+    keeper = recording_keeper(object(), Calls())
+    later: list[float] = []
+    keeper.soon = lambda delay=0.0: later.append(delay)  # type: ignore[method-assign]
+    keeper._busy = True
+    keeper.tick()  # a notice while the round is out
+    keeper._done(_Outcome(), scan=False)
+    assert later == [0.0]
+    keeper._moving = {"10.0.0.1"}  # a hand-over under way: its next step soon
+    keeper._done(_Outcome(), scan=False)
+    assert later == [0.0, 0.2]
+
+
 @dataclass
 class Calls:
     granted: list[tuple[str, float | None, bool]] = field(default_factory=list)

@@ -11,7 +11,10 @@ import pytest
 from sqlalchemy import Engine, text
 
 from govsi import db
+from govsi.leasenotices import LeaseNotices
 from govsi.leases import (
+    FREE,
+    WANT,
     Grant,
     WorkerReport,
     acquire,
@@ -20,6 +23,7 @@ from govsi.leases import (
     heartbeat,
     live_elsewhere,
     live_leases,
+    parse_notice,
     release,
     renew,
     worker_id,
@@ -141,3 +145,47 @@ def test_racing_workers_never_both_get_an_address(pg: Engine) -> None:
 def test_worker_ids_differ_between_processes() -> None:
     wid = worker_id()
     assert wid.count(":") == 2 and str(os.getpid()) in wid
+
+
+def test_asking_and_giving_back_are_heard_at_once(pg: Engine) -> None:
+    # The holder hears that another worker asks; the asker hears when the address it asked
+    # for is given back. Nothing is said when nobody asked.
+    heard: list[tuple[str, str]] = []
+    notices = LeaseNotices(pg, lambda kind, ip: heard.append((kind, ip)), lambda f, *a: f(*a))
+    notices.start()
+    try:
+        deadline = time.monotonic() + 10
+        while notices._thread is not None and notices.received == 0:
+            # LISTEN is in place once a first notice gets through.
+            with pg.begin() as conn:
+                conn.execute(text("SELECT pg_notify('govsi_leases', 'want 10.9.0.0')"))
+            time.sleep(0.05)
+            assert time.monotonic() < deadline
+        heard.clear()
+        take(pg, "a", ip="10.9.0.1")
+        with pg.begin() as conn:
+            release(conn, "a", {"10.9.0.1": None})  # nobody asked: silent
+        take(pg, "a")
+        assert take(pg, "b") is None  # b asks for a's address
+        with pg.begin() as conn:
+            release(conn, "a", {IP: None})
+        deadline = time.monotonic() + 10
+        while len(heard) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert heard == [(WANT, IP), (FREE, IP)]
+    finally:
+        notices.stop()
+
+
+@pytest.mark.parametrize(
+    ("payload", "notice"),
+    [
+        ("want 10.0.0.1", (WANT, "10.0.0.1")),
+        ("free ::1", (FREE, "::1")),
+        ("want", None),
+        ("hello 10.0.0.1", None),
+        ("", None),
+    ],
+)
+def test_notices_read(payload: str, notice: tuple[str, str] | None) -> None:
+    assert parse_notice(payload) == notice
