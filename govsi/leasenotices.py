@@ -55,9 +55,10 @@ class LeaseNotices:
         self._thread.start()
 
     def stop(self) -> None:
+        # Not joined: that would hold the reactor thread up to POLL seconds while Scrapy
+        # closes (its downloader's close races a timer then). The thread ends within POLL
+        # and closes its connection; it is a daemon, so it never holds the process.
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2 * POLL)
 
     def _run(self) -> None:
         pause = POLL
