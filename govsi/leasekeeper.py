@@ -283,8 +283,14 @@ class LeaseKeeper:
                 arrival = time.monotonic() - (time.time() + out.offset - grant.last_arrival)
             self.cb.granted(ip, arrival, grant.handed_over)
         self.state.live_elsewhere = out.live_elsewhere
+        newly_asked = out.wanted_elsewhere - self.state.wanted_elsewhere
+        share_fell = out.share < self.state.share
         self.state.share = out.share
         self.state.wanted_elsewhere = out.wanted_elsewhere
+        if (newly_asked or share_fell) and self._above_share():
+            # A worker joined or asked: start handing over now, not a period later. Only on
+            # a change, so a worker that keeps its surplus (all busy) does not spin.
+            self.soon()
         if scan:
             self.cb.found_hosts()
         if self.state.wanted - out.planned:
@@ -292,6 +298,10 @@ class LeaseKeeper:
             from twisted.internet import reactor
 
             reactor.callLater(0, self.tick)  # type: ignore[attr-defined]
+
+    def _above_share(self) -> bool:
+        held = set(self.state.held)
+        return len(held) > self.state.share and bool(held & self.state.wanted_elsewhere)
 
     def _failed(self, failure: Failure) -> None:
         self._busy = False

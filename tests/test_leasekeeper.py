@@ -97,6 +97,24 @@ def test_a_notice_brings_a_round_at_once(monkeypatch: pytest.MonkeyPatch) -> Non
     assert rounds == [0.0, 0.0]
 
 
+def test_a_round_that_finds_the_worker_above_its_share_starts_handing_over() -> None:
+    keeper = recording_keeper(object(), Calls())
+    later: list[float] = []
+    keeper.soon = lambda delay=0.0: later.append(delay)  # type: ignore[method-assign]
+    keeper.state.held = dict.fromkeys(["a", "b", "c"], 1e18)
+    keeper.state.share = 3
+    # Renewed; a second worker joined (share 2) and asks for "c": hand over now.
+    renewed = dict.fromkeys(["a", "b", "c"], 1e18)
+    keeper._done(_Outcome(renewed=renewed, share=2, wanted_elsewhere={"c"}), scan=False)
+    assert later == [0.0]
+    # The same next round (nothing changed): no new round of its own, so no spinning.
+    keeper._done(_Outcome(renewed=renewed, share=2, wanted_elsewhere={"c"}), scan=False)
+    assert later == [0.0]
+    # Asked for, but within its share: nothing to hand over.
+    keeper._done(_Outcome(renewed=renewed, share=3, wanted_elsewhere={"b", "c"}), scan=False)
+    assert later == [0.0]
+
+
 def test_a_round_asked_for_during_a_round_follows_it() -> None:
     keeper = recording_keeper(object(), Calls())
     later: list[float] = []
