@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +37,16 @@ from bench.crawl_speed import check_db, expected
 from bench.politeness import analyse
 from bench.sysinfo import CpuSnapshot, code, machine, postmaster_pid, write_result
 from bench.webgen import DISALLOWED, build_web
+from govsi.extensions import pages_fetched
 from tests.simweb.server import SimWeb
-from tests.support.crawl import ROOT, CrawlRun, start_crawl
+from tests.support.crawl import ROOT, CrawlRun, start_crawl, wait_for_requests
 from tests.support.pgcluster import PgCluster, find_pg_bin
 
 RESULTS = Path(__file__).resolve().parent / "results"
 # Leases renewed and hosts scanned for often enough that a short benchmark crawl is not
 # dominated by the defaults (30 s / 10 s), which suit long crawls.
 LEASE_SETTINGS = {"LEASE_TTL": 6, "LEASE_SCAN_INTERVAL": 2}
+HANDED = "over to a worker that asks for it"  # the keeper's log line for a hand-over
 
 
 def run_workers(
@@ -60,10 +63,7 @@ def run_workers(
     web.reset_log()
     cpu_before = CpuSnapshot.take(pg_pid)
     started = time.perf_counter()
-    procs = [
-        start_crawl(web, db_url, work / f"w{i}", seeds, **lease, **settings)
-        for i in range(n)
-    ]
+    procs = [start_crawl(web, db_url, work / f"w{i}", seeds, **lease, **settings) for i in range(n)]
     runs: list[CrawlRun] = [p.wait(timeout) for p in procs]
     wall = time.perf_counter() - started
     time.sleep(0.2)  # let the postmaster reap the crawls' backends
@@ -224,13 +224,66 @@ def politeness(pg: PgCluster, args: argparse.Namespace, mach: dict[str, Any]) ->
     return all(not r["problems"] for r in results), report
 
 
+# -- hand-over ----------------------------------------------------------------------------
+def handover(pg: PgCluster, args: argparse.Namespace, mach: dict[str, Any]) -> tuple[bool, Any]:
+    """One worker crawls two hosts (an address each, 0.5 s apart); a second joins once the
+    crawl is under way and is handed one address. The longest pause each address had
+    between two requests says how long the hand-over left it idle."""
+    delay = 0.5
+    web, seeds = build_web(2, args.handover_pages, args.seed)
+    web.start()
+    work = Path(tempfile.mkdtemp(prefix="govsi-scaleout-handover-"))
+    try:
+        db_url = pg.create_database(f"handover_{int(time.time())}")
+        settings = {"DEFAULT_CRAWL_DELAY": delay, "RENDER_JS": "off", "LOG_LEVEL": "INFO"}
+        first = start_crawl(web, db_url, work / "w0", seeds, **settings)
+        wait_for_requests(web, 20)
+        joined_at = max(h.time for h in web.requested())
+        second = start_crawl(web, db_url, work / "w1", seeds, **settings)
+        runs = [first.wait(args.timeout), second.wait(args.timeout)]
+    finally:
+        web.stop()
+    hits = sorted(web.requested(), key=lambda h: h.time)
+    by_ip: dict[str, list[float]] = {}
+    for h in hits:
+        by_ip.setdefault(h.ip, []).append(h.time)
+    gaps = {ip: max((b - a for a, b in pairwise(t)), default=0.0) for ip, t in by_ip.items()}
+    after = {ip: max((b - a for a, b in pairwise([x for x in t if x >= joined_at])), default=0.0)
+             for ip, t in by_ip.items()}  # fmt: skip
+    counts = Counter((h.host, h.target) for h in hits if h.target != "/robots.txt")
+    r = {
+        "delay_s": delay,
+        "longest_gap_per_address_s": {ip: round(g, 3) for ip, g in gaps.items()},
+        "longest_gap_after_join_s": {ip: round(g, 3) for ip, g in after.items()},
+        "hand_overs_logged": sum(run.log.count(HANDED) for run in runs),
+        "pages_per_worker": [pages_fetched(run.stats) for run in runs],  # type: ignore[arg-type]
+        "requested_twice": sum(1 for n in counts.values() if n > 1),
+        "problems": [
+            f"worker {i}: exit {r.returncode}"
+            for i, r in enumerate(runs)
+            if r.returncode != 0 or "Traceback" in r.log
+        ],
+    }
+    if r["requested_twice"]:
+        r["problems"].append(f"{r['requested_twice']} URLs requested twice")
+    print(f"hand-over: longest gap per address {r['longest_gap_per_address_s']} (delay {delay} s), "
+          f"pages per worker {r['pages_per_worker']}, hand-overs {r['hand_overs_logged']}; "
+          + ("OK" if not r["problems"] else f"FAILED {r['problems']}"), flush=True)  # fmt: skip
+    _report_problems(r, work, args.keep)
+    config = {"pages_per_host": args.handover_pages, "DEFAULT_CRAWL_DELAY": delay}
+    report = {"benchmark": "scaleout-handover", "config": config, "machine": mach, "run": r}
+    return not r["problems"], report
+
+
 def _counts(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--part", choices=["speed", "politeness", "both"], default="both")
+    ap.add_argument("--part", choices=["speed", "politeness", "handover", "both"],
+                    default="both", help="both = speed and politeness")  # fmt: skip
+    ap.add_argument("--handover-pages", type=int, default=150, help="hand-over: pages per host")
     ap.add_argument("--workers", type=_counts, default=[1, 2], help="speed: process counts")
     ap.add_argument("--politeness-workers", type=_counts, default=[1, 2, 3],
                     help="politeness: process counts")  # fmt: skip
@@ -248,8 +301,8 @@ def main(argv: list[str] | None = None) -> int:
         print("PostgreSQL server binaries not found (set PG_BIN)", file=sys.stderr)
         return 2
     mach = {**machine(), "code": code(ROOT)}
-    parts = {"speed": speed, "politeness": politeness}
-    chosen = list(parts) if args.part == "both" else [args.part]
+    parts = {"speed": speed, "politeness": politeness, "handover": handover}
+    chosen = ["speed", "politeness"] if args.part == "both" else [args.part]
     pg = PgCluster(bin_dir)
     pg.start()
     ok = True
