@@ -306,7 +306,8 @@ class LeaseKeeper:
     def _failed(self, failure: Failure) -> None:
         self._busy = False
         self._again = False
-        logger.warning("address leases: crawldb did not answer (%s)", failure.getErrorMessage())
+        first = (failure.getErrorMessage().strip().splitlines() or ["no message"])[0][:300]
+        logger.warning("address leases: crawldb did not answer (%s)", first)
         if not self.alone:
             return  # others may serve these addresses: wait for crawldb
         until = time.monotonic() + self.ttl

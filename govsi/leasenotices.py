@@ -67,7 +67,8 @@ class LeaseNotices:
                 self._listen()
                 pause = POLL
             except Exception as e:
-                logger.info("lease notices: %s; listening again in %.0f s", e, pause)
+                first = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+                logger.info("lease notices: %s; listening again in %.0f s", first, pause)
                 self._stop.wait(pause)
                 pause = min(MAX_PAUSE, pause * 2)
 

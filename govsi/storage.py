@@ -29,7 +29,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 
 from govsi import db
 from govsi.contenttypes import filename_of
@@ -122,6 +122,12 @@ def chunks(seq: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
         yield seq[i : i + size]
 
 
+def _first_line(exc: SQLAlchemyError) -> str:
+    """The driver's own message, first line (a refused connection, a restart)."""
+    text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    return f"{exc.__class__.__name__}: {text[0][:200] if text else ''}"
+
+
 class CrawlWriter:
     def __init__(
         self,
@@ -177,13 +183,16 @@ class CrawlWriter:
                 return True
             except SQLAlchemyError as exc:
                 self._site_ids.clear()  # ids read in a rolled-back transaction may be gone
+                # A database that went away is an expected outage: one line says so. Any
+                # other failure (a bug, a constraint) keeps its traceback, once.
+                away = isinstance(exc, OperationalError | InterfaceError)
                 logger.warning(
                     "crawldb write of %d items failed (attempt %d/%d): %s",
                     len(batch),
                     attempt + 1,
                     self.retries + 1,
-                    exc.__class__.__name__,
-                    exc_info=attempt == self.retries,
+                    _first_line(exc) if away else exc.__class__.__name__,
+                    exc_info=attempt == self.retries and not away,
                 )
                 if attempt < self.retries:
                     time.sleep(self.retry_backoff * 2**attempt)

@@ -13,7 +13,7 @@ from alembic.migration import MigrationContext
 from scrapy.utils.test import get_crawler
 from sqlalchemy import Engine, event, inspect, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 from govsi import db
 from govsi import settings as govsi_settings
@@ -280,6 +280,37 @@ def test_failed_write_is_retried_then_kept_then_spilled_and_replayed(
     monkeypatch.setattr(w, "_apply", real_apply)
     assert replay(path, CrawlWriter(engine)) == 1
     assert q(engine, "SELECT url, page_type_code FROM page") == [("http://a.gov.si/", "FRONTIER")]
+
+
+@pytest.mark.parametrize(
+    ("error", "traceback"),
+    [
+        (OperationalError("INSERT", {}, Exception("server closed the connection\nmore")), False),
+        (IntegrityError("INSERT", {}, Exception("duplicate key value")), True),
+    ],
+)
+def test_an_outage_is_logged_in_one_line_and_a_bug_with_its_traceback(
+    engine: Engine,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    error: Exception,
+    traceback: bool,
+) -> None:
+    w = CrawlWriter(engine, retries=1, retry_backoff=0)
+
+    def broken(conn, batch):  # type: ignore[no-untyped-def]
+        raise error
+
+    monkeypatch.setattr(w, "_apply", broken)
+    w.add(DiscoveredPage("http://a.gov.si/", 0))
+    with caplog.at_level(logging.WARNING, logger="govsi.storage"):
+        assert not w.flush()
+    failed = [r for r in caplog.records if "failed (attempt" in r.getMessage()]
+    assert len(failed) == 2
+    assert any(r.exc_info for r in failed) is traceback
+    if not traceback:
+        assert "server closed the connection" in failed[-1].getMessage()
+        assert "more" not in failed[-1].getMessage()
 
 
 def test_frontier_order_and_fetched_urls(engine: Engine) -> None:
