@@ -12,9 +12,9 @@ setup(
     version="1.0",
     packages=find_packages(include=["govsi", "govsi.*"]),
     # Alembic reads its scripts as files, not as a package; scrapyd imports the egg as a zip,
-    # and govsi.db extracts the migrations from it.
+    # and govsi.store.database extracts the migrations from it.
     package_data={
-        "govsi": ["migrations/*.py", "migrations/*.mako", "migrations/versions/*.py"],
+        "govsi.store": ["migrations/*.py", "migrations/*.mako", "migrations/versions/*.py"],
         # The report's page template, script, style and the vendored Cytoscape.js.
         "govsi.report": ["templates/*.j2", "static/*"],
     },

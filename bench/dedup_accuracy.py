@@ -1,4 +1,4 @@
-"""Precision and recall of ``govsi.dedup.is_duplicate`` on the labelled pairs of
+"""Precision and recall of ``govsi.dedup.signature.is_duplicate`` on the labelled pairs of
 ``bench.dedup_pairs``, swept over threshold, MinHash permutations and shingle size.
 
 For every setting: the confusion counts, precision, recall and F1 of the DUPLICATE decision,
@@ -13,7 +13,7 @@ text go, with everything else, to ``bench/results/dedup_accuracy.json``.
 
     PYTHONPATH=. python -m bench.dedup_accuracy
     PYTHONPATH=. python -m bench.dedup_accuracy --thresholds 0.8,0.9 --num-perm 128 --shingle 5
-    PYTHONPATH=. python -m bench.dedup_accuracy --standin   # a local main_text, no govsi.dedup
+    PYTHONPATH=. python -m bench.dedup_accuracy --standin   # a local stand-in, not govsi.dedup
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def _shingles(words: list[str], k: int) -> set[str]:
 
 
 def standin() -> SimpleNamespace:
-    """A crude local stand-in with govsi.dedup's API, for developing this script without it."""
+    """A crude local stand-in with govsi.dedup.signature's API, to develop this without it."""
     from datasketch import MinHash
 
     def main_text(html: str) -> str:
@@ -236,15 +236,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--num-perm", type=ints, default=ints("64,128,256"))
     ap.add_argument("--shingle", type=ints, default=ints("3,4,5,7"))
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--standin", action="store_true", help="a local stand-in, not govsi.dedup")
+    ap.add_argument(
+        "--standin", action="store_true", help="a local stand-in, not govsi.dedup.signature"
+    )
     ap.add_argument("--out", type=Path, default=RESULTS / "dedup_accuracy.json")
     args = ap.parse_args(argv)
-    dd = standin() if args.standin else importlib.import_module("govsi.dedup")
+    dd = standin() if args.standin else importlib.import_module("govsi.dedup.signature")
     dedup_py = ROOT / "govsi" / "dedup.py"
     dedup_sha = (
         hashlib.sha256(dedup_py.read_bytes()).hexdigest()[:16] if dedup_py.exists() else None
     )
-    source = "stand-in (bench.dedup_accuracy.standin)" if args.standin else "govsi.dedup"
+    source = "stand-in (bench.dedup_accuracy.standin)" if args.standin else "govsi.dedup.signature"
     pairs = build_pairs(args.seed)
     share = template_share(pairs)
     print(f"{len(pairs)} pairs ({sum(p.duplicate for p in pairs)} duplicates) of {len(KINDS)} "
@@ -291,7 +293,9 @@ def main(argv: list[str] | None = None) -> int:
         now = hashlib.sha256(dedup_py.read_bytes()).hexdigest()[:16]
         report["dedup_py_changed_during_run"] = now != dedup_sha
         if now != dedup_sha:
-            print(f"WARNING: govsi/dedup.py changed during the run ({dedup_sha} -> {now})")
+            print(
+                f"WARNING: govsi/dedup/signature.py changed during the run ({dedup_sha} -> {now})"
+            )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
     print(f"\nwrote {args.out}")

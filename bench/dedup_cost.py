@@ -43,19 +43,19 @@ from sqlalchemy import Engine
 
 from bench.dedup_pairs import _news, _say, _sent, make_site, render
 from bench.sysinfo import code, machine
-from govsi import db
-from govsi.dedup import (
+from govsi.dedup.index import DuplicateIndex, pack
+from govsi.dedup.maincontent import main_text
+from govsi.dedup.signature import (
     DEFAULT_NUM_PERM,
     DEFAULT_SHINGLE_SIZE,
     DEFAULT_THRESHOLD,
     band_keys,
     exact_key_of,
     lsh_params,
-    main_text,
     signature_of_text,
 )
-from govsi.dupindex import DuplicateIndex, pack
-from govsi.extract import parse_html
+from govsi.store import database
+from govsi.web.extract import parse_html
 from tests.support.pgcluster import PgCluster, find_pg_bin
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -263,8 +263,8 @@ def main() -> int:
         if args.connect == "socket":
             # A crawler on the database's machine talks to it over its Unix socket.
             url = f"postgresql+psycopg2://govsi@/dedup_cost?host={pg.tmp}&port={pg.port}"
-        engine = db.make_engine(url)
-        db.migrate(engine)
+        engine = database.make_engine(url)
+        database.migrate(engine)
         store = Store(engine)
         store.add(originals)
         print(f"{'stored':>8} | {'main thread':>11} {'median':>6} {'p95':>5} | {'lookup':>6} "

@@ -33,7 +33,7 @@ from typing import Any
 from sqlalchemy import Engine, text
 
 from bench.sysinfo import code, machine, write_result
-from govsi import db
+from govsi.store import database
 from tests.support.crawl import run_report
 from tests.support.pgcluster import PgCluster, find_pg_bin
 
@@ -169,8 +169,8 @@ def measure(
     else:
         assert cluster is not None
         url = cluster.create_database(f"report{args.pages}")
-    engine = db.make_engine(url)
-    db.migrate(engine)
+    engine = database.make_engine(url)
+    database.migrate(engine)
     started = time.monotonic()
     counts = generate(engine, args.sites, args.pages, args.links, args.html_bytes)
     engine.dispose()

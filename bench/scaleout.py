@@ -37,7 +37,7 @@ from bench.crawl_speed import check_db, expected
 from bench.politeness import analyse
 from bench.sysinfo import CpuSnapshot, code, machine, postmaster_pid, write_result
 from bench.webgen import DISALLOWED, build_web
-from govsi.extensions import pages_fetched
+from govsi.store.extension import pages_fetched
 from tests.simweb.server import SimWeb
 from tests.support.crawl import ROOT, CrawlRun, start_crawl, wait_for_requests
 from tests.support.pgcluster import PgCluster, find_pg_bin

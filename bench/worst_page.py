@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.sysinfo import code, machine
-from govsi import robots
-from govsi.dedup import main_text
-from govsi.extract import extract_links, onclick_targets, parse_html
+from govsi.dedup.maincontent import main_text
 from govsi.render.scripts import needs_browser, onload_scripts
+from govsi.robots import rules as robots
+from govsi.web.extract import extract_links, onclick_targets, parse_html
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"

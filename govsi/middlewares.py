@@ -9,7 +9,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import StopDownload
 from scrapy.http import Headers
 
-from govsi.contenttypes import classify
+from govsi.web.contenttypes import classify
 
 logger = logging.getLogger(__name__)
 

@@ -8,14 +8,14 @@ from typing import Any
 from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
 
-from govsi.extensions import CrawlStore
 from govsi.items import ITEM_TYPES
+from govsi.store.extension import CrawlStore
 
 logger = logging.getLogger(__name__)
 
 
 class CrawlDBPipeline:
-    """Hands records to the crawl's batched writer (see ``govsi.storage``)."""
+    """Hands records to the crawl's batched writer (see ``govsi.store.writer``)."""
 
     def __init__(self, store: CrawlStore, stats: StatsCollector) -> None:
         self.store = store
@@ -25,7 +25,9 @@ class CrawlDBPipeline:
     def from_crawler(cls, crawler: Crawler) -> CrawlDBPipeline:
         store = crawler.get_extension(CrawlStore)
         if store is None:
-            raise RuntimeError("CrawlDBPipeline needs the govsi.extensions.CrawlStore extension")
+            raise RuntimeError(
+                "CrawlDBPipeline needs the govsi.store.extension.CrawlStore extension"
+            )
         return cls(store, crawler.stats)
 
     def process_item(self, item: Any) -> Any:

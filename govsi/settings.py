@@ -28,12 +28,12 @@ MAX_URL_LENGTH = 2000
 MAX_LINKS_PER_PAGE = 10_000
 # Scrapy's own URL-length middleware would silently drop at 2083; MAX_URL_LENGTH rules.
 URLLENGTH_LIMIT = 0
-# Addresses the crawler may connect to although they are not public (govsi/guard.py):
+# Addresses the crawler may connect to although they are not public (govsi/net/guard.py):
 # CIDRs, a list or a comma-separated string. Every other loopback, RFC 1918, link-local,
 # CGNAT, multicast, unspecified or reserved address (IPv6 too) is refused at connect
 # time, whatever name resolves to it; the host's pages stay unfetched with the reason.
 ALLOWED_PRIVATE_NETWORKS: list[str] = []
-# Traps (govsi/traps.py), checked when a link is found; 0 turns a rule off. Refusals are
+# Traps (govsi/frontier/traps.py), checked when a link is found; 0 turns a rule off. Refusals are
 # counted in the stats as govsi/traps/<rule>.
 # A path in which one segment occurs this many times (/a/b/a/b/a/b) is a trap.
 TRAP_MAX_REPEATED_SEGMENTS = 3
@@ -46,7 +46,7 @@ TRAP_MAX_QUERY_CHAIN = 10
 # At most this many pages per host (0 = no limit).
 MAX_PAGES_PER_HOST = 0
 
-# --- Duplicates (govsi/dedup.py) --------------------------------------------------------
+# --- Duplicates (govsi/dedup/signature.py) --------------------------------------------------------
 # Mark exact and near copies of stored pages DUPLICATE (compared on their main content,
 # the site's template left out).
 DUPLICATE_DETECTION = True
@@ -141,7 +141,7 @@ DB_SPILL_DIR = ""
 # The product token robots.txt groups are matched against; USER_AGENT starts with it.
 ROBOTSTXT_USER_AGENT = "govsi-crawler"
 USER_AGENT = "govsi-crawler/0.1 (+https://github.com/govsi/govsi; research crawl of .gov.si)"
-# Obey robots.txt (RFC 9309 as Google reads it, govsi.robots); fetched by the frontier
+# Obey robots.txt (RFC 9309 as Google reads it, govsi.robots.rules); fetched by the frontier
 # as each host's first request, not by Scrapy's RobotsTxtMiddleware (disabled below).
 ROBOTSTXT_OBEY = True
 # Rules older than this many seconds are fetched again before the host's next request.
@@ -196,12 +196,12 @@ RETRY_TIMES = 2
 # --- The frontier ----------------------------------------------------------------------
 # Breadth-first per host (depth, then discovery), each request released only when its
 # host and its IP address may be asked again; the queue is crawldb's FRONTIER rows.
-SCHEDULER = "govsi.scheduler.FrontierScheduler"
+SCHEDULER = "govsi.frontier.scheduler.FrontierScheduler"
 DUPEFILTER_CLASS = "govsi.dupefilters.CanonicalDupeFilter"
 # Queued pages held in memory; the rest wait in crawldb and are read back as hosts drain.
 FRONTIER_WINDOW = 100_000
 
-# --- Sharing a crawl (several processes on one PostgreSQL crawldb; govsi/leases.py) ----
+# --- Sharing a crawl (several processes on one PostgreSQL crawldb; govsi/sharing/leases.py) ----
 # A process serves an IP address (every host on it) only while it holds the address's
 # lease. Seconds a lease lasts unless renewed (every third of it): how long the hosts of
 # a process that died wait before another takes them over.
@@ -216,13 +216,13 @@ PROGRESS_INTERVAL = 60.0
 # --- Components ------------------------------------------------------------------------
 EXTENSIONS = {
     # Refuses connections to private addresses (ALLOWED_PRIVATE_NETWORKS).
-    "govsi.guard.AddressGuard": 50,
-    "govsi.extensions.CrawlStore": 100,
+    "govsi.net.guard.AddressGuard": 50,
+    "govsi.store.extension.CrawlStore": 100,
     # The URLs this crawl knows, shared by the spider and the dupefilter.
-    "govsi.dupefilters.KnownUrls": 110,
+    "govsi.frontier.seen.KnownUrls": 110,
     # Renders pages the spider hands it (RENDER_JS); idle when rendering is off.
     "govsi.render.renderer.Renderer": 120,
-    "govsi.extensions.StatsFile": 900,
+    "govsi.store.extension.StatsFile": 900,
 }
 ITEM_PIPELINES = {
     "govsi.pipelines.CrawlDBPipeline": 300,

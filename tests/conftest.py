@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from govsi import db
+from govsi.store import database
 from tests.simweb import govweb
 from tests.simweb.server import SimWeb
 from tests.support.pgcluster import PgCluster, find_pg_bin
@@ -48,7 +48,7 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
     else:
         cluster: PgCluster = request.getfixturevalue("pg_cluster")
         url = cluster.create_database(f"unit{next(_db_names)}")
-    eng = db.make_engine(url)
-    db.migrate(eng)
+    eng = database.make_engine(url)
+    database.migrate(eng)
     yield eng
     eng.dispose()

@@ -1,4 +1,4 @@
-"""Tests for govsi.contenttypes: HTML, documents, or something else."""
+"""Tests for govsi.web.contenttypes: HTML, documents, or something else."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import codecs
 
 import pytest
 
-from govsi.contenttypes import (
+from govsi.web.contenttypes import (
     classify,
     declared_length,
     document_extension,
     filename_of,
     sniff_html,
 )
-from govsi.extract import (
+from govsi.web.extract import (
     extract_links,
     header_says_nofollow,
     parse_html,

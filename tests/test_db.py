@@ -15,14 +15,14 @@ from sqlalchemy import Engine, event, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from govsi import db
 from govsi import settings as govsi_settings
-from govsi.crawlreads import CrawlReader
-from govsi.extensions import CrawlStore
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, RobotsFile
-from govsi.robotstxt import stored_outcome
+from govsi.robots.fetching import stored_outcome
 from govsi.spiders.govsi import GovsiSpider
-from govsi.spill import (
+from govsi.store import database, schema
+from govsi.store.extension import CrawlStore
+from govsi.store.reader import CrawlReader
+from govsi.store.spill import (
     default_spill_dir,
     read_spill,
     replay,
@@ -31,7 +31,7 @@ from govsi.spill import (
     set_spills_aside,
     spill_files,
 )
-from govsi.storage import CrawlWriter
+from govsi.store.writer import CrawlWriter
 
 
 def q(engine: Engine, sql: str) -> list[tuple]:
@@ -48,7 +48,7 @@ def test_migrations_match_models(engine: Engine) -> None:
         ctx = MigrationContext.configure(conn)
         diff = [
             d
-            for d in compare_metadata(ctx, db.unqualified_metadata())
+            for d in compare_metadata(ctx, schema.unqualified_metadata())
             if not (
                 isinstance(d, tuple) and d[0] == "remove_table" and d[1].name == "alembic_version"
             )
@@ -57,14 +57,14 @@ def test_migrations_match_models(engine: Engine) -> None:
 
 
 def test_lookup_rows(engine: Engine) -> None:
-    assert {r[0] for r in q(engine, "SELECT code FROM data_type")} == set(db.DATA_TYPES)
+    assert {r[0] for r in q(engine, "SELECT code FROM data_type")} == set(schema.DATA_TYPES)
     assert {r[0] for r in q(engine, "SELECT code FROM page_type")} == set(
-        db.PAGE_TYPES + db.EXTRA_PAGE_TYPES
+        schema.PAGE_TYPES + schema.EXTRA_PAGE_TYPES
     )
 
 
 def test_migrate_twice_is_harmless(engine: Engine) -> None:
-    db.migrate(engine)
+    database.migrate(engine)
     assert len(q(engine, "SELECT code FROM data_type")) == 5
 
 
@@ -303,7 +303,7 @@ def test_an_outage_is_logged_in_one_line_and_a_bug_with_its_traceback(
 
     monkeypatch.setattr(w, "_apply", broken)
     w.add(DiscoveredPage("http://a.gov.si/", 0))
-    with caplog.at_level(logging.WARNING, logger="govsi.storage"):
+    with caplog.at_level(logging.WARNING, logger="govsi.store.writer"):
         assert not w.flush()
     failed = [r for r in caplog.records if "failed (attempt" in r.getMessage()]
     assert len(failed) == 2
@@ -339,7 +339,7 @@ def test_frontier_order_and_fetched_urls(engine: Engine) -> None:
 
 
 def test_robots_txt_is_read_back_for_the_workers_that_take_a_host_over(engine: Engine) -> None:
-    from govsi.db import utcnow
+    from govsi.store.schema import utcnow
 
     w = CrawlWriter(engine)
     now = utcnow()
@@ -371,7 +371,7 @@ def test_empty_tables_keeps_lookups(engine: Engine) -> None:
         )
     )
     assert w.flush()
-    db.empty_tables(engine)
+    database.empty_tables(engine)
     assert q(engine, "SELECT count(*) FROM page") == [(0,)]
     assert q(engine, "SELECT count(*) FROM page_type") == [(6,)]
 
@@ -508,7 +508,7 @@ def test_spill_of_another_crawldb_is_refused_and_kept(
     engine: Engine, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = _spill(tmp_path, "some-other-crawl")
-    mine = db.crawl_id(engine)
+    mine = schema.crawl_id(engine)
     assert replay_spills(tmp_path, CrawlWriter(engine), mine) == 0
     assert path.exists()
     assert "belongs to another crawldb (crawl some-other-crawl" in caplog.text
@@ -648,10 +648,10 @@ SHOWN_URLS = [
 
 @pytest.mark.parametrize(("url", "shown"), SHOWN_URLS)
 def test_a_crawldb_url_is_shown_without_its_password(url: str, shown: str) -> None:
-    assert db.display_url(url) == shown
+    assert database.display_url(url) == shown
     if shown != UNPARSABLE:
         # The engine's URL object, as the crawl and the report pass it.
-        assert db.display_url(make_url(url)) == shown
+        assert database.display_url(make_url(url)) == shown
 
 
 # A URL in a log line: a settings dict as Scrapy prints them (a Python literal, in either
@@ -667,7 +667,7 @@ LOG_LINES = [
 @pytest.mark.parametrize("template", LOG_LINES)
 def test_log_lines_quoting_a_url_hide_its_password(url: str, shown: str, template: str) -> None:
     line = template.format(url)
-    hidden = db.hide_passwords(line)
+    hidden = database.hide_passwords(line)
     assert SECRET not in hidden
     assert hidden.endswith(template.format("|").partition("|")[2])  # the rest is kept
     if shown == url:
@@ -686,12 +686,12 @@ def test_log_lines_quoting_a_url_hide_its_password(url: str, shown: str, templat
     ],
 )  # fmt: skip
 def test_log_lines_keep_what_is_not_a_password(url: str, hidden: str) -> None:
-    assert db.hide_passwords(f"crawldb at {url} (ok)") == f"crawldb at {hidden} (ok)"
+    assert database.hide_passwords(f"crawldb at {url} (ok)") == f"crawldb at {hidden} (ok)"
 
 
 def test_log_lines_quoting_settings_hide_passwords(caplog: pytest.LogCaptureFixture) -> None:
     log = logging.getLogger("test.passwords")
-    log.addFilter(db.HidePasswords())
+    log.addFilter(database.HidePasswords())
     with caplog.at_level(logging.INFO, logger="test.passwords"):
         log.info(
             "Overridden settings:\n%(s)s",
@@ -719,7 +719,7 @@ def test_a_crawls_log_never_shows_the_crawldb_password(
 
 
 def test_postgresql_connections_time_out_and_keep_alive(pg_cluster: Any) -> None:
-    engine = db.make_engine(pg_cluster.create_database("timeouts"), connect_timeout=3,
+    engine = database.make_engine(pg_cluster.create_database("timeouts"), connect_timeout=3,
                             statement_timeout=0.5, keepalives_idle=7)  # fmt: skip
     try:
         with engine.connect() as conn:
@@ -750,7 +750,7 @@ def test_one_address_per_host_for_the_whole_crawl(engine: Engine) -> None:
 def _store(tmp_path: Path, **settings: Any) -> Any:
     from scrapy.utils.test import get_crawler
 
-    from govsi.extensions import CrawlStore
+    from govsi.store.extension import CrawlStore
 
     tmp_path.mkdir(parents=True, exist_ok=True)
     crawler = get_crawler(settings_dict={

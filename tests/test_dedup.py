@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from govsi.dedup import (
+from govsi.dedup.maincontent import main_text
+from govsi.dedup.signature import (
     band_keys,
     exact_key,
     is_duplicate,
     lsh_params,
-    main_text,
     shingles,
     signature,
     similarity,
@@ -185,7 +185,7 @@ def test_lsh_params_find_pairs_above_the_threshold(threshold: float) -> None:
 
 
 def test_a_stored_signature_compares_like_the_one_it_came_from() -> None:
-    from govsi.dupindex import pack, unpack
+    from govsi.dedup.index import pack, unpack
 
     a, b = signature(semantic(NEWS_1)), signature(semantic(NEWS_1 + " Dodatek."))
     assert a is not None and b is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from scrapy import Request
 
-from govsi.dupefilters import CanonicalDupeFilter
+from govsi.frontier.seen import CanonicalDupeFilter
 
 
 def page(url: str) -> Request:

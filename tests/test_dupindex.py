@@ -11,10 +11,10 @@ from functools import partial
 import pytest
 from sqlalchemy import Connection, Engine, text
 
-from govsi import db
-from govsi.dupindex import DuplicateIndex, stored_originals
+from govsi.dedup.index import DuplicateIndex, stored_originals
 from govsi.items import FetchedPage
-from govsi.storage import CrawlWriter, FindOriginals
+from govsi.store import database
+from govsi.store.writer import CrawlWriter, FindOriginals
 from tests.support.pgcluster import PgCluster
 from tests.test_dedup import NEWS_1, NEWS_2, semantic
 
@@ -137,8 +137,8 @@ def test_two_processes_writing_copies_at_the_same_moment_keep_one_original(
     pg_cluster: PgCluster,
 ) -> None:
     # PostgreSQL only: an SQLite crawldb has one crawler process.
-    engine = db.make_engine(pg_cluster.create_database("dupindex_race"))
-    db.migrate(engine)
+    engine = database.make_engine(pg_cluster.create_database("dupindex_race"))
+    database.migrate(engine)
     pages = [fetched(index(engine), f"https://{host}.gov.si/n/", semantic(NEWS_1)) for host in "ab"]
     assert all(p.page_type == "HTML" for p in pages)
     start = threading.Barrier(2)
@@ -184,10 +184,10 @@ def test_an_index_started_later_finds_the_originals_stored_before(engine: Engine
 def test_the_sqlite_lookup_walks_band_keys_not_every_html_page(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # Without statistics SQLite once chose idx_page_page_type_code and read every HTML page
     # per lookup: five times slower crawls. The plan must start from the band-key index.
-    from govsi.dupindex import _LOOKUP_SQL
+    from govsi.dedup.index import _LOOKUP_SQL
 
-    engine = db.make_engine(f"sqlite:///{tmp_path / 'plan.sqlite3'}")
-    db.migrate(engine)
+    engine = database.make_engine(f"sqlite:///{tmp_path / 'plan.sqlite3'}")
+    database.migrate(engine)
     sql = _LOOKUP_SQL.format(key="'x'", keys="IN (1, 2, 3)")
     with engine.connect() as conn:
         plan = " | ".join(row[3] for row in conn.execute(text("EXPLAIN QUERY PLAN " + sql)))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from govsi.sitemaps import MAX_URLS
+from govsi.web.sitemaps import MAX_URLS
 from tests.simweb import hostileweb as hw
 from tests.simweb.server import Hit
 from tests.support.crawl import CrawlRun, query, run_crawl

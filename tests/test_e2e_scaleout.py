@@ -14,7 +14,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from govsi.extensions import pages_fetched
+from govsi.store.extension import pages_fetched
 from tests.simweb import govweb
 from tests.simweb.expected import E2E_SETTINGS, EXPECTED_LINKS, EXPECTED_PAGES
 from tests.simweb.server import Hit, SimWeb

@@ -1,4 +1,4 @@
-"""Tests for govsi.encoding: choosing the character encoding as a browser does."""
+"""Tests for govsi.web.encoding: choosing the character encoding as a browser does."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import codecs
 
 import pytest
 
-from govsi.encoding import decode_html
+from govsi.web.encoding import decode_html
 
 PAGE = "https://www.gov.si/a/b/page.html"
 

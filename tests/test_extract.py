@@ -1,4 +1,4 @@
-"""Tests for govsi.extract: links, onclick navigations, images, base URL, nofollow."""
+"""Tests for govsi.web.extract: links, onclick navigations, images, base URL, nofollow."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from govsi.extract import (
+from govsi.web.extract import (
     ExtractedLinks,
     extract_links,
     onclick_targets,

@@ -8,7 +8,7 @@ from collections import defaultdict
 
 import pytest
 
-from govsi.frontier import Frontier, HostState
+from govsi.frontier.queue import Frontier, HostState
 
 
 def frontier(default: float = 5.0, ip: float = 5.0, window: int = 1000) -> Frontier:

@@ -1,4 +1,4 @@
-"""The private-address guard (govsi.guard): which addresses are refused, what the allowed
+"""The private-address guard (govsi.net.guard): which addresses are refused, what the allowed
 networks let through, and that the resolver passes on only allowed addresses."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from twisted.internet.address import IPv4Address, IPv6Address
 
-from govsi.guard import AddressGuard, GuardedResolver, address_refusal, parse_networks
+from govsi.net.guard import AddressGuard, GuardedResolver, address_refusal, parse_networks
 
 REFUSED = [
     ("127.0.0.1", "loopback"),
@@ -147,7 +147,7 @@ def test_resolver_passes_on_only_allowed_addresses(caplog: pytest.LogCaptureFixt
     }
     resolver = GuardedResolver(Inner(table), guard.admit)
     got = {}
-    with caplog.at_level(logging.WARNING, logger="govsi.guard"):
+    with caplog.at_level(logging.WARNING, logger="govsi.net.guard"):
         for _ in range(3):  # asked again: still refused, logged once
             for host in table:
                 receiver = Receiver()

@@ -1,6 +1,6 @@
 """Sharing a crawl without a database: the lease keeper's arithmetic (how many addresses a
 worker serves, which it hands over) and the scheduler's answers to it
-(``govsi.sharing``): when an address is idle, when it may be handed over."""
+(``govsi.sharing.addresses``): when an address is idle, when it may be handed over."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from scrapy import Request
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
-from govsi.frontier import Frontier
-from govsi.leasekeeper import LeaseCallbacks, LeaseKeeper, _Outcome, share_of, to_hand_over
-from govsi.queued import KIND_PAGE, Entry, HostInfo
-from govsi.sharing import AddressSharing
+from govsi.frontier.entries import KIND_PAGE, Entry, HostInfo
+from govsi.frontier.queue import Frontier
+from govsi.sharing.addresses import AddressSharing
+from govsi.sharing.keeper import LeaseCallbacks, LeaseKeeper, _Outcome, share_of, to_hand_over
 
 
 @pytest.mark.parametrize(
@@ -171,7 +171,7 @@ def test_a_lease_is_dropped_on_time_while_a_round_hangs(
     # never ends, and the address must not be served past its lease all the same.
     calls = Calls()
     clock = [1000.0]
-    monkeypatch.setattr("govsi.leasekeeper.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("govsi.sharing.keeper.time.monotonic", lambda: clock[0])
     keeper = recording_keeper(object(), calls)  # shared; the hung round never reaches it
     keeper.state.held["10.0.0.1"] = 1000.0 + 30  # renewed at 1000
     keeper._busy = True  # a round is out, and stays out

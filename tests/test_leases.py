@@ -1,4 +1,4 @@
-"""Tests for govsi.leases: one worker per IP address at a time, across processes."""
+"""Tests for govsi.sharing.leases: one worker per IP address at a time, across processes."""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import Engine, text
 
-from govsi import db
-from govsi.leasenotices import LeaseNotices
-from govsi.leases import (
+from govsi.sharing.leases import (
     FREE,
     WANT,
     Grant,
@@ -28,6 +26,8 @@ from govsi.leases import (
     renew,
     worker_id,
 )
+from govsi.sharing.notices import LeaseNotices
+from govsi.store import database
 from tests.support.pgcluster import PgCluster
 
 _names = itertools.count()
@@ -36,8 +36,8 @@ IP = "10.0.0.1"
 
 @pytest.fixture
 def pg(pg_cluster: PgCluster) -> Iterator[Engine]:
-    eng = db.make_engine(pg_cluster.create_database(f"lease{next(_names)}"))
-    db.migrate(eng)
+    eng = database.make_engine(pg_cluster.create_database(f"lease{next(_names)}"))
+    database.migrate(eng)
     yield eng
     eng.dispose()
 

@@ -13,7 +13,7 @@ from scrapy.http import Response
 from govsi.render.httpcache import ResourceCache
 from govsi.render.resources import KIND_RESOURCE, ResourceFetcher
 from govsi.render.routes import Reply
-from govsi.urls import in_scope
+from govsi.web.urls import in_scope
 
 A = "https://a.gov.si"
 

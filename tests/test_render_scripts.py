@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from govsi.extract import ExtractedLinks, parse_html
 from govsi.render.scripts import (
     Yield,
     needs_browser,
@@ -14,7 +13,8 @@ from govsi.render.scripts import (
     rendering_adds,
     script_signature,
 )
-from govsi.urls import in_scope
+from govsi.web.extract import ExtractedLinks, parse_html
+from govsi.web.urls import in_scope
 from tests.support.growth import LINEAR_BOUND, cpu_cost, growth
 
 PAGE = "https://a.gov.si/stran"

@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 from sqlalchemy import Engine, insert, update
 
-from govsi import db
 from govsi.report.build import Report, ReportError, build_report, host_of, report_engine
 from govsi.report.charts import bars_svg, drawing, graph_svg, node_kind, radii, short
 from govsi.report.graphs import Graph, spring_layout
 from govsi.report.output import csv_cell, fmt, script_json, to_csv, write_report
 from govsi.report.queries import Scope, rate_width
+from govsi.store import database, schema
 
 T0 = datetime(2026, 1, 1, 0, 0, 0)
 A, B, C = "a.gov.si", "b.gov.si", "c.gov.si"
@@ -66,7 +66,7 @@ def fill(engine: Engine) -> None:
     sites = {A: (1, "10.0.0.1", 5.0), B: (2, "10.0.0.2", 5.0), C: (3, None, None)}
     with engine.begin() as conn:
         conn.execute(
-            insert(db.Site),
+            insert(schema.Site),
             [
                 {"id": i, "domain": d, "ip_address": ip, "crawl_delay": delay}
                 for d, (i, ip, delay) in sites.items()
@@ -76,7 +76,7 @@ def fill(engine: Engine) -> None:
         copies = [p for p in PAGES.items() if "duplicate_of" in p[1][6]]
         for batch in (originals, copies):
             conn.execute(
-                insert(db.Page),
+                insert(schema.Page),
                 [
                     {
                         "id": pid,
@@ -92,9 +92,11 @@ def fill(engine: Engine) -> None:
                     for pid, (host, path, kind, status, at, depth, extra) in batch
                 ],
             )
-        conn.execute(insert(db.PageData), [{"page_id": 5, "data_type_code": "PDF", "size": 1000}])
         conn.execute(
-            insert(db.Image),
+            insert(schema.PageData), [{"page_id": 5, "data_type_code": "PDF", "size": 1000}]
+        )
+        conn.execute(
+            insert(schema.Image),
             [
                 {
                     "page_id": p,
@@ -106,7 +108,7 @@ def fill(engine: Engine) -> None:
                 for p, u, ct, done in IMAGES
             ],
         )
-        conn.execute(insert(db.Link), [{"from_page": a, "to_page": b} for a, b in LINKS])
+        conn.execute(insert(schema.Link), [{"from_page": a, "to_page": b} for a, b in LINKS])
 
 
 @pytest.fixture
@@ -537,14 +539,18 @@ def test_no_csv_file_of_the_report_starts_a_cell_with_a_formula(
         "domain": "-2+3.gov.si",
     }
     with engine.begin() as conn:
-        conn.execute(update(db.Page).where(db.Page.id == 8).values(fetch_error=hostile["error"]))
-        conn.execute(update(db.Page).where(db.Page.id == 6).values(fetch_error="+1\t"))
-        conn.execute(update(db.Page).where(db.Page.id == 10).values(fetch_error="\r=1"))
-        conn.execute(update(db.Image).where(db.Image.url.like("%i1.png"))
+        conn.execute(
+            update(schema.Page).where(schema.Page.id == 8).values(fetch_error=hostile["error"])
+        )
+        conn.execute(update(schema.Page).where(schema.Page.id == 6).values(fetch_error="+1\t"))
+        conn.execute(update(schema.Page).where(schema.Page.id == 10).values(fetch_error="\r=1"))
+        conn.execute(update(schema.Image).where(schema.Image.url.like("%i1.png"))
                      .values(content_type=hostile["content_type"]))  # fmt: skip
-        conn.execute(update(db.Site).where(db.Site.id == 3).values(domain=hostile["domain"]))
+        conn.execute(
+            update(schema.Site).where(schema.Site.id == 3).values(domain=hostile["domain"])
+        )
         # No crawl stores a negative number, but one must stay a number in the file.
-        conn.execute(update(db.Site).where(db.Site.id == 1).values(crawl_delay=-1.5))
+        conn.execute(update(schema.Site).where(schema.Site.id == 1).values(crawl_delay=-1.5))
     reader = report_engine(engine.url.render_as_string(hide_password=False))
     try:
         report = build_report(reader, max_sites=10, max_pages=10)
@@ -576,9 +582,9 @@ def test_the_report_never_shows_the_crawldb_password(pg_cluster: Any, tmp_path: 
     # PostgreSQL only: SQLite takes no password, and would refuse one in the query.
     # Trust authentication: the server connects whatever the passwords say.
     plain = pg_cluster.create_database("report_passwords")
-    engine = db.make_engine(plain)
+    engine = database.make_engine(plain)
     try:
-        db.migrate(engine)
+        database.migrate(engine)
         fill(engine)
     finally:
         engine.dispose()

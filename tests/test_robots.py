@@ -1,4 +1,4 @@
-"""govsi.robots against Google's robots.txt test suite, our Crawl-delay/Sitemap cases and
+"""govsi.robots.rules against Google's robots.txt test suite, our Crawl-delay/Sitemap cases and
 our own edge cases. The data files are copies of the shared conformance set (see
 robots_google_protego.txt for their origin and for how Protego fares on them)."""
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from govsi.robots import MAX_BODY_BYTES, RobotsRules, parse, rules_for_response
+from govsi.robots.rules import MAX_BODY_BYTES, RobotsRules, parse, rules_for_response
 from tests.support.growth import LINEAR_BOUND, growth
 
 DATA = Path(__file__).parent
@@ -418,7 +418,7 @@ def _wildcards(n: int) -> RobotsRules:
 def test_a_path_is_checked_only_against_the_rules_whose_prefix_it_has(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import govsi.robots as module
+    import govsi.robots.rules as module
 
     checked: list[str] = []
     real = module._matches
@@ -454,7 +454,7 @@ def test_a_long_wildcard_pattern_costs_linear_time() -> None:
 
 def test_a_body_over_the_limit_is_cut_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     body = _padded("Disallow: /early/", MAX_BODY_BYTES, "Disallow: /late/")
-    with caplog.at_level(logging.WARNING, logger="govsi.robots"):
+    with caplog.at_level(logging.WARNING, logger="govsi.robots.rules"):
         rules = parse(body, ROBOTS_URL)
         assert rules.allowed("https://www.gov.si/late/x", UA)
         assert f"{ROBOTS_URL} is {len(body)} bytes: only the first {MAX_BODY_BYTES}" in (

@@ -1,4 +1,4 @@
-"""Tests for govsi.sitemaps: sitemap XML, gzip, plain text and feeds, as servers serve them."""
+"""Tests for govsi.web.sitemaps: sitemap XML, gzip, plain text and feeds, as servers serve them."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from govsi import sitemaps
-from govsi.sitemaps import MAX_URLS, Sitemap, gunzip, is_gzip, parse_sitemap
+from govsi.web import sitemaps
+from govsi.web.sitemaps import MAX_URLS, Sitemap, gunzip, is_gzip, parse_sitemap
 
 URL = "https://www.gov.si/sitemap.xml"
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from govsi.traps import (
+from govsi.frontier.traps import (
     HOST_BUDGET,
     QUERY_CHAIN,
     QUERY_VARIANTS,

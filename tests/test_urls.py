@@ -1,4 +1,4 @@
-"""Tests for govsi.urls: browser-equal resolution, the canonical form, and scope."""
+"""Tests for govsi.web.urls: browser-equal resolution, the canonical form, and scope."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from govsi.urls import canonicalize, host_of, in_scope, resolve, url_too_long
+from govsi.web.urls import canonicalize, host_of, in_scope, resolve, url_too_long
 
 WPT_FILE = Path(__file__).with_name("url_resolution_wpt.json")
 

@@ -18,9 +18,9 @@ from scrapy.exceptions import UsageError
 from scrapy.utils.conf import arglist_to_dict
 from scrapy.utils.log import configure_logging
 
-from govsi import db
 from govsi.report.build import ReportError, build_report, report_engine
 from govsi.report.output import write_report
+from govsi.store import database
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ class Command(ScrapyCommand):
         assert self.settings is not None
         s = self.settings
         configure_logging(s)
-        url = db.resolve_crawldb_url(s.get("CRAWLDB_URL"))
+        url = database.resolve_crawldb_url(s.get("CRAWLDB_URL"))
         folder = Path(opts.output or s.get("REPORT_FOLDER"))
         seeds = [x for x in opts.args.get("seeds", "").split(",") if x.strip()]
         started = time.monotonic()

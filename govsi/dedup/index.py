@@ -27,22 +27,22 @@ from lxml import etree
 from sqlalchemy import Connection, Engine, Row, bindparam, func, select, text
 from sqlalchemy.exc import SQLAlchemyError
 
-from govsi import db
-from govsi.dedup import (
+from govsi.dedup.maincontent import main_text
+from govsi.dedup.signature import (
     band_keys,
     exact_key_of,
     lsh_params,
-    main_text,
     make_minhash,
     signature_of_text,
 )
 from govsi.items import FetchedPage
-from govsi.storage import chunks
+from govsi.store import schema
+from govsi.store.writer import chunks
 
 logger = logging.getLogger(__name__)
 
-PAGE = db.Page.__table__
-PAGE_LSH = db.PageLsh.__table__
+PAGE = schema.Page.__table__
+PAGE_LSH = schema.PageLsh.__table__
 # Originals remembered in memory until their rows are surely written (a few flushes' worth).
 RECENT = 10_000
 # The advisory lock key under which originals are written to PostgreSQL ("govs"). One key

@@ -1,5 +1,5 @@
-"""What the scheduler keeps per queued page and per host (``govsi.scheduler``,
-``govsi.sharing``)."""
+"""What the scheduler keeps per queued page and per host (``govsi.frontier.scheduler``,
+``govsi.sharing.addresses``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 from twisted.internet.interfaces import IDelayedCall
 
-from govsi.robots import RobotsRules
+from govsi.robots.rules import RobotsRules
 
 KIND_PAGE, KIND_IMAGE = "page", "image"
 

@@ -2,7 +2,7 @@
 one may.
 
 Plain Python with time passed in, so every decision can be tested without a crawl; the
-Scrapy scheduler (``govsi.scheduler``) feeds it and asks it. Rules:
+Scrapy scheduler (``govsi.frontier.scheduler``) feeds it and asks it. Rules:
 
 - Per host, entries leave in order of depth, then of discovery (FIFO); pages known only
   from a sitemap after those found through links at the same depth. Entries with a

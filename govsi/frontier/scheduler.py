@@ -1,9 +1,9 @@
-"""The Scrapy scheduler around ``govsi.frontier``: crawldb's FRONTIER rows are the queue,
+"""The Scrapy scheduler around ``govsi.frontier.queue``: crawldb's FRONTIER rows are the queue,
 memory holds a bounded window of it, and a request leaves only when its host and its
 IP address may be asked again.
 
 What it adds to the frontier's decisions is the crawl's I/O: resolving each host's
-address, sending its robots.txt first (``govsi.robotstxt``), refilling a host's window
+address, sending its robots.txt first (``govsi.robots.fetching``), refilling a host's window
 from crawldb, recording pages it will not fetch, hearing when a request reached the
 server (``headers_received``) and left the downloader, and waking Scrapy's engine when the
 next host becomes ready (the engine otherwise asks only when a download ends, or every
@@ -27,24 +27,24 @@ from twisted.internet.interfaces import IDelayedCall
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
-from govsi.crawlreads import StoredRobots
-from govsi.db import is_sqlite
-from govsi.extensions import CrawlStore, pages_fetched
-from govsi.frontier import Frontier, HostState
-from govsi.guard import AddressGuard
+from govsi.frontier.entries import KIND_IMAGE, KIND_PAGE, Entry, HostInfo, page_url
+from govsi.frontier.queue import Frontier, HostState
 from govsi.items import FetchedImage, FetchedPage, SiteInfo
-from govsi.queued import KIND_IMAGE, KIND_PAGE, Entry, HostInfo, page_url
+from govsi.net.guard import AddressGuard
 from govsi.render.renderer import Renderer
 from govsi.render.resources import KIND_RESOURCE
-from govsi.robotstxt import (
+from govsi.robots.fetching import (
     KIND_ROBOTS,
     RobotsFetcher,
     RobotsOutcome,
     robots_url_for,
     stored_outcome,
 )
-from govsi.sharing import AddressSharing
-from govsi.urls import fingerprint, host_of, in_scope
+from govsi.sharing.addresses import AddressSharing
+from govsi.store.database import is_sqlite
+from govsi.store.extension import CrawlStore, pages_fetched
+from govsi.store.reader import StoredRobots
+from govsi.web.urls import fingerprint, host_of, in_scope
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ class FrontierScheduler(BaseScheduler):
         self.spider = spider
         store = self.crawler.get_extension(CrawlStore)
         if store is None:
-            raise RuntimeError("the frontier needs the govsi.extensions.CrawlStore extension")
+            raise RuntimeError("the frontier needs the govsi.store.extension.CrawlStore extension")
         self.store = store
         self.sharing = AddressSharing(
             frontier=self.frontier,

@@ -1,6 +1,6 @@
 """Admit each canonical URL once per crawl.
 
-Requests are keyed by their canonical URL (``govsi.urls.canonicalize``), not by Scrapy's
+Requests are keyed by their canonical URL (``govsi.web.urls.canonicalize``), not by Scrapy's
 request fingerprint, so every spelling of a page is one page. Pages and images are keyed
 apart: an image URL that is also linked as a page is still fetched once as each. Keys are
 kept as 64-bit fingerprints, so millions of known URLs fit in little memory.
@@ -23,8 +23,8 @@ from scrapy.crawler import Crawler
 from scrapy.dupefilters import BaseDupeFilter
 from scrapy.statscollectors import StatsCollector
 
-from govsi.extensions import CrawlStore
-from govsi.urls import canonicalize, fingerprint, url_too_long
+from govsi.store.extension import CrawlStore
+from govsi.web.urls import canonicalize, fingerprint, url_too_long
 
 logger = logging.getLogger(__name__)
 

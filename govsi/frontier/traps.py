@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 import ada_url
 
-from govsi.urls import fingerprint
+from govsi.web.urls import fingerprint
 
 REPEATED_SEGMENT = "repeated_segment"
 QUERY_VARIANTS = "query_variants"

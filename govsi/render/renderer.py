@@ -30,7 +30,7 @@ from govsi.render.decide import render_mode
 from govsi.render.httpcache import ResourceCache
 from govsi.render.resources import ResourceFetcher, ResourcePolicy
 from govsi.render.routes import Document, PageRoutes
-from govsi.urls import in_scope
+from govsi.web.urls import in_scope
 
 __all__ = ["RenderFailed", "Rendered", "Renderer"]
 

@@ -24,7 +24,7 @@ from twisted.python.failure import Failure
 
 from govsi.render.httpcache import ResourceCache, same_representation
 from govsi.render.routes import Reply
-from govsi.urls import resolve
+from govsi.web.urls import resolve
 
 __all__ = ["KIND_RESOURCE", "ResourceFetcher", "ResourcePolicy"]
 

@@ -27,8 +27,8 @@ from urllib.parse import urlsplit
 
 from lxml import etree
 
-from govsi.extract import held_elements, outermost
-from govsi.urls import host_of, resolve
+from govsi.web.extract import held_elements, outermost
+from govsi.web.urls import host_of, resolve
 
 __all__ = [
     "EMPTY_BODY_CHARS",

@@ -17,10 +17,11 @@ from typing import Any
 from sqlalchemy import Connection, Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
 
-from govsi import db, urls
 from govsi.report import queries
 from govsi.report.graphs import Graph, domain_graph, site_graph
 from govsi.report.queries import Dialect, Scope, Table
+from govsi.store import database, schema
+from govsi.web import urls
 
 
 class ReportError(RuntimeError):
@@ -64,12 +65,12 @@ def host_of(name: str) -> str:
 
 
 def report_engine(url: str) -> Engine:
-    if not db.is_sqlite(url):
-        return db.make_engine(url)
+    if not database.is_sqlite(url):
+        return database.make_engine(url)
     path = make_url(url).database
     if path and path != ":memory:" and not Path(path).is_file():
         raise ReportError(f"no crawldb at {path} (set CRAWLDB_URL, or run a crawl first)")
-    # Not db.make_engine: the report sets no pragmas (it must not change the file).
+    # Not database.make_engine: the report sets no pragmas (it must not change the file).
     engine = create_engine(url, connect_args={"timeout": 30})
 
     # pysqlite runs SELECTs outside transactions; the report needs one snapshot, so it
@@ -99,15 +100,15 @@ def snapshot(engine: Engine) -> Iterator[Connection]:
 
 def check_schema(conn: Connection) -> None:
     """A crawldb written by this govsi (or a newer one): every column the models have."""
-    schema = None if conn.dialect.name == "sqlite" else db.SCHEMA
+    schema_name = None if conn.dialect.name == "sqlite" else schema.SCHEMA
     seen = inspect(conn)
     missing: list[str] = []
-    for name in db.STANDARD_TABLES:
-        model = db.Base.metadata.tables[f"{db.SCHEMA}.{name}"]
-        if not seen.has_table(name, schema=schema):
+    for name in schema.STANDARD_TABLES:
+        model = schema.Base.metadata.tables[f"{schema.SCHEMA}.{name}"]
+        if not seen.has_table(name, schema=schema_name):
             missing.append(name)
             continue
-        have = {c["name"] for c in seen.get_columns(name, schema=schema)}
+        have = {c["name"] for c in seen.get_columns(name, schema=schema_name)}
         missing += [f"{name}.{c.name}" for c in model.columns if c.name not in have]
     if missing:
         raise ReportError(
@@ -128,7 +129,7 @@ def build_report(
     (default: the seed site with most pages)."""
     with snapshot(engine) as conn:
         check_schema(conn)
-        now = db.utcnow().isoformat(sep=" ", timespec="seconds")
+        now = schema.utcnow().isoformat(sep=" ", timespec="seconds")
         hosts = [host_of(s) for s in seeds if host_of(s)]
         seed_rows = queries.site_ids_of(conn, hosts) if hosts else queries.seed_site_ids(conn)
         seed_ids = [i for i, _ in seed_rows]
@@ -144,7 +145,7 @@ def build_report(
         pages = site_graph(conn, chosen[0], chosen[1], max_pages) if chosen else None
     return Report(
         generated_at=now,
-        crawldb=db.display_url(engine.url),
+        crawldb=database.display_url(engine.url),
         seed_sites=seed_names,
         scopes=tables,
         domain_graph=domains,

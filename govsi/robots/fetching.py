@@ -3,7 +3,7 @@
 The scheduler sends a host's robots.txt as the host's first request (so it counts against
 the host's delay like any other) and keeps the host's pages waiting until the outcome is
 known. This module builds those requests and turns responses and failures into
-``RobotsOutcome``s (RFC 9309 §2.3.1, via ``govsi.robots.rules_for_response``): up to five
+``RobotsOutcome``s (RFC 9309 §2.3.1, via ``govsi.robots.rules.rules_for_response``): up to five
 redirects are followed, 4xx means no rules, 5xx and unreachable mean "not now".
 """
 
@@ -18,10 +18,10 @@ from scrapy import Request
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from govsi.db import utcnow
 from govsi.items import RobotsFile
-from govsi.robots import RobotsRules, rules_for_response
-from govsi.urls import canonicalize, resolve
+from govsi.robots.rules import RobotsRules, rules_for_response
+from govsi.store.schema import utcnow
+from govsi.web.urls import canonicalize, resolve
 
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """The scheduler's part in sharing a crawl between workers: it serves an address's hosts
-only while it holds the address's lease (``govsi.leasekeeper``).
+only while it holds the address's lease (``govsi.sharing.keeper``).
 
 ``AddressSharing`` knows which hosts are on which address, asks for a lease when a host
 resolves or gets work, puts a granted address's hosts into the frontier's rotation (after
@@ -17,13 +17,13 @@ from collections.abc import Callable, Mapping
 from scrapy.statscollectors import StatsCollector
 from twisted.internet.threads import deferToThread
 
-from govsi.crawlreads import StoredRobots
-from govsi.extensions import CrawlStore, pages_fetched
-from govsi.frontier import Frontier
-from govsi.leasekeeper import LeaseCallbacks, LeaseKeeper
-from govsi.leases import WorkerReport
-from govsi.queued import Entry, HostInfo, page_url
-from govsi.urls import fingerprint
+from govsi.frontier.entries import Entry, HostInfo, page_url
+from govsi.frontier.queue import Frontier
+from govsi.sharing.keeper import LeaseCallbacks, LeaseKeeper
+from govsi.sharing.leases import WorkerReport
+from govsi.store.extension import CrawlStore, pages_fetched
+from govsi.store.reader import StoredRobots
+from govsi.web.urls import fingerprint
 
 logger = logging.getLogger(__name__)
 

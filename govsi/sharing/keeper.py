@@ -1,7 +1,7 @@
 """The scheduler's side of sharing a crawl: which IP addresses this process may serve now.
 
 Several crawler processes on one PostgreSQL crawldb take IP addresses from its
-``ip_lease`` table (``govsi.leases``). The scheduler asks for an address when one of its
+``ip_lease`` table (``govsi.sharing.leases``). The scheduler asks for an address when one of its
 hosts resolves to it (``want``) and schedules that address's hosts only once the lease is
 granted; ``LeaseKeeper`` renews what it holds every ``ttl / 3`` seconds in a worker thread,
 retries what it wants, gives back addresses it has had no work for, and tells the
@@ -24,8 +24,8 @@ from twisted.internet import task
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
-from govsi import leases
-from govsi.leasenotices import LeaseNotices
+from govsi.sharing import leases
+from govsi.sharing.notices import LeaseNotices
 
 logger = logging.getLogger(__name__)
 

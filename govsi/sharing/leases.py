@@ -12,7 +12,7 @@ from the moment it took over.
 Times are seconds since the epoch on the database server's clock, the one clock all
 workers share; ``LeaseBook`` converts to and from a worker's own monotonic clock.
 
-PostgreSQL only: an SQLite crawldb serves one process (``govsi.db.lock_sqlite``), which
+PostgreSQL only: an SQLite crawldb serves one process (``govsi.store.database.lock_sqlite``), which
 needs no leases.
 """
 

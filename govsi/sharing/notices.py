@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from govsi import leases
+from govsi.sharing import leases
 
 logger = logging.getLogger(__name__)
 

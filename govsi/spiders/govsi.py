@@ -1,8 +1,8 @@
 """The ``govsi`` spider: turns responses into crawldb records and new requests.
 
 The decisions it relies on (canonical form, scope, link extraction, what a response is)
-live in ``govsi.urls``, ``govsi.extract``, ``govsi.encoding`` and ``govsi.contenttypes``;
-this module only wires them to Scrapy.
+live in ``govsi.web`` (``urls``, ``extract``, ``encoding``, ``contenttypes``); this module
+only wires them to Scrapy.
 """
 
 from __future__ import annotations
@@ -23,24 +23,25 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
-from govsi.contenttypes import classify, declared_length
-from govsi.db import HidePasswords, utcnow
-from govsi.dupefilters import KnownUrls
-from govsi.dupindex import DuplicateIndex, Verdict
-from govsi.encoding import decode_html
-from govsi.extensions import CrawlStore
-from govsi.extract import ExtractedLinks, extract_links, header_says_nofollow, parse_html
-from govsi.guard import AddressGuard
+from govsi.dedup.index import DuplicateIndex, Verdict
+from govsi.frontier.entries import KIND_IMAGE, KIND_PAGE
+from govsi.frontier.seen import KnownUrls
+from govsi.frontier.traps import TrapGuard
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
-from govsi.queued import KIND_IMAGE, KIND_PAGE
+from govsi.net.guard import AddressGuard
 from govsi.render.browser import configure as configure_rendering
 from govsi.render.decide import RenderPlanner
 from govsi.render.renderer import Renderer
 from govsi.spiders import render
 from govsi.spiders.sitemapping import SitemapMixin
-from govsi.storage import as_duplicate
-from govsi.traps import TrapGuard
-from govsi.urls import canonicalize, host_of, in_scope, resolve, url_too_long
+from govsi.store.database import HidePasswords
+from govsi.store.extension import CrawlStore
+from govsi.store.schema import utcnow
+from govsi.store.writer import as_duplicate
+from govsi.web.contenttypes import classify, declared_length
+from govsi.web.encoding import decode_html
+from govsi.web.extract import ExtractedLinks, extract_links, header_says_nofollow, parse_html
+from govsi.web.urls import canonicalize, host_of, in_scope, resolve, url_too_long
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
         super().update_settings(settings)
-        # Delays are the frontier's (govsi.scheduler), per host and per address, counted
+        # Delays are the frontier's (govsi.frontier.scheduler), per host and per address, counted
         # from when a request reached the server; Scrapy's per-slot delay would add to them.
         settings.set("DOWNLOAD_DELAY", 0, priority="spider")
         # Scrapy logs the settings a run overrides next, CRAWLDB_URL among them.

@@ -18,7 +18,6 @@ from typing import Any
 from lxml import etree
 from scrapy.http import Response
 
-from govsi.extract import ExtractedLinks, extract_links, parse_html
 from govsi.items import FetchedPage
 from govsi.render.decide import RenderPlanner
 from govsi.render.renderer import Renderer, RenderFailed
@@ -30,7 +29,8 @@ from govsi.render.scripts import (
     rendering_adds,
     script_signature,
 )
-from govsi.urls import in_scope
+from govsi.web.extract import ExtractedLinks, extract_links, parse_html
+from govsi.web.urls import in_scope
 
 logger = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ from scrapy import Request
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from govsi import sitemaps
 from govsi.items import DiscoveredPage, SitemapFile
-from govsi.urls import host_of
+from govsi.web import sitemaps
+from govsi.web.urls import host_of
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class SitemapMixin:
                 # One hop below the host's root page, whatever depth the sitemap came at.
                 yield DiscoveredPage(url=page, depth=1)
                 request = self.page_request(page, 1)
-                # Queued after the pages links lead to at that depth (govsi.frontier).
+                # Queued after the pages links lead to at that depth (govsi.frontier.queue).
                 request.meta["govsi_sitemap"] = True
                 yield request
         if foreign:

@@ -21,12 +21,12 @@ from twisted.internet.defer import Deferred, succeed
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
-from govsi import db
-from govsi.crawlreads import CrawlReader, StoredRobots
-from govsi.dupindex import stored_originals
+from govsi.dedup.index import stored_originals
 from govsi.items import Item
-from govsi.spill import default_spill_dir, read_spill, replay_spills, set_spills_aside
-from govsi.storage import CrawlWriter, item_bytes
+from govsi.store import database, schema
+from govsi.store.reader import CrawlReader, StoredRobots
+from govsi.store.spill import default_spill_dir, read_spill, replay_spills, set_spills_aside
+from govsi.store.writer import CrawlWriter, item_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -46,19 +46,19 @@ class CrawlStore:
     def __init__(self, crawler: Crawler) -> None:
         s = crawler.settings
         self.crawler = crawler
-        self.url = db.resolve_crawldb_url(s.get("CRAWLDB_URL"))
+        self.url = database.resolve_crawldb_url(s.get("CRAWLDB_URL"))
         try:
-            self._sqlite_lock = db.lock_sqlite(self.url)
-        except db.CrawldbInUse as e:
+            self._sqlite_lock = database.lock_sqlite(self.url)
+        except database.CrawldbInUse as e:
             logger.error("%s", e)
             raise
-        self.engine = db.make_engine(
+        self.engine = database.make_engine(
             self.url,
             connect_timeout=s.getfloat("DB_CONNECT_TIMEOUT"),
             statement_timeout=s.getfloat("DB_STATEMENT_TIMEOUT"),
             keepalives_idle=s.getint("DB_KEEPALIVES_IDLE"),
         )
-        db.migrate(self.engine)
+        database.migrate(self.engine)
         find_originals = None
         if s.getbool("DUPLICATE_DETECTION"):
             # Copies another process stored first are settled when the batch is written.
@@ -78,9 +78,9 @@ class CrawlStore:
         self.spill_dir = s.get("DB_SPILL_DIR") or str(default_spill_dir(self.url))
         if s.getbool("FRESH_START"):
             logger.info("FRESH_START: emptying the crawldb tables")
-            db.empty_tables(self.engine)
+            database.empty_tables(self.engine)
             set_spills_aside(self.spill_dir)
-        self.writer.crawl_id = db.crawl_id(self.engine)
+        self.writer.crawl_id = schema.crawl_id(self.engine)
         if not s.getbool("FRESH_START"):
             # What an earlier run could not write goes in before this run reads the frontier.
             replay_spills(self.spill_dir, self.writer, self.writer.crawl_id)
@@ -99,7 +99,7 @@ class CrawlStore:
         self._spilled: list[tuple[int, Path, int]] = []
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
-        logger.info("crawldb at %s", db.display_url(self.engine.url))
+        logger.info("crawldb at %s", database.display_url(self.engine.url))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CrawlStore:

@@ -8,11 +8,11 @@ from typing import Any
 
 from sqlalchemy import Engine, Table, and_, func, or_, select
 
-from govsi import db
+from govsi.store import schema
 
-SITE: Table = db.Site.__table__  # type: ignore[assignment]
-PAGE: Table = db.Page.__table__  # type: ignore[assignment]
-IMAGE: Table = db.Image.__table__  # type: ignore[assignment]
+SITE: Table = schema.Site.__table__  # type: ignore[assignment]
+PAGE: Table = schema.Page.__table__  # type: ignore[assignment]
+IMAGE: Table = schema.Image.__table__  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class CrawlReader:
     def robots_of_hosts(self, hosts: list[str], max_age: float) -> dict[str, StoredRobots]:
         """The robots.txt crawldb holds for these hosts, fetched within ``max_age`` seconds:
         in a shared crawl, what the worker that served a host before fetched."""
-        now = db.utcnow()
+        now = schema.utcnow()
         found: dict[str, StoredRobots] = {}
         with self.engine.connect() as conn:
             q = select(

@@ -11,24 +11,13 @@ the same unqualified SQL works against either database.
 
 from __future__ import annotations
 
-import fcntl
-import importlib.resources
 import logging
-import os
-import re
-import socket
-import tempfile
 import uuid
 from datetime import UTC, datetime
-from importlib.resources.abc import Traversable
-from pathlib import Path
-from typing import IO, Any
-from urllib.parse import quote, unquote
 
 from sqlalchemy import (
     BigInteger,
     Boolean,
-    Connection,
     DateTime,
     Engine,
     Float,
@@ -40,14 +29,10 @@ from sqlalchemy import (
     PrimaryKeyConstraint,
     String,
     Text,
-    create_engine,
-    event,
     select,
-    text,
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.schema import BLANK_SCHEMA
 
@@ -141,7 +126,7 @@ class Page(Base):
     nofollow: Mapped[bool | None] = mapped_column(Boolean)
     # html_content is the DOM a browser built (RENDER_JS), not the HTML as served.
     rendered: Mapped[bool | None] = mapped_column(Boolean)
-    # Duplicates (govsi.dedup): the hash of the page's main content, its MinHash signature
+    # Duplicates (govsi.dedup.signature): the hash of the page's main content, its MinHash signature
     # (uint32 values), and for a DUPLICATE the page it copies.
     content_hash: Mapped[str | None] = mapped_column(String(64))
     minhash: Mapped[bytes | None] = mapped_column(LargeBinary)
@@ -234,7 +219,7 @@ class PageLsh(Base):
 class IpLease(Base):
     """govsi extension: which crawler process serves an IP address (and so every host on
     it) now, until when, and when a request last reached that address. Several processes
-    on one crawldb take addresses from here; see govsi/leases.py."""
+    on one crawldb take addresses from here; see govsi/sharing/leases.py."""
 
     __tablename__ = "ip_lease"
     __table_args__ = {"schema": SCHEMA}
@@ -314,212 +299,3 @@ def unqualified_metadata() -> MetaData:
     for table in Base.metadata.sorted_tables:
         table.to_metadata(plain, schema=None, referred_schema_fn=lambda *_: BLANK_SCHEMA)
     return plain
-
-
-def display_url(url: str | URL | Any) -> str:
-    """A crawldb URL fit for logs and reports: the password hidden, whether it is in the
-    userinfo (``u:secret@host``) or the query (``?password=secret``, ``sslpassword=``, any
-    parameter whose name contains "password", in any case). Never raises: what cannot be
-    parsed is shown as ``<unparsable URL>``, since its parts cannot be told apart."""
-    try:
-        parsed = url if isinstance(url, URL) else make_url(str(url))
-        if parsed.password is not None and parsed.host and "@" in parsed.host:
-            # SQLAlchemy ends the password at its first "@", so the rest of one typed with
-            # a raw "@" (meant as %40) would be shown as part of the host.
-            parsed = parsed.set(host=parsed.host.rpartition("@")[2])
-        shown = parsed.set(query={}).render_as_string(hide_password=True)
-        # By hand, not render_as_string: that sorts the keys and percent-encodes "***".
-        pairs = [
-            f"{quote(key, safe='')}="
-            + ("***" if _is_password(key) else quote(value, safe=_SHOWN_AS_IS))
-            for key, values in parsed.query.items()
-            for value in ((values,) if isinstance(values, str) else values)
-        ]
-        return shown + ("?" + "&".join(pairs) if pairs else "")
-    except Exception:  # a display helper must not take the crawl down
-        return "<unparsable URL>"
-
-
-# Query values shown as typed (a socket folder "/var/run/postgresql" stays readable); "&",
-# "=", "@", space and the like are percent-encoded so that the parts stay apart.
-_SHOWN_AS_IS = "/:,"
-
-
-def _is_password(key: str) -> bool:
-    return "password" in unquote(key).lower()
-
-
-# The userinfo as SQLAlchemy reads it: the user up to ":" (it may hold "@"), the password
-# up to "@" (it may hold "/"); then any further "@"-ended parts before the path, which
-# are the rest of a password typed with a raw "@". After "//", not "://", so that a
-# mistyped scheme ("postgresql//u:pw@h") is masked too. Hiding too much beats showing any.
-_USERINFO_PASSWORD = re.compile(r"(//[^:/\s]*:)[^@\s]*@(?:[^/@\s]*@)*")
-# A query parameter: its value runs to "&", white space or the end of the text, or to a
-# quote that closes it (log lines quote settings as Python literals, and a password may
-# hold a quote of the other kind).
-_QUERY_PARAM = re.compile(r"""([?&])([^=&?#\s'"]+)=[^&\s]*?(?=&|\s|$|['"](?:[\s,:)\]}]|$))""")
-
-
-def hide_passwords(text: str) -> str:
-    """``text`` with every URL's password masked (userinfo and query), for log lines that
-    quote settings. Scrapy's "Overridden settings" line lists only Scrapy's own settings
-    today, not CRAWLDB_URL; this keeps a password out should one get there."""
-    if "//" not in text:
-        return text
-    text = _USERINFO_PASSWORD.sub(r"\1***@", text)
-    return _QUERY_PARAM.sub(lambda m: f"{m[1]}{m[2]}=***" if _is_password(m[2]) else m[0], text)
-
-
-class HidePasswords(logging.Filter):
-    """A logging filter that masks URL passwords in a record's message."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        hidden = hide_passwords(message)
-        if hidden != message:
-            record.msg, record.args = hidden, None
-        return True
-
-
-def resolve_crawldb_url(setting: str | None) -> str:
-    """An explicit setting first, then the environment (where passwords belong)."""
-    return setting or os.environ.get("CRAWLDB_URL") or DEFAULT_CRAWLDB_URL
-
-
-def is_sqlite(url: str) -> bool:
-    return url.startswith("sqlite")
-
-
-class CrawldbInUse(RuntimeError):
-    """An SQLite crawldb another crawl process is using."""
-
-
-def lock_sqlite(url: str) -> IO[bytes] | None:
-    """Hold the SQLite crawldb for this process (until the returned file is closed or the
-    process ends), or raise CrawldbInUse. SQLite crawls are single-process: two writers
-    would each queue and fetch the same pages. None for PostgreSQL and in-memory SQLite."""
-    path = make_url(url).database
-    if not is_sqlite(url) or not path or path == ":memory:":
-        return None
-    lock = open(f"{path}.lock", "a+b")  # noqa: SIM115 - held for the crawl's lifetime
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        lock.seek(0)
-        holder = lock.read().decode(errors="replace").strip() or "another process"
-        lock.close()
-        raise CrawldbInUse(
-            f"{path} is in use by another crawl ({holder}). An SQLite crawldb serves one "
-            "crawler process; to run several on one crawl, use PostgreSQL (CRAWLDB_URL)."
-        ) from None
-    lock.truncate(0)
-    lock.write(f"pid {os.getpid()} on {socket.gethostname()}".encode())
-    lock.flush()
-    return lock
-
-
-def make_engine(
-    url: str,
-    connect_timeout: float = 10.0,
-    statement_timeout: float = 0.0,
-    keepalives_idle: int = 10,
-) -> Engine:
-    """The crawldb engine. On PostgreSQL every connection has a connect timeout, a
-    statement timeout and TCP keepalives, so that a partitioned database fails a round in
-    seconds instead of hanging it for the kernel's minutes (the lease keeper depends on
-    hearing back). SQLite waits up to 30 s for a lock."""
-    if is_sqlite(url):
-        engine = create_engine(
-            url,
-            execution_options={"schema_translate_map": {SCHEMA: None}},
-            connect_args={"timeout": 30},
-        )
-
-        @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
-            cur = dbapi_conn.cursor()
-            # FKs are off by default in SQLite; WAL lets readers query a running crawl.
-            cur.execute("PRAGMA foreign_keys=ON")
-            cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=NORMAL")
-            cur.close()
-
-        return engine
-    # search_path lets the same unqualified SQL run on both back ends.
-    options = f"-c search_path={SCHEMA},public"
-    if statement_timeout > 0:
-        options += f" -c statement_timeout={int(statement_timeout * 1000)}"
-    connect_args: dict[str, Any] = {"options": options}
-    if connect_timeout > 0:
-        connect_args["connect_timeout"] = max(1, round(connect_timeout))
-    if keepalives_idle > 0:
-        connect_args.update(keepalives=1, keepalives_idle=keepalives_idle,
-                            keepalives_interval=max(1, keepalives_idle // 2),
-                            keepalives_count=3)  # fmt: skip
-    return create_engine(url, pool_pre_ping=True, connect_args=connect_args)
-
-
-def alter_schema(conn: Connection) -> str | None:
-    """The schema a migration's ALTER statements must name: none on SQLite, which has no
-    schemas; crawldb on PostgreSQL (ALTER does not pass through the engine's
-    schema_translate_map as CREATE TABLE does)."""
-    return None if conn.dialect.name == "sqlite" else SCHEMA
-
-
-# The advisory lock key schema migrations run under ("govm").
-MIGRATE_LOCK = 0x676F766D
-
-
-def migrations_dir() -> Path:
-    """Alembic's script directory: govsi/migrations, or, when govsi is imported from a
-    zipped egg (scrapyd), a copy of it extracted to a temporary directory."""
-    here = Path(__file__).with_name("migrations")
-    if here.is_dir():
-        return here
-    target = Path(tempfile.mkdtemp(prefix="govsi-migrations-")) / "migrations"
-
-    def copy(node: Traversable, to: Path) -> None:
-        to.mkdir(parents=True, exist_ok=True)
-        for child in node.iterdir():
-            if child.is_dir():
-                if child.name != "__pycache__":
-                    copy(child, to / child.name)
-            else:
-                (to / child.name).write_bytes(child.read_bytes())
-
-    copy(importlib.resources.files("govsi") / "migrations", target)
-    return target
-
-
-def migrate(engine: Engine) -> None:
-    """Bring the schema to the newest Alembic revision (creates it on first run)."""
-    from alembic import command
-    from alembic.config import Config
-
-    cfg = Config()
-    cfg.set_main_option("script_location", str(migrations_dir()))
-    with engine.begin() as conn:
-        if not is_sqlite(str(engine.url)):
-            # Crawler processes starting together on one new database: one migrates, the
-            # others wait for it and then find the schema at head.
-            conn.execute(text(f"SELECT pg_advisory_xact_lock({MIGRATE_LOCK})"))
-            conn.execute(text(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}"))
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "head")
-
-
-def empty_tables(engine: Engine) -> None:
-    """FRESH_START: drop the crawl's rows but keep the schema and the lookup rows."""
-    with engine.begin() as conn:
-        # A new crawl_id too: spill files of the emptied crawl belong to it, not to this one.
-        tables = ("crawl_meta", "crawl_worker", "ip_lease", "page_lsh", "link", "image",
-                  "page_data")  # fmt: skip
-        for table in tables:
-            conn.execute(text(f"DELETE FROM {table}"))
-        # Duplicates point at their originals: drop those references before the rows.
-        conn.execute(text("UPDATE page SET duplicate_of = NULL"))
-        for table in ("page", "site"):
-            conn.execute(text(f"DELETE FROM {table}"))
-        if not is_sqlite(str(engine.url)):
-            for table in ("site", "page", "page_data", "image"):
-                conn.execute(text(f"ALTER SEQUENCE {SCHEMA}.{table}_id_seq RESTART WITH 1"))

@@ -13,12 +13,19 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from govsi.items import ITEM_TYPES, Item
 
-if TYPE_CHECKING:
-    from govsi.storage import CrawlWriter
+
+class ItemSink(Protocol):
+    """Where replayed items go: ``CrawlWriter`` (declared here so this module needs no import
+    of the writer, which imports it)."""
+
+    def add(self, item: Item) -> None: ...
+
+    def flush(self) -> bool: ...
+
 
 logger = logging.getLogger(__name__)
 
@@ -138,7 +145,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def replay_spills(directory: str | Path, writer: CrawlWriter, crawl_id: str = "") -> int:
+def replay_spills(directory: str | Path, writer: ItemSink, crawl_id: str = "") -> int:
     """Load every spill file of this crawldb (``crawl_id``) in ``directory``, oldest
     first, deleting each once written. Each file is claimed by one process (an atomic
     rename), so processes starting together never load one twice. Files of another
@@ -211,7 +218,7 @@ def read_spill(path: str | Path, crawl_id: str = "") -> list[Item]:
     return items
 
 
-def replay(path: str | Path, writer: CrawlWriter, crawl_id: str = "") -> int:
+def replay(path: str | Path, writer: ItemSink, crawl_id: str = "") -> int:
     """Load a spill file written by ``CrawlWriter.spill`` into crawldb."""
     items = read_spill(path, crawl_id)
     for item in items:

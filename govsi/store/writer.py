@@ -31,8 +31,6 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 
-from govsi import db
-from govsi.contenttypes import filename_of
 from govsi.items import (
     DiscoveredPage,
     FetchedImage,
@@ -42,14 +40,16 @@ from govsi.items import (
     SiteInfo,
     SitemapFile,
 )
-from govsi.spill import save_spill
-from govsi.urls import host_of
+from govsi.store import schema
+from govsi.store.spill import save_spill
+from govsi.web.contenttypes import filename_of
+from govsi.web.urls import host_of
 
 logger = logging.getLogger(__name__)
 
 
-SITE: Table = db.Site.__table__  # type: ignore[assignment]
-PAGE: Table = db.Page.__table__  # type: ignore[assignment]
+SITE: Table = schema.Site.__table__  # type: ignore[assignment]
+PAGE: Table = schema.Page.__table__  # type: ignore[assignment]
 
 
 def outcome_rank(page_type: str | None) -> int:
@@ -78,16 +78,16 @@ _NOT_BACKWARDS = or_(
         ),
     ),
 )
-PAGE_DATA: Table = db.PageData.__table__  # type: ignore[assignment]
-IMAGE: Table = db.Image.__table__  # type: ignore[assignment]
-LINK: Table = db.Link.__table__  # type: ignore[assignment]
-PAGE_LSH: Table = db.PageLsh.__table__  # type: ignore[assignment]
+PAGE_DATA: Table = schema.PageData.__table__  # type: ignore[assignment]
+IMAGE: Table = schema.Image.__table__  # type: ignore[assignment]
+LINK: Table = schema.Link.__table__  # type: ignore[assignment]
+PAGE_LSH: Table = schema.PageLsh.__table__  # type: ignore[assignment]
 
 # Bound parameters per statement stay well under SQLite's and psycopg2's limits.
 CHUNK = 500
 
 # Given the pages a batch is about to store as originals, inside the batch's transaction:
-# the URL of the committed original each copies (see govsi.dupindex.stored_originals).
+# the URL of the committed original each copies (see govsi.dedup.index.stored_originals).
 FindOriginals = Callable[[Connection, list[FetchedPage]], dict[str, str]]
 
 
@@ -141,7 +141,7 @@ class CrawlWriter:
     ) -> None:
         self.engine = engine
         self.find_originals = find_originals
-        # The crawldb's identity, written into spill files (govsi.spill).
+        # The crawldb's identity, written into spill files (govsi.store.spill).
         self.crawl_id = ""
         self.copies_settled = 0
         self.store_image_data = store_image_data

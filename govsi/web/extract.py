@@ -3,9 +3,9 @@
 Pure functions over plain data (strings in, dataclasses and lists out), so they are tested
 without Scrapy and called for every page. ``extract_links`` resolves ``<a>``/``<area>``
 hrefs, ``onclick`` navigations and ``<img src>`` against the document base URL
-(``<base href>``) exactly as a browser does, through ``govsi.urls.resolve``. It does not
-canonicalize or filter by scope; the caller does. Decoding is ``govsi.encoding``'s job,
-telling HTML from documents ``govsi.contenttypes``'.
+(``<base href>``) exactly as a browser does, through ``govsi.web.urls.resolve``. It does not
+canonicalize or filter by scope; the caller does. Decoding is ``govsi.web.encoding``'s job,
+telling HTML from documents ``govsi.web.contenttypes``'.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from govsi.urls import resolve
+from govsi.web.urls import resolve
 
 __all__ = [
     "ExtractedLinks",

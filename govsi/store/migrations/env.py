@@ -1,10 +1,11 @@
-"""Alembic environment: run by ``govsi.db.migrate`` (and by ``alembic`` from the CLI)."""
+"""Alembic environment: run by ``govsi.store.database.migrate`` (and by ``alembic``)."""
 
 from __future__ import annotations
 
 from alembic import context
 
-from govsi.db import SCHEMA, is_sqlite, make_engine, resolve_crawldb_url, unqualified_metadata
+from govsi.store.database import is_sqlite, make_engine, resolve_crawldb_url
+from govsi.store.schema import SCHEMA, unqualified_metadata
 
 config = context.config
 

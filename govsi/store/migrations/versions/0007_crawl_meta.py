@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from govsi.db import alter_schema
+from govsi.store.database import alter_schema
 
 revision = "0007"
 down_revision = "0006"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from alembic import op
 
-from govsi.db import alter_schema
+from govsi.store.database import alter_schema
 
 revision = "0008"
 down_revision = "0007"
