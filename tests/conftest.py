@@ -16,6 +16,14 @@ from tests.simweb.server import SimWeb
 from tests.support.pgcluster import PgCluster, find_pg_bin
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Every test in a test_e2e_* file crawls the simulated web with real processes (about
+    # ten minutes in all); the marker lets `-m "not e2e"` be the quick loop.
+    for item in items:
+        if item.path.name.startswith("test_e2e_"):
+            item.add_marker(pytest.mark.e2e)
+
+
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[PgCluster]:
     bin_dir = find_pg_bin()

@@ -189,14 +189,6 @@ def test_the_address_ready_longest_goes_first() -> None:
     assert f.pop(2.0)[0].name == "b.gov.si"  # type: ignore[index]
 
 
-def test_drop_host_empties_its_queue() -> None:
-    f = frontier()
-    f.push("a.gov.si", 0, "p1")
-    f.push("a.gov.si", 1, "p2")
-    assert f.drop_host("a.gov.si") == ["p1", "p2"]
-    assert len(f) == 0
-
-
 @pytest.mark.parametrize("seed", range(5))
 def test_simulated_crawl_is_polite_and_wastes_no_time(seed: int) -> None:
     """A discrete-event crawl: random hosts on shared addresses, random response times,

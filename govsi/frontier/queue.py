@@ -65,9 +65,6 @@ class HostState:
             return False
         return head == int(head) or not any(d < int(head) for d in self.open_pages)
 
-    def head_depth(self) -> int:
-        return self.queue[0][0]
-
 
 @dataclass
 class _IpGroup:
@@ -216,14 +213,6 @@ class Frontier:
             self._size -= removed
         return removed
 
-    def drop_host(self, name: str) -> list[Any]:
-        """Take every queued entry of a host out (a host given up on); returns them."""
-        state = self.host(name)
-        dropped = [e for _, _, e in sorted(state.queue)]
-        self._size -= len(state.queue)
-        state.queue.clear()
-        return dropped
-
     # -- releasing ---------------------------------------------------------------------------
     def pop(
         self, now: float, admit: Callable[[HostState, Any], bool] | None = None
@@ -314,9 +303,6 @@ class Frontier:
 
     def busy_hosts(self) -> list[str]:
         return [g.busy_host for g in self._groups.values() if g.busy_host is not None]
-
-    def group_count(self) -> int:
-        return len(self._groups)
 
     # -- internals ---------------------------------------------------------------------------
     def _ready_at(self, group: _IpGroup) -> float | None:

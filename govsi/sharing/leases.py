@@ -10,7 +10,7 @@ the last request may have come after the last renewal, so the next holder counts
 from the moment it took over.
 
 Times are seconds since the epoch on the database server's clock, the one clock all
-workers share; ``LeaseBook`` converts to and from a worker's own monotonic clock.
+workers share; ``govsi.sharing.keeper`` converts them to the worker's own monotonic clock.
 
 PostgreSQL only: an SQLite crawldb serves one process (``govsi.store.database.lock_sqlite``), which
 needs no leases.
