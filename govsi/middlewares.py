@@ -9,11 +9,10 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import StopDownload
 from scrapy.http import Headers
 
-from govsi.web.contenttypes import classify
+from govsi.requestmeta import META_KIND
+from govsi.web.contenttypes import DOCUMENT_TYPES, classify
 
 logger = logging.getLogger(__name__)
-
-DOCUMENT_TYPES = frozenset({"PDF", "DOC", "DOCX", "PPT", "PPTX"})
 
 
 def keep_body(
@@ -50,7 +49,7 @@ class StopUnwantedBodiesMiddleware:
     def headers_received(
         self, headers: Headers, body_length: int, request: Request, spider: Spider
     ) -> None:
-        kind = request.meta.get("govsi_kind")
+        kind = request.meta.get(META_KIND)
         if kind not in ("page", "image"):
             return  # robots.txt, sitemaps: always read whole
         raw = headers.get("Content-Type")

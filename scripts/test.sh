@@ -38,4 +38,5 @@ if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then
 fi
 
 "$PY" -m ruff check govsi tests bench setup.py
+"$PY" -m mypy govsi
 exec "$PY" -m pytest "$@"

@@ -12,8 +12,9 @@ from scrapy import Request
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
-from govsi.frontier.entries import KIND_PAGE, Entry, HostInfo
+from govsi.frontier.entries import Entry, HostInfo
 from govsi.frontier.queue import Frontier
+from govsi.requestmeta import KIND_PAGE
 from govsi.sharing.addresses import AddressSharing
 from govsi.sharing.keeper import LeaseCallbacks, LeaseKeeper, _Outcome, share_of, to_hand_over
 

@@ -11,8 +11,9 @@ from scrapy import Request
 from scrapy.http import Response
 
 from govsi.render.httpcache import ResourceCache
-from govsi.render.resources import KIND_RESOURCE, ResourceFetcher
+from govsi.render.resources import ResourceFetcher
 from govsi.render.routes import Reply
+from govsi.requestmeta import KIND_RESOURCE
 from govsi.web.urls import in_scope
 
 A = "https://a.gov.si"

@@ -240,7 +240,7 @@ class DuplicateIndex:
                     cursor = self._conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
                     try:
                         cursor.execute(PG_EXECUTE, params)
-                        return cursor.fetchall()  # type: ignore[no-any-return]
+                        return list(cursor.fetchall())
                     finally:
                         cursor.close()
                 return list(self._conn.execute(LOOKUP, params))

@@ -80,7 +80,7 @@ def shingles(text: str, size: int = DEFAULT_SHINGLE_SIZE) -> set[str]:
 def permutations(num_perm: int) -> tuple[Any, Any]:
     """The seeded permutations every signature uses: made once, not for every page (making
     them costs more than hashing a page's shingles)."""
-    return MinHash(num_perm=num_perm, seed=SEED, scheme=SCHEME).permutations  # type: ignore[no-any-return]
+    return MinHash(num_perm=num_perm, seed=SEED, scheme=SCHEME).permutations
 
 
 def make_minhash(num_perm: int, hashvalues: Any = None) -> MinHash:

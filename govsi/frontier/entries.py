@@ -6,11 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from twisted.internet.interfaces import IDelayedCall
+from twisted.internet.base import DelayedCall
 
+from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_URL
 from govsi.robots.rules import RobotsRules
-
-KIND_PAGE, KIND_IMAGE = "page", "image"
 
 
 class Entry(NamedTuple):
@@ -25,8 +24,8 @@ def page_url(entry: Any) -> str | None:
     """The page or image URL of a queued entry or request (None for robots.txt, sitemaps)."""
     if isinstance(entry, Entry):
         return entry.url
-    if entry.meta.get("govsi_kind") in (KIND_PAGE, KIND_IMAGE):
-        return entry.meta.get("govsi_url")
+    if entry.meta.get(META_KIND) in (KIND_PAGE, KIND_IMAGE):
+        return entry.meta.get(META_URL)
     return None
 
 
@@ -41,7 +40,7 @@ class HostInfo:
     # after at least one, so a host slower than ROBOTSTXT_MAX_AGE still makes progress.
     used_rules: int = 0
     robots_failures: int = 0
-    robots_retry: IDelayedCall | None = None
+    robots_retry: DelayedCall | None = None
     # Set when the host will not be crawled in this run; its pages stay FRONTIER with it.
     unavailable: str | None = None
     ip: str | None = None

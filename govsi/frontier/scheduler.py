@@ -23,23 +23,30 @@ from scrapy.dupefilters import BaseDupeFilter
 from scrapy.http import Headers
 from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet import task
-from twisted.internet.interfaces import IDelayedCall
+from twisted.internet.base import DelayedCall
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
-from govsi.frontier.entries import KIND_IMAGE, KIND_PAGE, Entry, HostInfo, page_url
+from govsi.frontier.entries import Entry, HostInfo, page_url
 from govsi.frontier.queue import Frontier, HostState
 from govsi.items import FetchedImage, FetchedPage, SiteInfo
 from govsi.net.guard import AddressGuard
 from govsi.render.renderer import Renderer
-from govsi.render.resources import KIND_RESOURCE
-from govsi.robots.fetching import (
+from govsi.requestmeta import (
+    KIND_IMAGE,
+    KIND_PAGE,
+    KIND_RESOURCE,
     KIND_ROBOTS,
-    RobotsFetcher,
-    RobotsOutcome,
-    robots_url_for,
-    stored_outcome,
+    KIND_SITEMAP,
+    META_ARRIVED,
+    META_FINISHED,
+    META_HOST,
+    META_KIND,
+    META_SITEMAP,
+    META_URL,
+    RequestFactory,
 )
+from govsi.robots.fetching import RobotsFetcher, RobotsOutcome, robots_url_for, stored_outcome
 from govsi.sharing.addresses import AddressSharing
 from govsi.store.database import is_sqlite
 from govsi.store.extension import CrawlStore, pages_fetched
@@ -55,7 +62,7 @@ REFILL_RETRY = 0.5
 
 
 def _is_robots_request(entry: Any) -> bool:
-    return isinstance(entry, Request) and entry.meta.get("govsi_kind") == KIND_ROBOTS
+    return isinstance(entry, Request) and entry.meta.get(META_KIND) == KIND_ROBOTS
 
 
 def _reactor() -> Any:
@@ -94,7 +101,7 @@ class FrontierScheduler(BaseScheduler):
         self.released: set[int] = set()
         # Hosts with FRONTIER rows in crawldb that memory does not hold (HostInfo.backlog).
         self._backlogged: set[str] = set()
-        self._wake_call: IDelayedCall | None = None
+        self._wake_call: DelayedCall | None = None
         self._wake_at = 0.0
         self._progress: task.LoopingCall | None = None
         self._watchdog: task.LoopingCall | None = None
@@ -109,7 +116,7 @@ class FrontierScheduler(BaseScheduler):
         # Pages out whose links are not known yet: (host, depth, when released).
         self._open_pages: dict[int, tuple[str, int, float]] = {}
         self._held_for_store = False
-        self._store_wake: IDelayedCall | None = None
+        self._store_wake: DelayedCall | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
@@ -118,7 +125,11 @@ class FrontierScheduler(BaseScheduler):
 
     # -- life cycle -------------------------------------------------------------------------
     def open(self, spider: Spider) -> None:
+        if not isinstance(spider, RequestFactory):
+            # The queue keeps (kind, URL, depth) only; the spider makes the requests back.
+            raise TypeError(f"{type(spider).__name__} is not a govsi.requestmeta.RequestFactory")
         self.spider = spider
+        self.requests: RequestFactory = spider
         store = self.crawler.get_extension(CrawlStore)
         if store is None:
             raise RuntimeError("the frontier needs the govsi.store.extension.CrawlStore extension")
@@ -199,14 +210,14 @@ class FrontierScheduler(BaseScheduler):
             self.df.log(request, self.spider)
             return False
         meta = request.meta
-        kind = meta.get("govsi_kind")
-        host = meta.get("govsi_host") or host_of(request.url)
+        kind = meta.get(META_KIND)
+        host = meta.get(META_HOST) or host_of(request.url)
         self._host(host, request.url)
         if kind in (KIND_PAGE, KIND_IMAGE):
-            self.sharing.settled(meta.get("govsi_url", request.url))
+            self.sharing.settled(meta.get(META_URL, request.url))
         if kind in (KIND_PAGE, KIND_IMAGE) and not request.dont_filter:
-            entry = Entry(kind, meta.get("govsi_url", request.url), meta.get("depth", 0))
-            late = bool(meta.get("govsi_sitemap"))
+            entry = Entry(kind, meta.get(META_URL, request.url), meta.get("depth", 0))
+            late = bool(meta.get(META_SITEMAP))
             if not self.frontier.push(host, entry.depth, entry, kind == KIND_PAGE, late):
                 self._spilled(host, entry.depth)
         elif kind == KIND_ROBOTS:
@@ -216,7 +227,7 @@ class FrontierScheduler(BaseScheduler):
         else:
             # Sitemaps, and deliberate repeats (dont_filter: Scrapy's retries), are kept
             # whole: their meta (a retry count) must survive, and they may repeat a URL.
-            depth = DEPTH_SITEMAP if kind == "sitemap" else meta.get("depth", 0)
+            depth = DEPTH_SITEMAP if kind == KIND_SITEMAP else meta.get("depth", 0)
             self.frontier.push(host, depth, request, spillable=False)
         self.sharing.work_for(self.hosts[host].ip)
         self.stats.inc_value("scheduler/enqueued")
@@ -265,20 +276,20 @@ class FrontierScheduler(BaseScheduler):
             return None
         state, entry = popped
         if isinstance(entry, Entry):
-            request = self.spider.request_for(entry.kind, entry.url, entry.depth)
+            request = self.requests.request_for(entry.kind, entry.url, entry.depth)
             self.released.add(fingerprint(entry.url))
             if entry.kind == KIND_PAGE:
                 self.frontier.page_opened(state.name, entry.depth)
                 self._open_pages[fingerprint(entry.url)] = (state.name, entry.depth, now)
         else:
             request = entry
-        request.meta["govsi_host"] = state.name
+        request.meta[META_HOST] = state.name
         url = page_url(entry)
         if url is not None:
             self.sharing.page_out(url, self.hosts[state.name].ip)
         # A retry is a copy of a request that went out before, marks and all.
-        request.meta.pop("govsi_arrived", None)
-        request.meta.pop("govsi_finished", None)
+        request.meta.pop(META_ARRIVED, None)
+        request.meta.pop(META_FINISHED, None)
         self.stats.inc_value("scheduler/dequeued")
         info = self.hosts[state.name]
         if info.backlog and not info.unavailable and len(state.queue) < self.refill_size // 4:
@@ -290,7 +301,7 @@ class FrontierScheduler(BaseScheduler):
         info = self.hosts[state.name]
         if not isinstance(entry, Entry):
             # robots.txt, sitemaps: not sent for a host given up on.
-            return info.unavailable is None or entry.meta.get("govsi_kind") != KIND_ROBOTS
+            return info.unavailable is None or entry.meta.get(META_KIND) != KIND_ROBOTS
         if fingerprint(entry.url) in self.released:
             return False
         if info.unavailable is not None:
@@ -322,14 +333,14 @@ class FrontierScheduler(BaseScheduler):
         self, headers: Headers, body_length: int, request: Request, spider: Spider
     ) -> None:
         # The server has answered, so the request reached it by now.
-        request.meta.setdefault("govsi_arrived", time.monotonic())
+        request.meta.setdefault(META_ARRIVED, time.monotonic())
 
     def _left_downloader(self, request: Request, spider: Spider) -> None:
-        host = request.meta.get("govsi_host")
-        if host is None or request.meta.get("govsi_finished"):
+        host = request.meta.get(META_HOST)
+        if host is None or request.meta.get(META_FINISHED):
             return
-        request.meta["govsi_finished"] = True
-        self.frontier.finished(host, request.meta.get("govsi_arrived", time.monotonic()))
+        request.meta[META_FINISHED] = True
+        self.frontier.finished(host, request.meta.get(META_ARRIVED, time.monotonic()))
         self._schedule_wake()
 
     def _item_done(self, item: Any) -> None:
@@ -347,7 +358,7 @@ class FrontierScheduler(BaseScheduler):
 
     def _spider_error(self, failure: Failure, response: Any, spider: Spider) -> None:
         # A callback that failed yields no record; its page is done all the same.
-        url = getattr(response, "meta", {}).get("govsi_url")
+        url = getattr(response, "meta", {}).get(META_URL)
         if url is not None:
             self._page_done(url)
 
@@ -472,7 +483,7 @@ class FrontierScheduler(BaseScheduler):
             self.frontier.open_gate(host)
             if self.follow_sitemaps and sitemaps:
                 for url in outcome.rules.sitemaps:
-                    request = self.spider.sitemap_request(url, host)
+                    request = self.requests.sitemap_request(url, host)
                     if request is not None:
                         self.enqueue_request(request)
         else:
@@ -543,7 +554,7 @@ class FrontierScheduler(BaseScheduler):
         d = deferToThread(
             self.store.frontier_batch, host, info.cursor, self.refill_size, self.depth_limit
         )
-        d.addCallbacks(self._refilled, self._refill_failed, (host, written), None, (host,))
+        d.addCallbacks(self._refilled, self._refill_failed, (host, written), {}, (host,))
 
     def _refilled(self, rows: list[tuple[str, int, int]], host: str, written: int) -> None:
         info = self.hosts[host]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from scrapy import signals
 from scrapy.crawler import Crawler
@@ -181,13 +181,15 @@ class GuardedResolver:
         pinned = self.pins.get(_host_key(hostName))
         if pinned is not None:
             resolution = _Pinned(hostName)
-            resolutionReceiver.resolutionBegan(resolution)
+            # zope.interface methods, which mypy reads without their instance: Any.
+            receiving = cast(Any, resolutionReceiver)
+            receiving.resolutionBegan(resolution)
             kind = IPv6Address if ":" in pinned else IPv4Address
             wanted = addressTypes is None or kind in addressTypes
             if wanted and self.admit(hostName, pinned):
-                resolutionReceiver.addressResolved(kind("TCP", pinned, portNumber))
-            resolutionReceiver.resolutionComplete()
-            return resolution
+                receiving.addressResolved(kind("TCP", pinned, portNumber))
+            receiving.resolutionComplete()
+            return cast(IHostResolution, resolution)
         receiver = _Filter(resolutionReceiver, hostName, self.admit)
         resolution = self.inner.resolveHostName(
             receiver, hostName, portNumber, addressTypes, transportSemantics

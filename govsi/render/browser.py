@@ -34,6 +34,7 @@ from scrapy.settings import BaseSettings
 from govsi.render.decide import render_mode
 from govsi.render.fence import chromium_args
 from govsi.render.sandbox import Launch, sandbox_problem, sandboxed_launch
+from govsi.requestmeta import META_SETTLE
 
 __all__ = ["Browser", "ContextRotation", "browser_args", "configure", "find_chromium"]
 
@@ -160,7 +161,7 @@ def _handler_class() -> type:
     # Imported when the first page needs a browser: Playwright costs memory to import.
     from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 
-    class PageEngine(ScrapyPlaywrightDownloadHandler):  # type: ignore[misc]
+    class PageEngine(ScrapyPlaywrightDownloadHandler):
         """scrapy-playwright's handler, started when we say (not at engine start), with a
         page's navigation and settling made ours:
 
@@ -183,7 +184,7 @@ def _handler_class() -> type:
             return await page.goto(url=request.url, **kwargs), None
 
         async def _apply_page_methods(self, page: Any, request: Request, spider: Any) -> None:
-            for step in request.meta.get("govsi_settle") or ():
+            for step in request.meta.get(META_SETTLE) or ():
                 await step(page)
 
     return PageEngine
@@ -321,7 +322,7 @@ class Browser:
                 "playwright_include_page": True,
                 "playwright_page_init_callback": install,
                 "playwright_page_goto_kwargs": {"wait_until": "domcontentloaded", "timeout": ms},
-                "govsi_settle": steps,
+                META_SETTLE: steps,
             },
         )
         try:

@@ -249,7 +249,8 @@ class ResourceCache:
         items = _lowered(pairs)
         lifetime = _freshness(status, items, now, self.heuristic_ttl)
         if lifetime is None or len(body) > self.max_entry_bytes:
-            return self._refuse(url)
+            self._refuse(url)
+            return None
         kept = _storable_fields(pairs)
         kept_items = _lowered(kept)
         stored = Stored(
@@ -263,7 +264,8 @@ class ResourceCache:
             last_modified=_last_modified(kept_items),
         )
         if not self._reusable(stored, now) or not self._put(stored):
-            return self._refuse(url)
+            self._refuse(url)
+            return None
         return stored
 
     def lookup(self, url: str, now: float) -> tuple[str, Stored | None]:

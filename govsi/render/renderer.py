@@ -173,7 +173,8 @@ class Renderer:
             self.active -= 1
             self._slots.release()
             # Browser time per page (the wait for a slot not included): the cost of a render.
-            self.stats.inc_value("govsi/render/browser_seconds", round(time.monotonic() - began, 3))
+            spent = round(time.monotonic() - began, 3)
+            self.stats.inc_value("govsi/render/browser_seconds", spent)  # type: ignore[arg-type]
         if not routes.installed or not routes.served:
             # Our routes never took the page: what the browser shows is not our document.
             raise RenderFailed("the browser did not load the fetched document")

@@ -24,13 +24,13 @@ from twisted.python.failure import Failure
 
 from govsi.render.httpcache import ResourceCache, same_representation
 from govsi.render.routes import Reply
+from govsi.requestmeta import KIND_RESOURCE, META_KIND, META_RESOURCE, META_STALE
 from govsi.web.urls import resolve
 
 __all__ = ["KIND_RESOURCE", "ResourceFetcher", "ResourcePolicy"]
 
 logger = logging.getLogger(__name__)
 
-KIND_RESOURCE = "resource"
 MAX_REDIRECTS = 5
 # Why a request the browser wants may not go out now (None: it may): the scheduler's
 # robots.txt and host knowledge.
@@ -49,7 +49,7 @@ def _unconditional(request: Request) -> Request:
     headers = request.headers.copy()
     for name in ("If-None-Match", "If-Modified-Since"):
         headers.pop(name, None)
-    return request.replace(headers=headers, meta={**request.meta, "govsi_stale": None})
+    return request.replace(headers=headers, meta={**request.meta, META_STALE: None})
 
 
 class ResourceFetcher:
@@ -111,11 +111,11 @@ class ResourceFetcher:
             errback=self._failed,
             dont_filter=True,
             meta={
-                "govsi_kind": KIND_RESOURCE,
-                "govsi_resource": url,
+                META_KIND: KIND_RESOURCE,
+                META_RESOURCE: url,
                 "dont_redirect": True,
                 # What a 304 confirms (the cache may have dropped it by then).
-                "govsi_stale": stored if state == "stale" else None,
+                META_STALE: stored if state == "stale" else None,
             },
         )
         self.requests += 1
@@ -130,16 +130,17 @@ class ResourceFetcher:
             pending[1].set_result(reply)
 
     def _answered(self, response: Response) -> list[Any]:
-        url: str = response.meta["govsi_resource"]
+        url: str = response.meta[META_RESOURCE]
         now = time.time()
         headers = _headers(response)
-        stale = response.meta.get("govsi_stale")
+        stale = response.meta.get(META_STALE)
         if response.status == 304 and stale is not None:
             if not same_representation(stale, headers):
                 # The 304 confirms a body other than the one kept: only a full answer
                 # can say what the page's script gets.
                 self.count("revalidation_mismatch")
                 self.cache.revalidated(url, headers, now)  # drops the entry
+                assert response.request is not None  # a downloaded response has its request
                 self.schedule(_unconditional(response.request))
                 return []
             self.count("revalidated")
@@ -152,7 +153,7 @@ class ResourceFetcher:
 
     def _failed(self, failure: Failure) -> list[Any]:
         request = failure.request  # type: ignore[attr-defined]
-        url: str = request.meta["govsi_resource"]
+        url: str = request.meta[META_RESOURCE]
         self.count("failed")
         logger.info("resource %s for a rendered page failed: %s", url, failure.getErrorMessage())
         self._settle(url, None)

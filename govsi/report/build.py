@@ -76,11 +76,11 @@ def report_engine(url: str) -> Engine:
     # pysqlite runs SELECTs outside transactions; the report needs one snapshot, so it
     # begins the transaction itself (SQLAlchemy's documented pysqlite recipe).
     @event.listens_for(engine, "connect")
-    def _no_implicit(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
+    def _no_implicit(dbapi_conn, _record) -> None:
         dbapi_conn.isolation_level = None
 
     @event.listens_for(engine, "begin")
-    def _begin(conn) -> None:  # type: ignore[no-untyped-def]
+    def _begin(conn) -> None:
         conn.exec_driver_sql("BEGIN")
 
     return engine

@@ -23,8 +23,10 @@ from sqlalchemy import Connection, text
 
 # Bucket widths for the crawl rate chart, seconds; the first that gives at most
 # RATE_BUCKETS buckets over the crawl's span is used.
-NICE_WIDTHS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200)
-NICE_WIDTHS += tuple(86400 * d for d in (1, 2, 7, 14, 30, 90, 365))
+_MINUTES_AND_HOURS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200)
+NICE_WIDTHS: tuple[int, ...] = _MINUTES_AND_HOURS + tuple(
+    86400 * d for d in (1, 2, 7, 14, 30, 90, 365)
+)
 RATE_BUCKETS = 120
 
 

@@ -19,13 +19,13 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from govsi.items import RobotsFile
+from govsi.requestmeta import KIND_ROBOTS, META_HOST, META_KIND, META_REDIRECTS
 from govsi.robots.rules import RobotsRules, rules_for_response
 from govsi.store.schema import utcnow
 from govsi.web.urls import canonicalize, resolve
 
 logger = logging.getLogger(__name__)
 
-KIND_ROBOTS = "robots"
 MAX_REDIRECTS = 5  # RFC 9309 §2.3.1.2
 
 
@@ -77,9 +77,9 @@ class RobotsFetcher:
             errback=self._failure,
             dont_filter=True,
             meta={
-                "govsi_kind": KIND_ROBOTS,
-                "govsi_host": host,
-                "govsi_redirects": redirects,
+                META_KIND: KIND_ROBOTS,
+                META_HOST: host,
+                META_REDIRECTS: redirects,
                 # Our own retry policy (the scheduler's) applies, with the host's delay.
                 "dont_retry": True,
                 "dont_obey_robotstxt": True,
@@ -87,8 +87,8 @@ class RobotsFetcher:
         )
 
     def _response(self, response: Response) -> Iterator[Any]:
-        host: str = response.meta["govsi_host"]
-        redirects: int = response.meta["govsi_redirects"]
+        host: str = response.meta[META_HOST]
+        redirects: int = response.meta[META_REDIRECTS]
         status = response.status
         location = response.headers.get("Location")
         if 300 <= status < 400 and location:
@@ -122,7 +122,7 @@ class RobotsFetcher:
 
     def _failure(self, failure: Failure) -> None:
         request = failure.request  # type: ignore[attr-defined]
-        host: str = request.meta["govsi_host"]
+        host: str = request.meta[META_HOST]
         reason = f"{failure.type.__name__}: {failure.getErrorMessage()}"[:300]
         logger.warning("robots.txt of %s unreachable: %s", host, reason)
         self.on_outcome(RobotsOutcome(host, rules_for_response(None, b"", request.url), reason))

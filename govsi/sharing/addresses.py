@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 
 from scrapy.statscollectors import StatsCollector
 from twisted.internet.threads import deferToThread
+from twisted.python.failure import Failure
 
 from govsi.frontier.entries import Entry, HostInfo, page_url
 from govsi.frontier.queue import Frontier
@@ -182,10 +183,13 @@ class AddressSharing:
         # released from what is queued here nor admitted later (the lease is ours now,
         # so crawldb's record of these hosts is complete).
         d = deferToThread(self._read_served, hosts)
-        d.addErrback(
-            lambda f: logger.warning("reading what was fetched failed: %s", f.value) or (set(), {})
-        )
+        d.addErrback(self._read_failed)
         d.addCallback(self._pruned, ip, hosts, last_arrival)
+
+    @staticmethod
+    def _read_failed(failure: Failure) -> tuple[set[str], dict[str, StoredRobots]]:
+        logger.warning("reading what was fetched failed: %s", failure.value)
+        return set(), {}
 
     def _read_served(self, hosts: list[str]) -> tuple[set[str], dict[str, StoredRobots]]:
         return (

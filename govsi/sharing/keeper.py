@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import Engine
 from twisted.internet import task
@@ -177,7 +177,7 @@ class LeaseKeeper:
             return
         from twisted.internet import reactor
 
-        self._soon = reactor.callLater(delay, self.tick)  # type: ignore[attr-defined]
+        self._soon = cast(Any, reactor).callLater(delay, self.tick)
 
     def tick(self) -> None:
         if not self.shared:
@@ -297,7 +297,7 @@ class LeaseKeeper:
             # Addresses that came up during the round: ask now, not a whole period later.
             from twisted.internet import reactor
 
-            reactor.callLater(0, self.tick)  # type: ignore[attr-defined]
+            cast(Any, reactor).callLater(0, self.tick)
 
     def _above_share(self) -> bool:
         held = set(self.state.held)

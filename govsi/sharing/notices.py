@@ -50,7 +50,7 @@ class LeaseNotices:
         if self._call is None:
             from twisted.internet import reactor
 
-            self._call = reactor.callFromThread  # type: ignore[attr-defined]
+            self._call = reactor.callFromThread
         self._thread = threading.Thread(target=self._run, name="govsi-lease-notices", daemon=True)
         self._thread.start()
 
@@ -79,7 +79,8 @@ class LeaseNotices:
             conn = raw.dbapi_connection
             assert conn is not None
             conn.autocommit = True
-            with conn.cursor() as cur:
+            # psycopg2 cursors are context managers; the DBAPI protocol does not say so.
+            with conn.cursor() as cur:  # type: ignore[attr-defined]
                 cur.execute(f"LISTEN {leases.CHANNEL}")
             while not self._stop.is_set():
                 ready, _, _ = select.select([conn], [], [], POLL)

@@ -24,7 +24,6 @@ from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
 from govsi.dedup.index import DuplicateIndex, Verdict
-from govsi.frontier.entries import KIND_IMAGE, KIND_PAGE
 from govsi.frontier.seen import KnownUrls
 from govsi.frontier.traps import TrapGuard
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
@@ -32,20 +31,19 @@ from govsi.net.guard import AddressGuard
 from govsi.render.browser import configure as configure_rendering
 from govsi.render.decide import RenderPlanner
 from govsi.render.renderer import Renderer
+from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_URL
 from govsi.spiders import render
 from govsi.spiders.sitemapping import SitemapMixin
 from govsi.store.database import HidePasswords
 from govsi.store.extension import CrawlStore
 from govsi.store.schema import utcnow
 from govsi.store.writer import as_duplicate
-from govsi.web.contenttypes import classify, declared_length
+from govsi.web.contenttypes import DOCUMENT_TYPES, classify, declared_length
 from govsi.web.encoding import decode_html
 from govsi.web.extract import ExtractedLinks, extract_links, header_says_nofollow, parse_html
 from govsi.web.urls import canonicalize, host_of, in_scope, resolve, url_too_long
 
 logger = logging.getLogger(__name__)
-
-DOCUMENT_TYPES = frozenset({"PDF", "DOC", "DOCX", "PPT", "PPTX"})
 
 
 def header(response: Response, name: str) -> str | None:
@@ -64,6 +62,12 @@ def forbidden_by_robots(failure: Failure) -> bool:
 
 class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
     name = "govsi"
+    # Set by from_crawler from settings (the mixins declare what they read themselves).
+    max_url_length: int
+    depth_limit: int
+    robots_token: str
+    traps: TrapGuard
+    seed_urls: list[str]
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
@@ -145,7 +149,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             callback=self.parse_page,
             errback=self.page_failed,
             priority=-depth,
-            meta={"depth": depth, "govsi_kind": KIND_PAGE, "govsi_url": url},
+            meta={"depth": depth, META_KIND: KIND_PAGE, META_URL: url},
         )
 
     def request_for(self, kind: str, url: str, depth: int) -> Request:
@@ -166,7 +170,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             callback=self.parse_image,
             errback=self.image_failed,
             priority=-depth,
-            meta={"govsi_kind": KIND_IMAGE, "govsi_url": url},
+            meta={META_KIND: KIND_IMAGE, META_URL: url},
         )
 
     def is_new(self, url: str) -> bool:
@@ -229,7 +233,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
     # -- pages ------------------------------------------------------------------------------
     async def parse_page(self, response: Response) -> list[Any]:
         meta = response.meta
-        url: str = meta["govsi_url"]
+        url: str = meta[META_URL]
         depth: int = meta["depth"]
         ctype = header(response, "Content-Type")
         record = FetchedPage(
@@ -299,7 +303,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         urls = list(dict.fromkeys(u for u in map(self.admit, found.links) if u))
         urls = self.traps.chain(record.url, urls, self.is_new)
         for request in self.follow(urls, record.link_depth):
-            self.store.add(DiscoveredPage(url=request.meta["govsi_url"], depth=record.link_depth))
+            self.store.add(DiscoveredPage(url=request.meta[META_URL], depth=record.link_depth))
             self.crawler.engine.crawl(request)
 
     async def _finish_html(
@@ -373,7 +377,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
 
     def page_failed(self, failure: Failure) -> Iterator[Any]:
         request = failure.request  # type: ignore[attr-defined]
-        url: str = request.meta["govsi_url"]
+        url: str = request.meta[META_URL]
         depth: int = request.meta["depth"]
         if forbidden_by_robots(failure):
             # Not fetched: it stays in the frontier, with the reason.
@@ -411,7 +415,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         self.crawler.stats.inc_value("govsi/images")
         ok = 200 <= response.status < 300
         yield FetchedImage(
-            url=response.meta["govsi_url"],
+            url=response.meta[META_URL],
             accessed_time=utcnow(),
             http_status_code=response.status,
             content_type=header(response, "Content-Type"),
@@ -424,4 +428,4 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             return
         request = failure.request  # type: ignore[attr-defined]
         logger.warning("fetching image %s failed: %s", request.url, failure.getErrorMessage())
-        yield FetchedImage(url=request.meta["govsi_url"], accessed_time=utcnow())
+        yield FetchedImage(url=request.meta[META_URL], accessed_time=utcnow())

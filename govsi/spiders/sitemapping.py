@@ -12,12 +12,11 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from govsi.items import DiscoveredPage, SitemapFile
+from govsi.requestmeta import KIND_SITEMAP, META_KIND, META_SITEMAP, META_URL
 from govsi.web import sitemaps
 from govsi.web.urls import host_of
 
 logger = logging.getLogger(__name__)
-
-KIND_SITEMAP = "sitemap"
 
 
 class SitemapMixin:
@@ -59,8 +58,8 @@ class SitemapMixin:
             errback=self.sitemap_failed,
             dont_filter=True,
             meta={
-                "govsi_kind": KIND_SITEMAP,
-                "govsi_url": target,
+                META_KIND: KIND_SITEMAP,
+                META_URL: target,
                 "govsi_site": site,
                 "dont_retry": True,
                 # The protocol allows 50 MB per file, more than a page may be.
@@ -70,7 +69,7 @@ class SitemapMixin:
 
     def parse_sitemap(self, response: Response) -> Iterator[Any]:
         site: str = response.meta["govsi_site"]
-        url: str = response.meta["govsi_url"]
+        url: str = response.meta[META_URL]
         left = self.sitemap_max_urls - self._sitemap_urls.get(site, 0)
         if response.status != 200 or left <= 0:
             self.crawler.stats.inc_value("govsi/sitemaps/skipped")
@@ -101,7 +100,7 @@ class SitemapMixin:
                 yield DiscoveredPage(url=page, depth=1)
                 request = self.page_request(page, 1)
                 # Queued after the pages links lead to at that depth (govsi.frontier.queue).
-                request.meta["govsi_sitemap"] = True
+                request.meta[META_SITEMAP] = True
                 yield request
         if foreign:
             self.crawler.stats.inc_value("govsi/sitemaps/other_host_ignored", foreign)

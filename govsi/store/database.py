@@ -149,7 +149,7 @@ def make_engine(
         )
 
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
+        def _sqlite_pragmas(dbapi_conn, _record) -> None:
             cur = dbapi_conn.cursor()
             # FKs are off by default in SQLite; WAL lets readers query a running crawl.
             cur.execute("PRAGMA foreign_keys=ON")

@@ -85,7 +85,7 @@ class CrawlStore:
             # What an earlier run could not write goes in before this run reads the frontier.
             replay_spills(self.spill_dir, self.writer, self.writer.crawl_id)
         self._timer: task.LoopingCall | None = None
-        self._writing: Deferred[None] | None = None
+        self._writing: Deferred[Any] | None = None
         self.items_added = 0
         self.items_written = 0
         # The buffer's limits (DB_BUFFER_MAX_*); during an outage what is pending goes to
@@ -183,7 +183,7 @@ class CrawlStore:
             path.unlink(missing_ok=True)
         return len(spilled) + int(self.writer.write(batch))
 
-    def flush(self) -> Deferred[None]:
+    def flush(self) -> Deferred[Any]:
         """Start writing what is pending in a worker thread, one batch at a time, so
         that the reactor keeps crawling while the database is slow or away. Returns a
         Deferred that fires when the batch in flight (this one or an earlier) is done."""

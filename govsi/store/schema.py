@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import uuid
 from datetime import UTC, datetime
+from typing import cast
 
 from sqlalchemy import (
     BigInteger,
@@ -28,6 +29,7 @@ from sqlalchemy import (
     MetaData,
     PrimaryKeyConstraint,
     String,
+    Table,
     Text,
     select,
 )
@@ -36,11 +38,13 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.schema import BLANK_SCHEMA
 
+from govsi.web.contenttypes import DOCUMENT_TYPES
+
 logger = logging.getLogger(__name__)
 
 SCHEMA = "crawldb"
 DEFAULT_CRAWLDB_URL = "sqlite:///crawldb.sqlite3"
-DATA_TYPES = ("PDF", "DOC", "DOCX", "PPT", "PPTX")
+DATA_TYPES = DOCUMENT_TYPES
 PAGE_TYPES = ("HTML", "BINARY", "DUPLICATE", "FRONTIER")
 # govsi's added page types: fetched but neither HTML nor a document (an image, a zip, a
 # JSON file linked with <a href>), and a fetch that produced no response at all.
@@ -273,15 +277,13 @@ class CrawlMeta(Base):
 
 def crawl_id(engine: Engine) -> str:
     """This crawldb's crawl id, made on first use; every process on it reads the same."""
-    table = CrawlMeta.__table__
+    table = cast(Table, CrawlMeta.__table__)
     with engine.begin() as conn:
         insert = (sqlite_insert if engine.dialect.name == "sqlite" else pg_insert)(table)
         conn.execute(
             insert.values(key="crawl_id", value=str(uuid.uuid4())).on_conflict_do_nothing()
         )
-        value = conn.execute(
-            select(table.c.value).where(table.c.key == "crawl_id")  # type: ignore[attr-defined]
-        ).scalar_one()
+        value = conn.execute(select(table.c.value).where(table.c.key == "crawl_id")).scalar_one()
     return str(value)
 
 
@@ -297,5 +299,11 @@ def unqualified_metadata() -> MetaData:
     """
     plain = MetaData()
     for table in Base.metadata.sorted_tables:
-        table.to_metadata(plain, schema=None, referred_schema_fn=lambda *_: BLANK_SCHEMA)
+        # schema=None and BLANK_SCHEMA are SQLAlchemy's documented way to drop the schema;
+        # its annotations leave them out.
+        table.to_metadata(
+            plain,
+            schema=None,  # type: ignore[arg-type]
+            referred_schema_fn=lambda *_: BLANK_SCHEMA,  # type: ignore[arg-type]
+        )
     return plain

@@ -115,7 +115,7 @@ def decode_item(row: dict[str, Any]) -> Item:
         elif isinstance(v, dict) and "dt" in v:
             v = datetime.fromisoformat(v["dt"])
         kwargs[k] = v
-    return ITEM_TYPES[row["type"]](**kwargs)  # type: ignore[no-any-return]
+    return ITEM_TYPES[row["type"]](**kwargs)
 
 
 def spill_files(directory: str | Path) -> list[Path]:

@@ -465,8 +465,8 @@ class CrawlWriter:
                 IMAGE.c.accessed_time,
                 IMAGE.c.http_status_code,
             ).where(IMAGE.c.id.in_(first), IMAGE.c.accessed_time.is_not(None))
-            for r in conn.execute(q):
-                known.setdefault(r.url, dict(r._mapping))
+            for found in conn.execute(q):
+                known.setdefault(found.url, dict(found._mapping))
         full = []
         for r in rows:
             prev = known.get(r["url"], {})

@@ -44,6 +44,8 @@ _UNINFORMATIVE_TYPES = frozenset(
         "application/unknown",
     }
 )
+# The binary documents crawldb keeps (its data_type rows): one list for the whole crawler.
+DOCUMENT_TYPES = ("PDF", "DOC", "DOCX", "PPT", "PPTX")
 _EXTENSION_CODES = {"pdf": "PDF", "doc": "DOC", "docx": "DOCX", "ppt": "PPT", "pptx": "PPTX"}
 
 # The MIME Sniffing Standard's HTML signatures: one of these tags (followed by a space

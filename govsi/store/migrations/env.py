@@ -10,7 +10,7 @@ from govsi.store.schema import SCHEMA, unqualified_metadata
 config = context.config
 
 
-def _run(connection) -> None:  # type: ignore[no-untyped-def]
+def _run(connection) -> None:
     sqlite = is_sqlite(str(connection.engine.url))
     context.configure(
         connection=connection,

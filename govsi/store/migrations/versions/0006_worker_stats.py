@@ -7,6 +7,8 @@ Create Date: 2026-11-23
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -17,7 +19,7 @@ down_revision = "0005"
 branch_labels = None
 depends_on = None
 
-COLUMNS = [
+COLUMNS: list[tuple[str, sa.types.TypeEngine[Any] | type[sa.types.TypeEngine[Any]]]] = [
     ("job", sa.String(200)),
     ("started_at", sa.Float),
     ("ended_at", sa.Float),
