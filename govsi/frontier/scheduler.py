@@ -27,6 +27,7 @@ from twisted.internet.base import DelayedCall
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
+from govsi.frontier.config import SchedulerConfig
 from govsi.frontier.entries import Entry, HostInfo, page_url
 from govsi.frontier.queue import Frontier, HostState
 from govsi.items import FetchedImage, FetchedPage, SiteInfo
@@ -74,25 +75,27 @@ def _reactor() -> Any:
 
 
 class FrontierScheduler(BaseScheduler):
-    def __init__(self, crawler: Crawler, dupefilter: BaseDupeFilter) -> None:
-        s = crawler.settings
+    def __init__(
+        self, crawler: Crawler, dupefilter: BaseDupeFilter, config: SchedulerConfig
+    ) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
         self.df = dupefilter
-        delay = s.getfloat("DEFAULT_CRAWL_DELAY")
-        self.frontier = Frontier(delay, ip_delay=delay, window=s.getint("FRONTIER_WINDOW"))
-        self.obey = s.getbool("ROBOTSTXT_OBEY")
-        self.token = s.get("ROBOTSTXT_USER_AGENT")
-        self.robots_max_age = s.getfloat("ROBOTSTXT_MAX_AGE")
-        self.robots_retries = s.getint("ROBOTSTXT_RETRY_TIMES")
-        self.robots_retry_delay = s.getfloat("ROBOTSTXT_RETRY_DELAY")
-        self.depth_limit = s.getint("DEPTH_LIMIT")
-        self.follow_sitemaps = s.getbool("SITEMAP_FOLLOW")
-        self.refill_size = s.getint("FRONTIER_REFILL_SIZE")
-        self.progress_interval = s.getfloat("PROGRESS_INTERVAL")
-        suffixes = s.getlist("ALLOWED_DOMAIN_SUFFIXES")
+        self.config = config
+        delay = config.crawl_delay
+        self.frontier = Frontier(delay, ip_delay=delay, window=config.window)
+        self.obey = config.obey_robots
+        self.token = config.robots_token
+        self.robots_max_age = config.robots_max_age
+        self.robots_retries = config.robots_retries
+        self.robots_retry_delay = config.robots_retry_delay
+        self.depth_limit = config.depth_limit
+        self.follow_sitemaps = config.follow_sitemaps
+        self.refill_size = config.refill_size
+        self.progress_interval = config.progress_interval
+        suffixes = list(config.suffixes)
         self.robots = RobotsFetcher(self._robots_outcome, lambda url: in_scope(url, suffixes))
-        self.max_crawl_delay = s.getfloat("MAX_CRAWL_DELAY")
+        self.max_crawl_delay = config.max_crawl_delay
         self.renderer: Renderer | None = None
         self.guard: AddressGuard | None = None
         self.hosts: dict[str, HostInfo] = {}
@@ -106,7 +109,7 @@ class FrontierScheduler(BaseScheduler):
         self._progress: task.LoopingCall | None = None
         self._watchdog: task.LoopingCall | None = None
         # No single attempt can take longer (DNS and connection included in the timeout).
-        self.stuck_after = s.getfloat("DOWNLOAD_TIMEOUT") + 60.0
+        self.stuck_after = config.download_timeout + 60.0
         self._progress_last = (time.monotonic(), 0)
         crawler.signals.connect(self._headers_received, signal=signals.headers_received)
         crawler.signals.connect(self._left_downloader, signal=signals.request_left_downloader)
@@ -121,7 +124,7 @@ class FrontierScheduler(BaseScheduler):
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
         dupefilter = build_from_crawler(load_object(crawler.settings["DUPEFILTER_CLASS"]), crawler)
-        return cls(crawler, dupefilter)
+        return cls(crawler, dupefilter, SchedulerConfig.from_settings(crawler.settings))
 
     # -- life cycle -------------------------------------------------------------------------
     def open(self, spider: Spider) -> None:
@@ -143,8 +146,8 @@ class FrontierScheduler(BaseScheduler):
             wake=self._wake,
             scan=self._scan_frontier,
             robots_known=self._robots_read,
-            ttl=self.crawler.settings.getfloat("LEASE_TTL"),
-            scan_interval=self.crawler.settings.getfloat("LEASE_SCAN_INTERVAL"),
+            ttl=self.config.lease_ttl,
+            scan_interval=self.config.lease_scan_interval,
             shared=not is_sqlite(store.url),
             job=getattr(spider, "_job", None),  # scrapyd's job id
             settle_within=2 * self.stuck_after,
