@@ -1,0 +1,2 @@
+"""Scrapy's spiders (SPIDER_MODULES): the ``govsi`` spider, with its sitemap and rendering
+halves as mixins."""

@@ -1,0 +1,98 @@
+"""docs/architecture.md's module map is true: every module is in it, each imports only what
+its row allows, every package says its job, and no imports go round a circle."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GOVSI = ROOT / "govsi"
+ROW = re.compile(r"^\| `govsi/([\w/]+)\.py` \| .+ \| (.+) \|$")
+
+
+def _module_name(path: Path) -> str:
+    return ".".join(path.relative_to(GOVSI).with_suffix("").parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {
+        _module_name(p): p
+        for p in sorted(GOVSI.rglob("*.py"))
+        if p.name != "__init__.py" and "migrations" not in p.parts
+    }
+
+
+def _imports(path: Path) -> set[str]:
+    """The govsi modules (or packages) a file imports, without the ``govsi.`` prefix."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("govsi"):
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                is_module = (ROOT / (full.replace(".", "/") + ".py")).exists()
+                found.add((full if is_module else node.module).removeprefix("govsi."))
+        elif isinstance(node, ast.Import):
+            found |= {
+                a.name.removeprefix("govsi.") for a in node.names if a.name.startswith("govsi.")
+            }
+    return found - {"govsi"}
+
+
+def _map() -> dict[str, set[str]]:
+    rows: dict[str, set[str]] = {}
+    for line in (ROOT / "docs" / "architecture.md").read_text().splitlines():
+        m = ROW.match(line)
+        if m:
+            allowed = set(re.findall(r"`([\w/]+)`", m.group(2)))
+            rows[m.group(1).replace("/", ".")] = allowed
+    return rows
+
+
+def test_the_map_lists_every_module_and_no_other() -> None:
+    listed, present = set(_map()), set(_modules())
+    assert present - listed == set(), "modules missing from docs/architecture.md"
+    assert listed - present == set(), "docs/architecture.md lists modules that do not exist"
+
+
+@pytest.mark.parametrize("name", sorted(_modules()))
+def test_a_module_imports_only_what_its_row_allows(name: str) -> None:
+    allowed = _map().get(name, set())
+    own = name.rsplit(".", 1)[0] if "." in name else None
+    for target in _imports(_modules()[name]):
+        package = target.split(".")[0] if "." in target else None
+        if package is not None and package == own:
+            continue
+        ok = target in allowed or (package is not None and f"{package}/" in allowed)
+        assert ok, f"{name} imports {target}, which its row in docs/architecture.md does not name"
+
+
+def test_every_package_says_its_job() -> None:
+    for init in GOVSI.rglob("__init__.py"):
+        if init.parent == GOVSI or "migrations" in init.parts:
+            continue
+        doc = ast.get_docstring(ast.parse(init.read_text()))
+        assert doc, f"{init.relative_to(ROOT)} has no docstring saying the package's job"
+
+
+def test_no_import_circles() -> None:
+    modules = _modules()
+    graph = {name: {t for t in _imports(path) if t in modules} for name, path in modules.items()}
+    state: dict[str, int] = {}  # 1: on the path being walked, 2: done
+
+    def walk(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                circle = [*path[path.index(target) :], target]
+                pytest.fail("import circle: " + " -> ".join(circle))
+            if target not in state:
+                walk(target, [*path, target])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            walk(name, [name])
