@@ -711,7 +711,7 @@ def test_a_crawls_log_never_shows_the_crawldb_password(
     with caplog.at_level(logging.INFO):
         crawler = get_crawler(GovsiSpider, {**project, "CRAWLDB_URL": url,
                                             "DB_SPILL_DIR": str(tmp_path)})  # fmt: skip
-        CrawlStore(crawler).engine.dispose()
+        CrawlStore.from_crawler(crawler).engine.dispose()
     assert "Overridden settings" in caplog.text
     assert SECRET not in caplog.text
     shown = plain.replace("govsi@", "govsi:***@") + "?password=***&sslpassword=***"
@@ -757,7 +757,7 @@ def _store(tmp_path: Path, **settings: Any) -> Any:
         "CRAWLDB_URL": f"sqlite:///{tmp_path / 'buffer.sqlite3'}", "DB_SPILL_DIR": str(tmp_path),
         "DB_BATCH_SIZE": 10_000, **settings,
     })  # fmt: skip
-    return CrawlStore(crawler)
+    return CrawlStore.from_crawler(crawler)
 
 
 def test_a_full_buffer_says_so_and_during_an_outage_goes_to_disk_at_once(tmp_path: Path) -> None:

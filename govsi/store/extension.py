@@ -24,6 +24,7 @@ from twisted.python.failure import Failure
 from govsi.dedup.index import stored_originals
 from govsi.items import Item
 from govsi.store import database, schema
+from govsi.store.config import StoreConfig
 from govsi.store.reader import CrawlReader, StoredRobots
 from govsi.store.spill import default_spill_dir, read_spill, replay_spills, set_spills_aside
 from govsi.store.writer import CrawlWriter, item_bytes
@@ -43,10 +44,11 @@ class CrawlStore:
     """The crawl's handle on crawldb; other components find it with
     ``crawler.get_extension(CrawlStore)``."""
 
-    def __init__(self, crawler: Crawler) -> None:
-        s = crawler.settings
+    def __init__(self, crawler: Crawler, config: StoreConfig) -> None:
+        c = config
         self.crawler = crawler
-        self.url = database.resolve_crawldb_url(s.get("CRAWLDB_URL"))
+        self.config = config
+        self.url = database.resolve_crawldb_url(c.crawldb_url)
         try:
             self._sqlite_lock = database.lock_sqlite(self.url)
         except database.CrawldbInUse as e:
@@ -54,34 +56,32 @@ class CrawlStore:
             raise
         self.engine = database.make_engine(
             self.url,
-            connect_timeout=s.getfloat("DB_CONNECT_TIMEOUT"),
-            statement_timeout=s.getfloat("DB_STATEMENT_TIMEOUT"),
-            keepalives_idle=s.getint("DB_KEEPALIVES_IDLE"),
+            connect_timeout=c.connect_timeout,
+            statement_timeout=c.statement_timeout,
+            keepalives_idle=c.keepalives_idle,
         )
         database.migrate(self.engine)
         find_originals = None
-        if s.getbool("DUPLICATE_DETECTION"):
+        if c.duplicate_detection:
             # Copies another process stored first are settled when the batch is written.
-            find_originals = partial(
-                stored_originals, threshold=s.getfloat("NEAR_DUPLICATE_THRESHOLD")
-            )
+            find_originals = partial(stored_originals, threshold=c.near_duplicate_threshold)
         self.writer = CrawlWriter(
             self.engine,
-            store_image_data=s.getbool("STORE_IMAGE_DATA"),
-            store_binary_data=s.getbool("STORE_BINARY_DATA"),
-            retries=s.getint("DB_WRITE_RETRIES"),
+            store_image_data=c.store_image_data,
+            store_binary_data=c.store_binary_data,
+            retries=c.write_retries,
             find_originals=find_originals,
         )
         self.reader = CrawlReader(self.engine)
-        self.batch_size = s.getint("DB_BATCH_SIZE")
-        self.flush_interval = s.getfloat("DB_FLUSH_INTERVAL")
-        self.spill_dir = s.get("DB_SPILL_DIR") or str(default_spill_dir(self.url))
-        if s.getbool("FRESH_START"):
+        self.batch_size = c.batch_size
+        self.flush_interval = c.flush_interval
+        self.spill_dir = c.spill_dir or str(default_spill_dir(self.url))
+        if c.fresh_start:
             logger.info("FRESH_START: emptying the crawldb tables")
             database.empty_tables(self.engine)
             set_spills_aside(self.spill_dir)
         self.writer.crawl_id = schema.crawl_id(self.engine)
-        if not s.getbool("FRESH_START"):
+        if not c.fresh_start:
             # What an earlier run could not write goes in before this run reads the frontier.
             replay_spills(self.spill_dir, self.writer, self.writer.crawl_id)
         self._timer: task.LoopingCall | None = None
@@ -90,8 +90,8 @@ class CrawlStore:
         self.items_written = 0
         # The buffer's limits (DB_BUFFER_MAX_*); during an outage what is pending goes to
         # a spill file at every flush, and at once when the buffer is full.
-        self.max_items = s.getint("DB_BUFFER_MAX_ITEMS")
-        self.max_bytes = s.getint("DB_BUFFER_MAX_BYTES")
+        self.max_items = c.buffer_max_items
+        self.max_bytes = c.buffer_max_bytes
         self._pending_bytes = 0
         self.outage = False
         # This run's spill files, (stamp, path, items), oldest first: written to crawldb,
@@ -103,7 +103,7 @@ class CrawlStore:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CrawlStore:
-        return cls(crawler)
+        return cls(crawler, StoreConfig.from_settings(crawler.settings))
 
     # Reads for a continuing crawl.
     def fetched_urls(self) -> Iterator[str]:

@@ -1,0 +1,47 @@
+"""What ``CrawlStore`` reads from settings, as plain values: ``CrawlStore.from_crawler`` reads
+them once, and a test builds a ``StoreConfig`` directly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scrapy.settings import BaseSettings
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    crawldb_url: str | None  # CRAWLDB_URL (None or "": the SQLite default)
+    connect_timeout: float  # DB_CONNECT_TIMEOUT
+    statement_timeout: float  # DB_STATEMENT_TIMEOUT
+    keepalives_idle: int  # DB_KEEPALIVES_IDLE
+    duplicate_detection: bool  # DUPLICATE_DETECTION
+    near_duplicate_threshold: float  # NEAR_DUPLICATE_THRESHOLD
+    store_image_data: bool  # STORE_IMAGE_DATA
+    store_binary_data: bool  # STORE_BINARY_DATA
+    write_retries: int  # DB_WRITE_RETRIES
+    batch_size: int  # DB_BATCH_SIZE
+    flush_interval: float  # DB_FLUSH_INTERVAL
+    spill_dir: str  # DB_SPILL_DIR ("": beside an SQLite crawldb, else a per-user folder)
+    fresh_start: bool  # FRESH_START
+    buffer_max_items: int  # DB_BUFFER_MAX_ITEMS
+    buffer_max_bytes: int  # DB_BUFFER_MAX_BYTES
+
+    @classmethod
+    def from_settings(cls, s: BaseSettings) -> StoreConfig:
+        return cls(
+            crawldb_url=s.get("CRAWLDB_URL"),
+            connect_timeout=s.getfloat("DB_CONNECT_TIMEOUT"),
+            statement_timeout=s.getfloat("DB_STATEMENT_TIMEOUT"),
+            keepalives_idle=s.getint("DB_KEEPALIVES_IDLE"),
+            duplicate_detection=s.getbool("DUPLICATE_DETECTION"),
+            near_duplicate_threshold=s.getfloat("NEAR_DUPLICATE_THRESHOLD"),
+            store_image_data=s.getbool("STORE_IMAGE_DATA"),
+            store_binary_data=s.getbool("STORE_BINARY_DATA"),
+            write_retries=s.getint("DB_WRITE_RETRIES"),
+            batch_size=s.getint("DB_BATCH_SIZE"),
+            flush_interval=s.getfloat("DB_FLUSH_INTERVAL"),
+            spill_dir=s.get("DB_SPILL_DIR") or "",
+            fresh_start=s.getbool("FRESH_START"),
+            buffer_max_items=s.getint("DB_BUFFER_MAX_ITEMS"),
+            buffer_max_bytes=s.getint("DB_BUFFER_MAX_BYTES"),
+        )
