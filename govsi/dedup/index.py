@@ -36,13 +36,11 @@ from govsi.dedup.signature import (
     signature_of_text,
 )
 from govsi.items import FetchedPage
-from govsi.store import schema
+from govsi.store.schema import PAGE, PAGE_LSH
 from govsi.store.writer import chunks
 
 logger = logging.getLogger(__name__)
 
-PAGE = schema.Page.__table__
-PAGE_LSH = schema.PageLsh.__table__
 # Originals remembered in memory until their rows are surely written (a few flushes' worth).
 RECENT = 10_000
 # The advisory lock key under which originals are written to PostgreSQL ("govs"). One key

@@ -6,13 +6,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, Table, and_, func, or_, select
+from sqlalchemy import Engine, and_, func, or_, select
 
 from govsi.store import schema
-
-SITE: Table = schema.Site.__table__  # type: ignore[assignment]
-PAGE: Table = schema.Page.__table__  # type: ignore[assignment]
-IMAGE: Table = schema.Image.__table__  # type: ignore[assignment]
+from govsi.store.schema import IMAGE, PAGE, SITE
 
 
 @dataclass(frozen=True)

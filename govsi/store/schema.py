@@ -275,6 +275,16 @@ class CrawlMeta(Base):
     value: Mapped[str] = mapped_column(String(200), nullable=False)
 
 
+# Core handles on the tables, for the set-based SQL of the writer, the reader and the
+# duplicate index (the models above are for typed rows).
+SITE = cast(Table, Site.__table__)
+PAGE = cast(Table, Page.__table__)
+PAGE_DATA = cast(Table, PageData.__table__)
+IMAGE = cast(Table, Image.__table__)
+LINK = cast(Table, Link.__table__)
+PAGE_LSH = cast(Table, PageLsh.__table__)
+
+
 def crawl_id(engine: Engine) -> str:
     """This crawldb's crawl id, made on first use; every process on it reads the same."""
     table = cast(Table, CrawlMeta.__table__)

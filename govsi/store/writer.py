@@ -19,7 +19,6 @@ from typing import Any
 from sqlalchemy import (
     Connection,
     Engine,
-    Table,
     and_,
     bindparam,
     case,
@@ -40,16 +39,12 @@ from govsi.items import (
     SiteInfo,
     SitemapFile,
 )
-from govsi.store import schema
+from govsi.store.schema import IMAGE, LINK, PAGE, PAGE_DATA, PAGE_LSH, SITE
 from govsi.store.spill import save_spill
 from govsi.web.contenttypes import filename_of
 from govsi.web.urls import host_of
 
 logger = logging.getLogger(__name__)
-
-
-SITE: Table = schema.Site.__table__  # type: ignore[assignment]
-PAGE: Table = schema.Page.__table__  # type: ignore[assignment]
 
 
 def outcome_rank(page_type: str | None) -> int:
@@ -78,10 +73,6 @@ _NOT_BACKWARDS = or_(
         ),
     ),
 )
-PAGE_DATA: Table = schema.PageData.__table__  # type: ignore[assignment]
-IMAGE: Table = schema.Image.__table__  # type: ignore[assignment]
-LINK: Table = schema.Link.__table__  # type: ignore[assignment]
-PAGE_LSH: Table = schema.PageLsh.__table__  # type: ignore[assignment]
 
 # Bound parameters per statement stay well under SQLite's and psycopg2's limits.
 CHUNK = 500
