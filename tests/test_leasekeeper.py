@@ -4,6 +4,7 @@ worker serves, which it hands over) and the scheduler's answers to it
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -213,18 +214,29 @@ class World:
         self.frontier = Frontier(default_delay=0, ip_delay=0)
         self.store = FakeStore()
         self.hosts: dict[str, HostInfo] = {}
+        self.released: set[int] = set()
         self.sharing = AddressSharing(
             frontier=self.frontier,
             store=self.store,  # type: ignore[arg-type]
-            hosts=self.hosts,
-            released=set(),
+            served=self,
             stats=MemoryStatsCollector(get_crawler()),
-            wake=lambda: None,
-            scan=lambda: None,
             ttl=30,
             scan_interval=10,
             shared=False,
         )
+
+    # What AddressSharing asks of the scheduler it serves (sharing.addresses.Served).
+    def mark_released(self, fingerprints: Iterable[int]) -> None:
+        self.released.update(fingerprints)
+
+    def wake(self) -> None:
+        pass
+
+    def scan_frontier(self) -> None:
+        pass
+
+    def robots_read(self, stored: dict[str, Any]) -> None:
+        pass
 
     def add_host(self, host: str, ip: str, *urls: str) -> None:
         self.hosts[host] = HostInfo(robots_url=f"https://{host}/robots.txt", ip=ip)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from scrapy import Request, Spider, signals
@@ -140,12 +141,8 @@ class FrontierScheduler(BaseScheduler):
         self.sharing = AddressSharing(
             frontier=self.frontier,
             store=store,
-            hosts=self.hosts,
-            released=self.released,
+            served=self,
             stats=self.stats,
-            wake=self._wake,
-            scan=self._scan_frontier,
-            robots_known=self._robots_read,
             ttl=self.config.lease_ttl,
             scan_interval=self.config.lease_scan_interval,
             shared=not is_sqlite(store.url),
@@ -171,7 +168,7 @@ class FrontierScheduler(BaseScheduler):
         self.guard = self.crawler.get_extension(AddressGuard)
         self.renderer = self.crawler.get_extension(Renderer)
         if self.renderer is not None:
-            self.renderer.bind(self.resource_refusal, self._wake)
+            self.renderer.bind(self.resource_refusal, self.wake)
 
     def resource_refusal(self, url: str) -> str | None:
         """Why a request a rendered page's script makes may not go out (None: it may): a
@@ -267,7 +264,7 @@ class FrontierScheduler(BaseScheduler):
                 self.stats.inc_value("govsi/db_backpressure")
                 logger.warning("crawldb's write buffer is full: no new requests until it drains")
             if self._store_wake is None or not self._store_wake.active():
-                self._store_wake = _reactor().callLater(0.5, self._wake)
+                self._store_wake = _reactor().callLater(0.5, self.wake)
             return None
         self._held_for_store = False
         if self.renderer is not None:
@@ -391,9 +388,13 @@ class FrontierScheduler(BaseScheduler):
                 return
             self._wake_call.cancel()
         self._wake_at = when
-        self._wake_call = _reactor().callLater(max(0.0, when - time.monotonic()), self._wake)
+        self._wake_call = _reactor().callLater(max(0.0, when - time.monotonic()), self.wake)
 
-    def _wake(self) -> None:
+    def mark_released(self, fingerprints: Iterable[int]) -> None:
+        """Pages and images another worker fetched (``AddressSharing``): never released."""
+        self.released.update(fingerprints)
+
+    def wake(self) -> None:
         # Scrapy offers no public way for a scheduler to say "I have work now"; this is
         # what the engine's own crawl() and heartbeat call. Without it a host ready in
         # 0.3 s would wait for the next download to end or the 5 s heartbeat.
@@ -419,7 +420,7 @@ class FrontierScheduler(BaseScheduler):
                 if not self.guard.admit(host, ip):
                     self._give_up(host, str(self.guard.reason(host)))
                     self.frontier.set_ip(host, f"unresolved:{host}")
-                    self._wake()
+                    self.wake()
                     return
                 self.guard.pin(host, ip)
             self.hosts[host].ip = ip
@@ -436,7 +437,7 @@ class FrontierScheduler(BaseScheduler):
             self._give_up(host, reason)
             # Its own group, so that its entries are released (and recorded) at once.
             self.frontier.set_ip(host, f"unresolved:{host}")
-            self._wake()
+            self.wake()
 
         _reactor().resolve(host).addCallbacks(resolved, failed)
 
@@ -444,9 +445,9 @@ class FrontierScheduler(BaseScheduler):
         info = self.hosts[host]
         info.robots_retry = None
         self.frontier.push(host, DEPTH_ROBOTS, self.robots.request(host, info.robots_url), False)
-        self._wake()
+        self.wake()
 
-    def _robots_read(self, stored: dict[str, StoredRobots]) -> None:
+    def robots_read(self, stored: dict[str, StoredRobots]) -> None:
         """robots.txt of hosts taken over from another worker, as it fetched them: taken
         instead of the request queued here, so the crawl asks each host once. Its sitemaps
         are that worker's to read (it queued them when it fetched robots.txt)."""
@@ -479,7 +480,7 @@ class FrontierScheduler(BaseScheduler):
                 logger.warning("%s: %s; its pages stay in the frontier", host, reason)
                 self.store.add(SiteInfo(host, info.ip, delay))
                 self._give_up(host, reason)
-                self._wake()
+                self.wake()
                 return
             self.frontier.set_delay(host, delay)
             self.store.add(SiteInfo(host, info.ip, self.frontier.host(host).delay))
@@ -500,7 +501,7 @@ class FrontierScheduler(BaseScheduler):
                 info.robots_retry = _reactor().callLater(wait, self._send_robots, host)
             else:
                 self._give_up(host, f"robots.txt unavailable ({outcome.error})")
-        self._wake()
+        self.wake()
 
     def _give_up(self, host: str, reason: str) -> None:
         """Nothing of the host is fetched in this run; its queued pages say why."""
@@ -509,7 +510,7 @@ class FrontierScheduler(BaseScheduler):
         self.frontier.open_gate(host)  # entries flow out to _admit, which records them
 
     # -- work other workers found ------------------------------------------------------
-    def _scan_frontier(self) -> None:
+    def scan_frontier(self) -> None:
         d = deferToThread(self.store.frontier_hosts, self.depth_limit, True)
         d.addCallbacks(self._scanned, lambda f: logger.warning(
             "listing hosts with work in crawldb failed: %s", f.getErrorMessage()))  # fmt: skip
@@ -528,7 +529,7 @@ class FrontierScheduler(BaseScheduler):
             info.cursor = (-1, 0)
             self._set_backlog(host, True)
             self.sharing.work_for(info.ip)
-        self._wake()
+        self.wake()
 
     # -- refilling from crawldb -------------------------------------------------------------
     def _start_refills(self, now: float) -> None:
@@ -576,7 +577,7 @@ class FrontierScheduler(BaseScheduler):
                 else:
                     info.refill_after = time.monotonic() + REFILL_RETRY
         self.stats.inc_value("govsi/frontier/refills")
-        self._wake()
+        self.wake()
 
     def _refill_failed(self, failure: Failure, host: str) -> None:
         info = self.hosts[host]

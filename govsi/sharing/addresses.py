@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Protocol
 
 from scrapy.statscollectors import StatsCollector
 from twisted.internet.threads import deferToThread
@@ -32,34 +33,48 @@ logger = logging.getLogger(__name__)
 BUSIEST = 10**9
 
 
+class Served(Protocol):
+    """What ``AddressSharing`` needs of the scheduler whose hosts it serves
+    (``FrontierScheduler`` implements it; a test, a small fake)."""
+
+    @property
+    def hosts(self) -> Mapping[str, HostInfo]:
+        """The scheduler's hosts, read only: their address and whether they have work."""
+        ...
+
+    def mark_released(self, fingerprints: Iterable[int]) -> None:
+        """Pages another worker fetched: never released here."""
+
+    def wake(self) -> None:
+        """Work became available: let the engine ask for it."""
+
+    def scan_frontier(self) -> None:
+        """Look for hosts with work in crawldb (a worker left, or addresses were freed)."""
+
+    def robots_read(self, stored: dict[str, StoredRobots]) -> None:
+        """robots.txt another worker fetched for hosts taken over, read from crawldb."""
+
+
 class AddressSharing:
     def __init__(
         self,
         *,
         frontier: Frontier,
         store: CrawlStore,
-        hosts: Mapping[str, HostInfo],
-        released: set[int],
+        served: Served,
         stats: StatsCollector,
-        wake: Callable[[], None],
-        scan: Callable[[], None],
         ttl: float,
         scan_interval: float,
         shared: bool,
         job: str | None = None,
         settle_within: float = 600.0,
         robots_max_age: float = 24 * 3600.0,
-        robots_known: Callable[[dict[str, StoredRobots]], None] | None = None,
     ) -> None:
         self.frontier = frontier
         self.store = store
-        self.hosts = hosts
-        # The scheduler's set of released pages: what another worker fetched joins it.
-        self.released = released
+        self.served = served
+        self.hosts = served.hosts
         self.stats = stats
-        self.wake = wake
-        # robots.txt another worker fetched for hosts taken over: read, not fetched again.
-        self.robots_known = robots_known or (lambda stored: None)
         self.robots_max_age = robots_max_age
         self.job = job
         # Hosts by address: a lease is on an address, the frontier schedules hosts.
@@ -84,7 +99,7 @@ class AddressSharing:
                 lost=self._lost,
                 arrivals=lambda ips: {ip: frontier.last_arrival(ip) for ip in ips},
                 idle=self._idle,
-                found_hosts=scan,
+                found_hosts=served.scan_frontier,
                 movable=self._movable,
                 report=self._report,
                 load=self._load,
@@ -208,11 +223,11 @@ class AddressSharing:
             return  # lost again meanwhile; the next grant checks again
         done, robots = served
         if robots:
-            self.robots_known(robots)
+            self.served.robots_read(robots)
         for host in hosts:
             n = self.frontier.discard(host, lambda e: page_url(e) in done)
             self.stats.inc_value("govsi/leases/fetched_elsewhere", n)
-        self.released.update(fingerprint(url) for url in done)
+        self.served.mark_released(fingerprint(url) for url in done)
         self._serve(ip, hosts, last_arrival)
 
     def _serve(self, ip: str, hosts: list[str], last_arrival: float | None) -> None:
@@ -220,7 +235,7 @@ class AddressSharing:
             self.frontier.set_ip(host, ip)
             if last_arrival is not None:
                 self.frontier.set_last_arrival(host, last_arrival)
-        self.wake()
+        self.served.wake()
 
     def _lost(self, ip: str) -> None:
         for host in self.on_ip.get(ip, ()):
