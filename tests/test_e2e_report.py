@@ -245,9 +245,10 @@ def test_a_report_while_a_crawl_writes_is_consistent_and_does_not_stop_it(
 
 
 def readme_queries() -> dict[str, str]:
-    """The README's "Example SQL", by their comment: the queries users copy."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = text.split("### Example SQL", 1)[1].split("```sql", 1)[1].split("```", 1)[0]
+    """The "Example SQL" of docs/stored.md (linked from the README), by their comment: the
+    queries users copy."""
+    text = (ROOT / "docs" / "stored.md").read_text(encoding="utf-8")
+    block = text.split("## Example SQL", 1)[1].split("```sql", 1)[1].split("```", 1)[0]
     queries: dict[str, str] = {}
     for part in block.split("\n-- ")[1:] if block.startswith("\n-- ") else []:
         title, sql = part.split("\n", 1)
