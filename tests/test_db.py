@@ -334,8 +334,12 @@ def test_frontier_order_and_fetched_urls(engine: Engine) -> None:
     )
     assert w.flush()
     r = CrawlReader(engine)
-    assert list(r.frontier()) == [("http://a.gov.si/2", 1), ("http://a.gov.si/deep", 2)]
-    assert set(r.fetched_urls()) == {"http://a.gov.si/", "http://a.gov.si/1"}
+    batch = r.frontier_batch("a.gov.si", (-1, 0), 10)
+    assert [(url, depth) for url, depth, _ in batch] == [
+        ("http://a.gov.si/2", 1),
+        ("http://a.gov.si/deep", 2),
+    ]
+    assert r.fetched_on_hosts(["a.gov.si"]) == {"http://a.gov.si/", "http://a.gov.si/1"}
 
 
 def test_robots_txt_is_read_back_for_the_workers_that_take_a_host_over(engine: Engine) -> None:

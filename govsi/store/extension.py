@@ -106,17 +106,11 @@ class CrawlStore:
         return cls(crawler, StoreConfig.from_settings(crawler.settings))
 
     # Reads for a continuing crawl.
-    def fetched_urls(self) -> Iterator[str]:
-        return self.reader.fetched_urls()
-
     def fetched_image_urls(self) -> Iterator[str]:
         return self.reader.fetched_image_urls()
 
     def unfetched_image_urls(self) -> Iterator[str]:
         return self.reader.unfetched_image_urls()
-
-    def frontier(self, max_depth: int = 0) -> Iterator[tuple[str, int]]:
-        return self.reader.frontier(max_depth)
 
     def frontier_hosts(self, max_depth: int = 0, counts: bool = False) -> list[Any]:
         return self.reader.frontier_hosts(max_depth, counts)

@@ -23,12 +23,6 @@ class CrawlReader:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def fetched_urls(self) -> Iterator[str]:
-        """Every URL this crawldb has already fetched (anything but FRONTIER)."""
-        with self.engine.connect() as conn:
-            q = select(PAGE.c.url).where(PAGE.c.page_type_code != "FRONTIER")
-            yield from conn.execute(q.execution_options(yield_per=5000)).scalars()
-
     def fetched_image_urls(self) -> Iterator[str]:
         with self.engine.connect() as conn:
             q = select(IMAGE.c.url).where(IMAGE.c.accessed_time.is_not(None)).distinct()
@@ -121,19 +115,3 @@ class CrawlReader:
         with self.engine.connect() as conn:
             q = select(PAGE.c.url).execution_options(yield_per=10000)
             yield from conn.execute(q).scalars()
-
-    def frontier(self, max_depth: int = 0) -> Iterator[tuple[str, int]]:
-        """FRONTIER rows in breadth-first order: depth, then discovery.
-
-        ``max_depth`` > 0 leaves out the rows a depth-limited crawl must not fetch.
-        """
-        with self.engine.connect() as conn:
-            q = (
-                select(PAGE.c.url, PAGE.c.depth)
-                .where(PAGE.c.page_type_code == "FRONTIER")
-                .order_by(PAGE.c.depth, PAGE.c.id)
-            )
-            if max_depth > 0:
-                q = q.where(PAGE.c.depth <= max_depth)
-            for url, depth in conn.execute(q.execution_options(yield_per=5000)):
-                yield url, depth or 0
