@@ -229,9 +229,9 @@ class CrawlStore:
             logger.error("crawldb writer failed", exc_info=failure_to_exc_info(failure))
             done(0)
 
-        d = deferToThread(self._write_round, batch, spilled)
+        d = self._writing = deferToThread(self._write_round, batch, spilled)
+        # Set before the callbacks: one that fires at once must still clear it.
         d.addCallbacks(done, crashed)
-        self._writing = d
         return d
 
     def spider_opened(self, spider: Spider) -> None:

@@ -1,0 +1,163 @@
+"""CrawlStore, the crawl's handle on crawldb: items reach crawldb in order and are counted,
+an outage spills them to private files, and nothing is lost when crawldb is back or when
+the next run starts. Built with ``from_crawler`` on a temporary SQLite crawldb; writes run
+at once instead of in a worker thread."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy.utils.test import get_crawler
+from twisted.internet import defer
+
+import govsi.store.extension as extension_module
+from govsi.items import DiscoveredPage, Item
+from govsi.store.config import StoreConfig
+from govsi.store.extension import CrawlStore
+from govsi.store.reader import CrawlReader
+
+
+@pytest.fixture(autouse=True)
+def _writes_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(extension_module, "deferToThread", defer.maybeDeferred)
+
+
+def store(folder: Path, **settings: Any) -> CrawlStore:
+    folder.mkdir(parents=True, exist_ok=True)
+    crawler = get_crawler(settings_dict={
+        "CRAWLDB_URL": f"sqlite:///{folder / 'crawldb.sqlite3'}",
+        "DB_SPILL_DIR": str(folder / "spill"), "DB_BATCH_SIZE": 1000, **settings,
+    })  # fmt: skip
+    return CrawlStore.from_crawler(crawler)
+
+
+def pages(*numbers: int) -> list[Item]:
+    return [DiscoveredPage(f"http://a.gov.si/{n}", 1) for n in numbers]
+
+
+def stored(s: CrawlStore) -> set[str]:
+    return set(CrawlReader(s.engine).known_urls())
+
+
+def spills(folder: Path) -> list[Path]:
+    return sorted((folder / "spill").glob("crawldb-unwritten-*.jsonl"))
+
+
+def close(s: CrawlStore) -> None:
+    s.engine.dispose()
+    if s._sqlite_lock is not None:
+        s._sqlite_lock.close()
+
+
+def test_items_reach_crawldb_when_flushed_and_are_counted(tmp_path: Path) -> None:
+    s = store(tmp_path)
+    for item in pages(1, 2, 3):
+        s.add(item)
+    assert stored(s) == set() and s.items_added == 3 and s.items_written == 0
+    s.flush()
+    assert stored(s) == {"http://a.gov.si/1", "http://a.gov.si/2", "http://a.gov.si/3"}
+    assert s.items_written == 3
+    assert s.crawler.stats.get_value("govsi/db_items_written") == 3
+    close(s)
+
+
+def test_a_full_batch_is_written_without_waiting_for_the_timer(tmp_path: Path) -> None:
+    s = store(tmp_path, DB_BATCH_SIZE=2)
+    s.add(pages(1)[0])
+    assert stored(s) == set()
+    s.add(pages(2)[0])
+    assert stored(s) == {"http://a.gov.si/1", "http://a.gov.si/2"}
+    close(s)
+
+
+def test_an_outage_spills_to_private_files_and_nothing_is_lost_when_crawldb_is_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = store(tmp_path)
+    written_batches: list[list[str]] = []
+    real_write = s.writer.write
+
+    def away(batch: list[Item]) -> bool:
+        return False
+
+    def back(batch: list[Item]) -> bool:
+        written_batches.append([i.url for i in batch])  # type: ignore[union-attr]
+        return real_write(batch)
+
+    monkeypatch.setattr(s.writer, "write", away)
+    for item in pages(1, 2):
+        s.add(item)
+    s.flush()
+    assert s.outage and s.writer.pending == []  # memory freed: the batch is on disk
+    [first] = spills(tmp_path)
+    assert first.stat().st_mode & 0o777 == 0o600
+    for item in pages(3):
+        s.add(item)
+    s.flush()  # still away: the new items go to a second file
+    assert len(spills(tmp_path)) == 2 and s.writer.pending == []
+    assert s.crawler.stats.get_value("govsi/db_flush_failed") == 2
+
+    monkeypatch.setattr(s.writer, "write", back)
+    for item in pages(4):
+        s.add(item)
+    s.flush()
+    # Oldest first, then what came since: crawldb ends as if there had been no outage.
+    assert written_batches == [
+        ["http://a.gov.si/1", "http://a.gov.si/2"],
+        ["http://a.gov.si/3"],
+        ["http://a.gov.si/4"],
+    ]
+    assert stored(s) == {f"http://a.gov.si/{n}" for n in (1, 2, 3, 4)}
+    assert spills(tmp_path) == [] and not s.outage
+    assert s.items_written == s.items_added == 4
+    close(s)
+
+
+def test_the_next_run_writes_what_an_outage_left_before_anything_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = store(tmp_path)
+    monkeypatch.setattr(s.writer, "write", lambda batch: False)
+    for item in pages(1, 2):
+        s.add(item)
+    s.flush()
+    assert len(spills(tmp_path)) == 1
+    close(s)  # the crawl ends while crawldb is still away
+
+    again = store(tmp_path)
+    assert stored(again) == {"http://a.gov.si/1", "http://a.gov.si/2"}
+    assert spills(tmp_path) == []
+    close(again)
+
+
+def test_fresh_start_empties_crawldb_and_sets_old_spills_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = store(tmp_path)
+    for item in pages(1):
+        s.add(item)
+    s.flush()
+    monkeypatch.setattr(s.writer, "write", lambda batch: False)
+    for item in pages(2):
+        s.add(item)
+    s.flush()
+    close(s)
+
+    fresh = store(tmp_path, FRESH_START=True)
+    assert stored(fresh) == set()
+    assert spills(tmp_path) == []  # not loaded into the new crawl
+    close(fresh)
+
+
+def test_the_config_is_the_projects_settings() -> None:
+    from govsi import settings as project
+
+    values = {k: getattr(project, k) for k in dir(project) if k.isupper()}
+    crawler = get_crawler(settings_dict={**values, "DB_FLUSH_INTERVAL": 0.5})
+    config = StoreConfig.from_settings(crawler.settings)
+    assert config.flush_interval == 0.5
+    assert config.buffer_max_items == project.DB_BUFFER_MAX_ITEMS
+    assert config.buffer_max_bytes == project.DB_BUFFER_MAX_BYTES
+    assert config.spill_dir == (project.DB_SPILL_DIR or "")
