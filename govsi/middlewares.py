@@ -8,8 +8,9 @@ from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import StopDownload
 from scrapy.http import Headers
+from scrapy.statscollectors import StatsCollector
 
-from govsi.requestmeta import META_KIND
+from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND
 from govsi.web.contenttypes import DOCUMENT_TYPES, classify
 
 logger = logging.getLogger(__name__)
@@ -19,7 +20,7 @@ def keep_body(
     content_type: str | None, url: str, kind: str, store_binary: bool, store_images: bool
 ) -> bool:
     """Decide from the response headers alone whether the body is worth downloading."""
-    if kind == "image":
+    if kind == KIND_IMAGE:
         return store_images
     # Pretend the body looks like HTML: what is left is what the headers themselves say.
     decided = classify(content_type, url, b"<html>")
@@ -36,21 +37,25 @@ class StopUnwantedBodiesMiddleware:
     that is neither HTML nor a document. The response still reaches the spider, with the
     ``download_stopped`` flag, so its status and type are recorded."""
 
-    def __init__(self, crawler: Crawler) -> None:
-        self.store_binary = crawler.settings.getbool("STORE_BINARY_DATA")
-        self.store_images = crawler.settings.getbool("STORE_IMAGE_DATA")
-        self.stats = crawler.stats
-        crawler.signals.connect(self.headers_received, signal=signals.headers_received)
+    def __init__(
+        self, store_binary: bool, store_images: bool, stats: StatsCollector | None = None
+    ) -> None:
+        self.store_binary = store_binary
+        self.store_images = store_images
+        self.stats = stats
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StopUnwantedBodiesMiddleware:
-        return cls(crawler)
+        s = crawler.settings
+        mw = cls(s.getbool("STORE_BINARY_DATA"), s.getbool("STORE_IMAGE_DATA"), crawler.stats)
+        crawler.signals.connect(mw.headers_received, signal=signals.headers_received)
+        return mw
 
     def headers_received(
         self, headers: Headers, body_length: int, request: Request, spider: Spider
     ) -> None:
         kind = request.meta.get(META_KIND)
-        if kind not in ("page", "image"):
+        if kind not in (KIND_PAGE, KIND_IMAGE):
             return  # robots.txt, sitemaps: always read whole
         raw = headers.get("Content-Type")
         ctype = raw.decode("latin-1") if raw else None

@@ -23,7 +23,7 @@ from scrapy.crawler import Crawler
 from scrapy.dupefilters import BaseDupeFilter
 from scrapy.statscollectors import StatsCollector
 
-from govsi.requestmeta import META_KIND, META_URL
+from govsi.requestmeta import KIND_PAGE, META_KIND, META_URL
 from govsi.store.extension import CrawlStore
 from govsi.web.urls import canonicalize, fingerprint, url_too_long
 
@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 
 def request_key(request: Request) -> str | None:
     """The identity of a request for de-duplication; None for a URL with no canonical form."""
-    kind = request.meta.get(META_KIND, "page")
+    kind = request.meta.get(META_KIND, KIND_PAGE)
     # The spider's requests carry their canonical URL; others are canonicalized here.
     url = request.meta.get(META_URL)
     if url is None:
