@@ -426,9 +426,9 @@ def test_from_crawler_reads_the_settings(monkeypatch: pytest.MonkeyPatch) -> Non
     from govsi import settings as project
 
     values = {k: getattr(project, k) for k in dir(project) if k.isupper()}
-    values.update(
-        DEFAULT_CRAWL_DELAY=2.5, DEPTH_LIMIT=7, DUPEFILTER_CLASS=f"{__name__}.FakeDupeFilter"
-    )
+    # No extensions: the project's would open a crawldb in the working directory.
+    values.update(EXTENSIONS={}, DEFAULT_CRAWL_DELAY=2.5, DEPTH_LIMIT=7)
+    values.update(DUPEFILTER_CLASS=f"{__name__}.FakeDupeFilter")
     crawler = get_crawler(FactorySpider, values)
     scheduler = FrontierScheduler.from_crawler(crawler)
     assert scheduler.config.crawl_delay == 2.5 and scheduler.config.depth_limit == 7

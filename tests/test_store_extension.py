@@ -155,7 +155,8 @@ def test_the_config_is_the_projects_settings() -> None:
     from govsi import settings as project
 
     values = {k: getattr(project, k) for k in dir(project) if k.isupper()}
-    crawler = get_crawler(settings_dict={**values, "DB_FLUSH_INTERVAL": 0.5})
+    # No extensions: the project's would open a crawldb in the working directory.
+    crawler = get_crawler(settings_dict={**values, "EXTENSIONS": {}, "DB_FLUSH_INTERVAL": 0.5})
     config = StoreConfig.from_settings(crawler.settings)
     assert config.flush_interval == 0.5
     assert config.buffer_max_items == project.DB_BUFFER_MAX_ITEMS
