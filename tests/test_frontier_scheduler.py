@@ -82,6 +82,19 @@ class FakeStore:
         return [i for i in self.added if isinstance(i, FetchedPage) and i.page_type == "FRONTIER"]
 
 
+class Stats(dict[str, Any]):
+    """The part of Scrapy's stats collector the scheduler uses."""
+
+    def inc_value(self, key: str, count: int = 1, start: int = 0) -> None:
+        self[key] = self.get(key, start) + count
+
+    def set_value(self, key: str, value: Any) -> None:
+        self[key] = value
+
+    def get_value(self, key: str, default: Any = None) -> Any:
+        return self.get(key, default)
+
+
 class FakeDupeFilter:
     def __init__(self) -> None:
         self.seen: set[str] = set()
@@ -139,15 +152,17 @@ class Harness:
         # crawldb calls answer at once (in a crawl they run in a worker thread).
         monkeypatch.setattr(scheduler_module, "deferToThread", defer.maybeDeferred)
         self.store = FakeStore()
-        crawler = get_crawler(FactorySpider)
-        extensions = {CrawlStore: self.store}
-        monkeypatch.setattr(crawler, "get_extension", lambda cls: extensions.get(cls))
-        self.stats = crawler.stats
+        self.stats = Stats()
         self.spider = FactorySpider()
-        self.scheduler = FrontierScheduler(crawler, FakeDupeFilter(), config(**changes))  # type: ignore[arg-type]
-        # The engine is Scrapy's; here the test is the engine and asks by itself.
+        # No crawler: the engine is Scrapy's; here the test is the engine and asks by itself.
         self.wakes = 0
-        monkeypatch.setattr(self.scheduler, "wake", self._woken)
+        self.scheduler = FrontierScheduler(
+            FakeDupeFilter(),  # type: ignore[arg-type]
+            config(**changes),
+            self.stats,  # type: ignore[arg-type]
+            self.store,  # type: ignore[arg-type]
+            wake_engine=self._woken,
+        )
         self.scheduler.open(self.spider)
 
     def _woken(self) -> None:
@@ -413,11 +428,8 @@ def test_a_rendered_pages_requests_pass_the_same_rules(
     assert h.scheduler.resource_refusal(url) == refusal
 
 
-def test_the_scheduler_needs_a_spider_that_makes_requests(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    crawler = get_crawler(Spider)
-    scheduler = FrontierScheduler(crawler, FakeDupeFilter(), config())  # type: ignore[arg-type]
+def test_the_scheduler_needs_a_spider_that_makes_requests() -> None:
+    scheduler = FrontierScheduler(FakeDupeFilter(), config(), Stats(), FakeStore())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="RequestFactory"):
         scheduler.open(Spider(name="plain"))
 
@@ -430,7 +442,10 @@ def test_from_crawler_reads_the_settings(monkeypatch: pytest.MonkeyPatch) -> Non
     values.update(EXTENSIONS={}, DEFAULT_CRAWL_DELAY=2.5, DEPTH_LIMIT=7)
     values.update(DUPEFILTER_CLASS=f"{__name__}.FakeDupeFilter")
     crawler = get_crawler(FactorySpider, values)
+    store = FakeStore()
+    monkeypatch.setattr(crawler, "get_extension", {CrawlStore: store}.get)
     scheduler = FrontierScheduler.from_crawler(crawler)
+    assert scheduler.store is store
     assert scheduler.config.crawl_delay == 2.5 and scheduler.config.depth_limit == 7
     assert scheduler.config.robots_token == "govsi-crawler"
     assert isinstance(scheduler.df, FakeDupeFilter)

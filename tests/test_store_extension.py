@@ -59,7 +59,7 @@ def test_items_reach_crawldb_when_flushed_and_are_counted(tmp_path: Path) -> Non
     s.flush()
     assert stored(s) == {"http://a.gov.si/1", "http://a.gov.si/2", "http://a.gov.si/3"}
     assert s.items_written == 3
-    assert s.crawler.stats.get_value("govsi/db_items_written") == 3
+    assert s.stats.get_value("govsi/db_items_written") == 3
     close(s)
 
 
@@ -97,7 +97,7 @@ def test_an_outage_spills_to_private_files_and_nothing_is_lost_when_crawldb_is_b
         s.add(item)
     s.flush()  # still away: the new items go to a second file
     assert len(spills(tmp_path)) == 2 and s.writer.pending == []
-    assert s.crawler.stats.get_value("govsi/db_flush_failed") == 2
+    assert s.stats.get_value("govsi/db_flush_failed") == 2
 
     monkeypatch.setattr(s.writer, "write", back)
     for item in pages(4):

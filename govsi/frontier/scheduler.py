@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 from scrapy import Request, Spider, signals
@@ -22,6 +23,7 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.crawler import Crawler
 from scrapy.dupefilters import BaseDupeFilter
 from scrapy.http import Headers
+from scrapy.statscollectors import StatsCollector
 from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet import task
 from twisted.internet.base import DelayedCall
@@ -67,6 +69,15 @@ def _is_robots_request(entry: Any) -> bool:
     return isinstance(entry, Request) and entry.meta.get(META_KIND) == KIND_ROBOTS
 
 
+def _wake_engine(crawler: Crawler) -> None:
+    # Scrapy offers no public way for a scheduler to say "I have work now"; this is what
+    # the engine's own crawl() and heartbeat call. Without it a host ready in 0.3 s would
+    # wait for the next download to end or the 5 s heartbeat.
+    slot = getattr(crawler.engine, "_slot", None)
+    if slot is not None:
+        slot.nextcall.schedule()
+
+
 def _reactor() -> Any:
     # Imported when used: importing the reactor at module level installs the default one
     # before Scrapy installs the one its settings ask for.
@@ -77,10 +88,21 @@ def _reactor() -> Any:
 
 class FrontierScheduler(BaseScheduler):
     def __init__(
-        self, crawler: Crawler, dupefilter: BaseDupeFilter, config: SchedulerConfig
+        self,
+        dupefilter: BaseDupeFilter,
+        config: SchedulerConfig,
+        stats: StatsCollector,
+        store: CrawlStore,
+        *,
+        guard: AddressGuard | None = None,
+        renderer: Renderer | None = None,
+        wake_engine: Callable[[], None] = lambda: None,
     ) -> None:
-        self.crawler = crawler
-        self.stats = crawler.stats
+        self.stats = stats
+        self.store = store
+        self.guard = guard
+        self.renderer = renderer
+        self._wake_engine = wake_engine
         self.df = dupefilter
         self.config = config
         delay = config.crawl_delay
@@ -97,8 +119,6 @@ class FrontierScheduler(BaseScheduler):
         suffixes = list(config.suffixes)
         self.robots = RobotsFetcher(self._robots_outcome, lambda url: in_scope(url, suffixes))
         self.max_crawl_delay = config.max_crawl_delay
-        self.renderer: Renderer | None = None
-        self.guard: AddressGuard | None = None
         self.hosts: dict[str, HostInfo] = {}
         # Every page or image released in this run, so that none is released twice while
         # its row in crawldb still says FRONTIER (writes lag behind).
@@ -112,11 +132,6 @@ class FrontierScheduler(BaseScheduler):
         # No single attempt can take longer (DNS and connection included in the timeout).
         self.stuck_after = config.download_timeout + 60.0
         self._progress_last = (time.monotonic(), 0)
-        crawler.signals.connect(self._headers_received, signal=signals.headers_received)
-        crawler.signals.connect(self._left_downloader, signal=signals.request_left_downloader)
-        for outcome in (signals.item_scraped, signals.item_dropped, signals.item_error):
-            crawler.signals.connect(self._item_done, signal=outcome)
-        crawler.signals.connect(self._spider_error, signal=signals.spider_error)
         # Pages out whose links are not known yet: (host, depth, when released).
         self._open_pages: dict[int, tuple[str, int, float]] = {}
         self._held_for_store = False
@@ -125,7 +140,28 @@ class FrontierScheduler(BaseScheduler):
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
         dupefilter = build_from_crawler(load_object(crawler.settings["DUPEFILTER_CLASS"]), crawler)
-        return cls(crawler, dupefilter, SchedulerConfig.from_settings(crawler.settings))
+        store = crawler.get_extension(CrawlStore)
+        if store is None:
+            raise RuntimeError("the frontier needs the govsi.store.extension.CrawlStore extension")
+        scheduler = cls(
+            dupefilter,
+            SchedulerConfig.from_settings(crawler.settings),
+            crawler.stats,
+            store,
+            # Rendered pages' sub-resources come through here, under the same rules.
+            guard=crawler.get_extension(AddressGuard),
+            renderer=crawler.get_extension(Renderer),
+            wake_engine=partial(_wake_engine, crawler),
+        )
+        connect = crawler.signals.connect
+        connect(scheduler._headers_received, signal=signals.headers_received)
+        connect(scheduler._left_downloader, signal=signals.request_left_downloader)
+        for outcome in (signals.item_scraped, signals.item_dropped, signals.item_error):
+            connect(scheduler._item_done, signal=outcome)
+        connect(scheduler._spider_error, signal=signals.spider_error)
+        # Leases go back once this run's last writes are in (after spider_closed).
+        connect(scheduler._engine_stopped, signal=signals.engine_stopped)
+        return scheduler
 
     # -- life cycle -------------------------------------------------------------------------
     def open(self, spider: Spider) -> None:
@@ -134,10 +170,7 @@ class FrontierScheduler(BaseScheduler):
             raise TypeError(f"{type(spider).__name__} is not a govsi.requestmeta.RequestFactory")
         self.spider = spider
         self.requests: RequestFactory = spider
-        store = self.crawler.get_extension(CrawlStore)
-        if store is None:
-            raise RuntimeError("the frontier needs the govsi.store.extension.CrawlStore extension")
-        self.store = store
+        store = self.store
         self.sharing = AddressSharing(
             frontier=self.frontier,
             store=store,
@@ -151,8 +184,6 @@ class FrontierScheduler(BaseScheduler):
             robots_max_age=self.robots_max_age,
         )
         self.sharing.start()
-        # Leases go back once this run's last writes are in (after spider_closed).
-        self.crawler.signals.connect(self.sharing.stop, signal=signals.engine_stopped)
         self.df.open()
         # A continuing crawl: every host with FRONTIER rows has work in crawldb.
         for host, sample_url in store.frontier_hosts(self.depth_limit):
@@ -163,10 +194,7 @@ class FrontierScheduler(BaseScheduler):
             self._progress.start(self.progress_interval, now=False)
         self._watchdog = task.LoopingCall(self._free_stuck)
         self._watchdog.start(10.0, now=False)
-        # Rendered pages' sub-resources come through here, under the same rules; pages
-        # wait while the browser's queue is full.
-        self.guard = self.crawler.get_extension(AddressGuard)
-        self.renderer = self.crawler.get_extension(Renderer)
+        # Pages wait while the browser's queue is full.
         if self.renderer is not None:
             self.renderer.bind(self.resource_refusal, self.wake)
 
@@ -395,12 +423,11 @@ class FrontierScheduler(BaseScheduler):
         self.released.update(fingerprints)
 
     def wake(self) -> None:
-        # Scrapy offers no public way for a scheduler to say "I have work now"; this is
-        # what the engine's own crawl() and heartbeat call. Without it a host ready in
-        # 0.3 s would wait for the next download to end or the 5 s heartbeat.
-        slot = getattr(self.crawler.engine, "_slot", None)
-        if slot is not None:
-            slot.nextcall.schedule()
+        self._wake_engine()
+
+    def _engine_stopped(self) -> None:
+        if hasattr(self, "sharing"):
+            self.sharing.stop()
 
     # -- hosts: address and robots.txt ------------------------------------------------------
     def _resolve(self, host: str) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from scrapy.statscollectors import StatsCollector
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.log import failure_to_exc_info
 from twisted.internet import task
@@ -44,9 +45,9 @@ class CrawlStore:
     """The crawl's handle on crawldb; other components find it with
     ``crawler.get_extension(CrawlStore)``."""
 
-    def __init__(self, crawler: Crawler, config: StoreConfig) -> None:
+    def __init__(self, config: StoreConfig, stats: StatsCollector) -> None:
         c = config
-        self.crawler = crawler
+        self.stats = stats
         self.config = config
         self.url = database.resolve_crawldb_url(c.crawldb_url)
         try:
@@ -97,13 +98,14 @@ class CrawlStore:
         # This run's spill files, (stamp, path, items), oldest first: written to crawldb,
         # in order and before anything newer, as soon as it answers again.
         self._spilled: list[tuple[int, Path, int]] = []
-        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
         logger.info("crawldb at %s", database.display_url(self.engine.url))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CrawlStore:
-        return cls(crawler, StoreConfig.from_settings(crawler.settings))
+        store = cls(StoreConfig.from_settings(crawler.settings), crawler.stats)
+        crawler.signals.connect(store.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(store.spider_closed, signal=signals.spider_closed)
+        return store
 
     # Reads for a continuing crawl.
     def fetched_image_urls(self) -> Iterator[str]:
@@ -166,7 +168,7 @@ class CrawlStore:
             self._pending_bytes = 0
             self._spilled.append((stamp, path, pending))
             self._spilled.sort()
-            self.crawler.stats.inc_value("govsi/db_spilled_items", pending)
+            self.stats.inc_value("govsi/db_spilled_items", pending)
 
     def _write_round(self, batch: list[Item], spilled: list[tuple[int, Path, int]]) -> int:
         """In a worker thread: this run's spill files first, oldest first, then the
@@ -198,21 +200,21 @@ class CrawlStore:
             self._writing = None
             for _stamp, _path, n in spilled[:written]:
                 self.items_written += n
-                self.crawler.stats.inc_value("govsi/db_items_written", n)
+                self.stats.inc_value("govsi/db_items_written", n)
             del self._spilled[: min(written, len(spilled))]
             if written > len(spilled):
                 if self.outage:
                     logger.warning("crawldb answers again; what was saved meanwhile is in")
                 self.outage = False
                 self.items_written += len(batch)
-                self.crawler.stats.inc_value("govsi/db_items_written", len(batch))
+                self.stats.inc_value("govsi/db_items_written", len(batch))
                 if self.writer.copies_settled:
                     # Pages another process stored a copy of first (see dupindex).
-                    self.crawler.stats.set_value(
+                    self.stats.set_value(
                         "govsi/pages/duplicate_at_write", self.writer.copies_settled
                     )
                 return
-            self.crawler.stats.inc_value("govsi/db_flush_failed")
+            self.stats.inc_value("govsi/db_flush_failed")
             self.outage = True
             # The batch goes to disk under the time it was taken, so that it is written
             # back before what came after it; then whatever is pending now.
@@ -248,8 +250,8 @@ class CrawlStore:
         self._spill_pending()
         if self._spilled:
             # Loaded by the next run on this crawldb, before it reads the frontier.
-            self.crawler.stats.set_value("govsi/db_spill_file", str(self._spilled[-1][1]))
-            self.crawler.stats.set_value("govsi/db_spill_files", len(self._spilled))
+            self.stats.set_value("govsi/db_spill_file", str(self._spilled[-1][1]))
+            self.stats.set_value("govsi/db_spill_files", len(self._spilled))
         self.engine.dispose()
         if self._sqlite_lock is not None:
             self._sqlite_lock.close()  # another crawl may have the file now
