@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
+from scrapy.statscollectors import StatsCollector
 from twisted.internet import task
 
 from govsi.render.browser import Browser, browser_args, find_chromium
@@ -60,7 +61,8 @@ def _origin(url: str) -> str:
 class Renderer:
     def __init__(
         self,
-        crawler: Crawler,
+        stats: StatsCollector,
+        crawl: Callable[[Request], None],
         *,
         mode: str,
         suffixes: list[str],
@@ -73,8 +75,9 @@ class Renderer:
         cache: ResourceCache,
         browser: Browser | None,
     ) -> None:
-        self.crawler = crawler
-        self.stats = crawler.stats
+        self.stats = stats
+        # Hands a sub-resource request to the engine, which passes it to the scheduler.
+        self._crawl = crawl
         self.mode = mode
         self.suffixes = suffixes
         self.max_pages = max(1, max_pages)
@@ -92,8 +95,6 @@ class Renderer:
         self.active = 0
         self._wake: Callable[[], None] = lambda: None
         self._idle_loop: task.LoopingCall | None = None
-        crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Renderer:
@@ -113,8 +114,9 @@ class Renderer:
                 context_pages=s.getint("RENDER_CONTEXT_PAGES"),
                 idle_close=s.getfloat("RENDER_IDLE_CLOSE"),
             )
-        return cls(
-            crawler,
+        renderer = cls(
+            crawler.stats,
+            lambda request: crawler.engine.crawl(request),
             mode=mode if browser is not None else "off",
             suffixes=s.getlist("ALLOWED_DOMAIN_SUFFIXES"),
             max_pages=s.getint("RENDER_MAX_PAGES"),
@@ -130,6 +132,9 @@ class Renderer:
             ),
             browser=browser,
         )
+        crawler.signals.connect(renderer._spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(renderer._spider_closed, signal=signals.spider_closed)
+        return renderer
 
     # -- the scheduler's side -------------------------------------------------------------
     def bind(self, policy: ResourcePolicy, wake: Callable[[], None]) -> None:
@@ -213,7 +218,7 @@ class Renderer:
             raise Refused(f"rendered DOM larger than DOWNLOAD_MAXSIZE ({self.max_dom} bytes)")
 
     def _schedule(self, request: Request) -> None:
-        self.crawler.engine.crawl(request)
+        self._crawl(request)
 
     def _in_scope(self, url: str) -> bool:
         return in_scope(url, self.suffixes)
