@@ -16,6 +16,8 @@ from scrapy.http import Response
 from scrapy.utils.test import get_crawler
 from twisted.internet import defer, task
 
+import govsi.frontier.hostsetup as hostsetup_module
+import govsi.frontier.refills as refills_module
 import govsi.frontier.scheduler as scheduler_module
 from govsi.frontier.config import SchedulerConfig
 from govsi.frontier.scheduler import FrontierScheduler
@@ -145,12 +147,13 @@ class Harness:
     ) -> None:
         self.clock = Clock()
         self.clock.advance(1000.0)  # a monotonic clock does not start at 0
-        monkeypatch.setattr(scheduler_module, "time", self.clock)
-        monkeypatch.setattr(
-            scheduler_module, "_reactor", lambda: FakeReactor(self.clock, addresses)
-        )
-        # crawldb calls answer at once (in a crawl they run in a worker thread).
-        monkeypatch.setattr(scheduler_module, "deferToThread", defer.maybeDeferred)
+        for module in (scheduler_module, hostsetup_module, refills_module):
+            monkeypatch.setattr(module, "time", self.clock)
+        for module in (hostsetup_module, refills_module):
+            # crawldb calls answer at once (in a crawl they run in a worker thread).
+            monkeypatch.setattr(module, "deferToThread", defer.maybeDeferred)
+        for module in (scheduler_module, hostsetup_module):
+            monkeypatch.setattr(module, "_reactor", lambda: FakeReactor(self.clock, addresses))
         self.store = FakeStore()
         self.stats = Stats()
         self.spider = FactorySpider()

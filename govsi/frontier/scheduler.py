@@ -27,13 +27,14 @@ from scrapy.statscollectors import StatsCollector
 from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet import task
 from twisted.internet.base import DelayedCall
-from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
 from govsi.frontier.config import SchedulerConfig
 from govsi.frontier.entries import Entry, HostInfo, page_url
+from govsi.frontier.hostsetup import DEPTH_ROBOTS, HostSetup, _reactor
 from govsi.frontier.queue import Frontier, HostState
-from govsi.items import FetchedImage, FetchedPage, SiteInfo
+from govsi.frontier.refills import Refills
+from govsi.items import FetchedImage, FetchedPage
 from govsi.net.guard import AddressGuard
 from govsi.render.renderer import Renderer
 from govsi.requestmeta import (
@@ -50,23 +51,16 @@ from govsi.requestmeta import (
     META_URL,
     RequestFactory,
 )
-from govsi.robots.fetching import RobotsFetcher, RobotsOutcome, robots_url_for, stored_outcome
+from govsi.robots.fetching import RobotsFetcher, robots_url_for
 from govsi.sharing.addresses import AddressSharing
 from govsi.store.database import is_sqlite
 from govsi.store.extension import CrawlStore, pages_fetched
-from govsi.store.reader import StoredRobots
 from govsi.web.urls import fingerprint, host_of, in_scope
 
 logger = logging.getLogger(__name__)
 
 # Robots.txt first, then what renders wait for, then sitemaps, then the host's pages.
-DEPTH_ROBOTS, DEPTH_RESOURCE, DEPTH_SITEMAP = -3, -2, -1
-# A refill that could not tell whether more rows are on their way waits this long.
-REFILL_RETRY = 0.5
-
-
-def _is_robots_request(entry: Any) -> bool:
-    return isinstance(entry, Request) and entry.meta.get(META_KIND) == KIND_ROBOTS
+DEPTH_RESOURCE, DEPTH_SITEMAP = -2, -1  # after robots.txt (DEPTH_ROBOTS, -3)
 
 
 def _wake_engine(crawler: Crawler) -> None:
@@ -78,15 +72,7 @@ def _wake_engine(crawler: Crawler) -> None:
         slot.nextcall.schedule()
 
 
-def _reactor() -> Any:
-    # Imported when used: importing the reactor at module level installs the default one
-    # before Scrapy installs the one its settings ask for.
-    from twisted.internet import reactor
-
-    return reactor
-
-
-class FrontierScheduler(BaseScheduler):
+class FrontierScheduler(HostSetup, Refills, BaseScheduler):
     def __init__(
         self,
         dupefilter: BaseDupeFilter,
@@ -428,189 +414,6 @@ class FrontierScheduler(BaseScheduler):
     def _engine_stopped(self) -> None:
         if hasattr(self, "sharing"):
             self.sharing.stop()
-
-    # -- hosts: address and robots.txt ------------------------------------------------------
-    def _resolve(self, host: str) -> None:
-        def resolved(ip: str) -> None:
-            # One address per host for the whole crawl: with round-robin DNS two workers
-            # would otherwise lease two addresses and crawl one host at once.
-            d = deferToThread(self.store.pin_address, host, ip)
-            d.addCallbacks(pinned, unrecorded, errbackArgs=(ip,))
-
-        def unrecorded(failure: Failure, ip: str) -> None:
-            logger.warning("%s: its address could not be recorded in crawldb (%s); using %s",
-                           host, failure.getErrorMessage(), ip)  # fmt: skip
-            pinned(ip)
-
-        def pinned(ip: str) -> None:
-            if self.guard is not None:
-                if not self.guard.admit(host, ip):
-                    self._give_up(host, str(self.guard.reason(host)))
-                    self.frontier.set_ip(host, f"unresolved:{host}")
-                    self.wake()
-                    return
-                self.guard.pin(host, ip)
-            self.hosts[host].ip = ip
-            self.sharing.resolved(host, ip)  # scheduled once its address's lease is held
-
-        def failed(failure: Failure) -> None:
-            message = failure.getErrorMessage()
-            refused = self.guard.reason(host) if self.guard is not None else None
-            if refused is not None:
-                reason = refused  # logged by the guard, once
-            else:
-                reason = (message if "DNS" in message else f"DNS lookup failed: {message}")[:300]
-                logger.warning("%s: %s; its pages stay in the frontier", host, reason)
-            self._give_up(host, reason)
-            # Its own group, so that its entries are released (and recorded) at once.
-            self.frontier.set_ip(host, f"unresolved:{host}")
-            self.wake()
-
-        _reactor().resolve(host).addCallbacks(resolved, failed)
-
-    def _send_robots(self, host: str) -> None:
-        info = self.hosts[host]
-        info.robots_retry = None
-        self.frontier.push(host, DEPTH_ROBOTS, self.robots.request(host, info.robots_url), False)
-        self.wake()
-
-    def robots_read(self, stored: dict[str, StoredRobots]) -> None:
-        """robots.txt of hosts taken over from another worker, as it fetched them: taken
-        instead of the request queued here, so the crawl asks each host once. Its sitemaps
-        are that worker's to read (it queued them when it fetched robots.txt)."""
-        for host, robots in stored.items():
-            info = self.hosts.get(host)
-            if info is None or info.rules is not None or info.robots_retry is not None:
-                continue  # rules of our own, or a retry of a failure seen here
-            queued = self.frontier.discard(host, _is_robots_request)
-            if not queued:
-                continue  # in flight: its own outcome comes
-            self.stats.inc_value("govsi/robots/from_crawldb")
-            outcome = stored_outcome(host, robots.status, robots.content, info.robots_url)
-            self._robots_outcome(outcome, sitemaps=False, age=robots.age)
-
-    def _robots_outcome(
-        self, outcome: RobotsOutcome, sitemaps: bool = True, age: float = 0.0
-    ) -> None:
-        host, info = outcome.host, self.hosts[outcome.host]
-        if outcome.error is None:
-            info.rules, info.robots_failures = outcome.rules, 0
-            info.rules_at = time.monotonic() - age
-            info.used_rules = 0
-            delay = outcome.rules.crawl_delay(self.token) or 0.0
-            if self.max_crawl_delay > 0 and delay > self.max_crawl_delay:
-                # Never faster than the site asked; a delay this long would keep the crawl
-                # from ever ending, so the host waits for a run that allows it.
-                self.stats.inc_value("govsi/robots/crawl_delay_too_long")
-                cap = self.max_crawl_delay
-                reason = f"Crawl-delay {delay:g} s is above MAX_CRAWL_DELAY ({cap:g} s)"
-                logger.warning("%s: %s; its pages stay in the frontier", host, reason)
-                self.store.add(SiteInfo(host, info.ip, delay))
-                self._give_up(host, reason)
-                self.wake()
-                return
-            self.frontier.set_delay(host, delay)
-            self.store.add(SiteInfo(host, info.ip, self.frontier.host(host).delay))
-            self.frontier.open_gate(host)
-            if self.follow_sitemaps and sitemaps:
-                for url in outcome.rules.sitemaps:
-                    request = self.requests.sitemap_request(url, host)
-                    if request is not None:
-                        self.enqueue_request(request)
-        else:
-            info.robots_failures += 1
-            self.stats.inc_value("govsi/robots/unavailable")
-            if info.robots_failures <= self.robots_retries:
-                # RFC 9309 §2.3.1.4: crawl nothing of the host meanwhile, and try again.
-                self.frontier.close_gate(host)
-                wait = self.robots_retry_delay * 2 ** (info.robots_failures - 1)
-                logger.info("robots.txt of %s: %s; retrying in %.0f s", host, outcome.error, wait)
-                info.robots_retry = _reactor().callLater(wait, self._send_robots, host)
-            else:
-                self._give_up(host, f"robots.txt unavailable ({outcome.error})")
-        self.wake()
-
-    def _give_up(self, host: str, reason: str) -> None:
-        """Nothing of the host is fetched in this run; its queued pages say why."""
-        info = self.hosts[host]
-        info.unavailable = reason
-        self.frontier.open_gate(host)  # entries flow out to _admit, which records them
-
-    # -- work other workers found ------------------------------------------------------
-    def scan_frontier(self) -> None:
-        d = deferToThread(self.store.frontier_hosts, self.depth_limit, True)
-        d.addCallbacks(self._scanned, lambda f: logger.warning(
-            "listing hosts with work in crawldb failed: %s", f.getErrorMessage()))  # fmt: skip
-
-    def _scanned(self, rows: list[tuple[str, str, int]]) -> None:
-        """Hosts with FRONTIER rows: take up those another worker found or left."""
-        for host, sample_url, count in rows:
-            info = self.hosts.get(host)
-            if info is None:
-                self._host(host, sample_url)
-                self._set_backlog(host, True)
-                continue
-            if info.unavailable or info.backlog or info.refilling or count == info.dry_count:
-                continue
-            info.dry_count = count
-            info.cursor = (-1, 0)
-            self._set_backlog(host, True)
-            self.sharing.work_for(info.ip)
-        self.wake()
-
-    # -- refilling from crawldb -------------------------------------------------------------
-    def _start_refills(self, now: float) -> None:
-        if len(self.frontier) >= self.frontier.window:
-            return
-        low = self.refill_size // 4
-        # Only hosts with rows in crawldb: this runs whenever nothing is ready to go.
-        for host in list(self._backlogged):
-            info = self.hosts[host]
-            if not info.unavailable and len(self.frontier.host(host).queue) < low:
-                self._refill(host, now)
-
-    def _set_backlog(self, host: str, backlog: bool) -> None:
-        self.hosts[host].backlog = backlog
-        if backlog:
-            self._backlogged.add(host)
-        else:
-            self._backlogged.discard(host)
-
-    def _refill(self, host: str, now: float) -> None:
-        info = self.hosts[host]
-        if info.refilling or now < info.refill_after:
-            return
-        info.refilling = True
-        written = self.store.items_written
-        d = deferToThread(
-            self.store.frontier_batch, host, info.cursor, self.refill_size, self.depth_limit
-        )
-        d.addCallbacks(self._refilled, self._refill_failed, (host, written), {}, (host,))
-
-    def _refilled(self, rows: list[tuple[str, int, int]], host: str, written: int) -> None:
-        info = self.hosts[host]
-        info.refilling = False
-        for url, depth, row_id in rows:
-            if fingerprint(url) not in self.released:
-                entry = Entry(KIND_PAGE, url, depth)
-                if not self.frontier.push(host, depth, entry):
-                    break  # the window is full again; the cursor stays before this row
-            info.cursor = (depth, row_id)
-        else:
-            # Exhausted only if every refused entry's row had been written when we read.
-            if len(rows) < self.refill_size:
-                if written >= info.backlog_written_at:
-                    self._set_backlog(host, False)
-                else:
-                    info.refill_after = time.monotonic() + REFILL_RETRY
-        self.stats.inc_value("govsi/frontier/refills")
-        self.wake()
-
-    def _refill_failed(self, failure: Failure, host: str) -> None:
-        info = self.hosts[host]
-        info.refilling = False
-        info.refill_after = time.monotonic() + 5.0
-        logger.warning("reading the frontier of %s failed: %s", host, failure.getErrorMessage())
 
     # -- progress ---------------------------------------------------------------------------
     def _log_progress(self) -> None:
