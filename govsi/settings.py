@@ -93,7 +93,8 @@ RENDER_CONTEXT_PAGES = 500
 # closed (started again when a page needs them).
 RENDER_IDLE_CLOSE = 60.0
 # auto: pages of each script signature rendered both ways before deciding, and how many
-# plainly fetched pages of a signature later it is sampled again.
+# plainly fetched pages of a signature later it is sampled again (the wait doubles after
+# each resample that agrees, up to 16 times this).
 RENDER_SAMPLE_PAGES = 3
 RENDER_RESAMPLE_EVERY = 200
 # The sub-resources rendered pages fetch (scripts, XHR) are cached for the crawl under

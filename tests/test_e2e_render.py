@@ -118,9 +118,12 @@ def test_always_renders_every_html_page_from_one_download(js_web: SimWeb, tmp_pa
     )
     assert not was_rendered and error.startswith("rendering failed") and "Visi" in html
     assert run.stats.get("govsi/render/failed") == 1
-    # Every page rendered was closed at once; contexts were rotated and closed.
+    # A tab that rendered well rendered the next page of its context; the one that failed
+    # was closed at once; contexts were rotated and closed (with their tabs).
     renders = run.stats["govsi/render/pages"] + run.stats["govsi/render/failed"]
-    assert run.stats["govsi/render/pages_closed"] == renders
+    reused = run.stats.get("govsi/render/pages_reused", 0)
+    assert run.stats["playwright/page_count"] + reused == renders
+    assert run.stats["govsi/render/pages_closed"] == run.stats["govsi/render/failed"]
     assert run.stats.get("govsi/render/contexts_closed", 0) >= renders // 3 - 1
     # The browser ran in its sandbox (as an unprivileged account when the crawl is root).
     assert run.stats["govsi/render/browser/sandbox"] == 1
@@ -173,6 +176,11 @@ def test_the_browser_waits_for_the_delay_and_closes_when_idle(
     never_requested(js_web)
     assert run.stats["govsi/render/browser/refused/robots"] == 1
     assert run.stats["govsi/render/browser/refused/out_of_scope"] >= 1
+    # One page at a time here: a tab that rendered well renders the next page.
+    renders = run.stats["govsi/render/pages"] + run.stats.get("govsi/render/failed", 0)
+    reused = run.stats.get("govsi/render/pages_reused", 0)
+    assert reused >= renders // 2
+    assert run.stats["playwright/page_count"] + reused == renders
 
 
 def test_an_idle_browser_is_closed(js_web: SimWeb, tmp_path: Path) -> None:

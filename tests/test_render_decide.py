@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from govsi.render.browser import browser_args, find_chromium
-from govsi.render.decide import RenderPlanner, render_mode
+from govsi.render.decide import MAX_RESAMPLE_DOUBLINGS, RenderPlanner, render_mode
 
 
 @pytest.mark.parametrize(
@@ -54,6 +54,45 @@ def test_a_signature_whose_samples_gain_nothing_is_fetched_plainly_and_sampled_a
     assert planner.plan("cms") == "sample"  # now and then, in case the site changed
     assert planner.learn("cms", gained=False) is None  # still plain: nothing to log
     assert planner.plan("cms") == "plain"
+
+
+def test_each_resample_that_agrees_doubles_the_wait_up_to_a_limit() -> None:
+    planner = RenderPlanner(samples=1, resample_every=5)
+    planner.plan("cms")
+    planner.learn("cms", gained=False)
+    waits = []
+    for _ in range(MAX_RESAMPLE_DOUBLINGS + 3):
+        plans = []
+        while not plans or plans[-1] != "sample":
+            plans.append(planner.plan("cms"))
+        waits.append(len(plans) - 1)
+        planner.learn("cms", gained=False)
+    assert waits == [5, 10, 20, 40, 80, 80, 80]
+    # A signature shared by 10 000 pages is sampled again 6 times, not 50.
+    planner = RenderPlanner(samples=3, resample_every=200)
+    for _ in range(3):
+        planner.plan("cms")
+        planner.learn("cms", gained=False)
+    samples = 0
+    for _ in range(10_000):
+        if planner.plan("cms") == "sample":
+            samples += 1
+            planner.learn("cms", gained=False)
+    assert samples == 6
+    # The wait grows when a resample goes out: renders come back late, plain pages do not.
+    planner = RenderPlanner(samples=1, resample_every=5)
+    planner.plan("s")
+    planner.learn("s", gained=False)
+    plans = [planner.plan("s") for _ in range(5 + 1 + 10 + 1)]  # no resample is back yet
+    assert plans == ["plain"] * 5 + ["sample"] + ["plain"] * 10 + ["sample"]
+
+
+def test_a_late_sample_that_gained_nothing_does_not_undo_rendering() -> None:
+    planner = RenderPlanner(samples=2)
+    assert [planner.plan("app"), planner.plan("app")] == ["sample", "sample"]
+    assert planner.learn("app", gained=True) == "render"
+    assert planner.learn("app", gained=False) is None
+    assert planner.plan("app") == "render"
 
 
 def test_a_signature_whose_sample_gains_is_rendered_and_others_are_not() -> None:

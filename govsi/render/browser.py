@@ -10,6 +10,9 @@ fence``), so rendering is not a request in Scrapy's downloader and holds no host
   a page needs them.
 - Contexts rotate every ``context_pages`` pages (a context keeps caches and state as long
   as it lives, and the browser's memory creeps up without this).
+- A page (a tab) that rendered well renders the next one: opening and closing a tab cost
+  Chromium about as much CPU as the render itself. One that failed, timed out or was
+  refused is closed, never reused.
 - Sandboxed (``govsi.render.sandbox``); when that is impossible it says so once.
 """
 
@@ -40,8 +43,12 @@ __all__ = ["Browser", "ContextRotation", "browser_args", "configure", "find_chro
 
 logger = logging.getLogger(__name__)
 
-# Debian's chromium package: the binary itself, then the wrapper script on the PATH.
+# Debian's chromium-headless-shell first: the same engine without the desktop browser's
+# user interface, and about half the CPU per render (bench/render_floor.py). Then the
+# chromium package: the binary itself, then the wrapper script on the PATH.
 CHROMIUM_CANDIDATES = (
+    "/usr/lib/chromium/chromium-headless-shell",
+    "/usr/bin/chromium-headless-shell",
     "/usr/lib/chromium/chromium",
     "/usr/bin/chromium",
     "/usr/bin/chromium-browser",
@@ -61,7 +68,11 @@ def find_chromium(configured: str | None = None) -> str | None:
     for path in CHROMIUM_CANDIDATES:
         if os.access(path, os.X_OK):
             return path
-    return shutil.which("chromium") or shutil.which("chromium-browser")
+    return (
+        shutil.which("chromium-headless-shell")
+        or shutil.which("chromium")
+        or shutil.which("chromium-browser")
+    )
 
 
 def browser_args(value: Any) -> list[str]:
@@ -221,6 +232,8 @@ class Browser:
         self._launch: Launch | None = None
         self._warned = False
         self._in_use = 0
+        # Tabs that rendered well, by context generation, ready for the next page.
+        self._idle_pages: list[tuple[int, Any]] = []
         self.idle_since = time.monotonic()
         # Bound, never listened on: every connection to it is refused (fence.chromium_args).
         self._refuser = socket.socket()
@@ -312,33 +325,50 @@ class Browser:
         engine = await self._ensure()
         generation = self.rotation.assign()
         ms = self.timeout * 1000
-        request = Request(
-            url,
-            dont_filter=True,
-            meta={
-                "playwright": True,
-                "playwright_context": f"govsi-{generation}",
-                "playwright_context_kwargs": CONTEXT_KWARGS,
-                "playwright_include_page": True,
-                "playwright_page_init_callback": install,
-                "playwright_page_goto_kwargs": {"wait_until": "domcontentloaded", "timeout": ms},
-                META_SETTLE: steps,
-            },
-        )
+        meta: dict[str, Any] = {
+            "playwright": True,
+            "playwright_context": f"govsi-{generation}",
+            "playwright_context_kwargs": CONTEXT_KWARGS,
+            "playwright_include_page": True,
+            "playwright_page_init_callback": install,
+            "playwright_page_goto_kwargs": {"wait_until": "domcontentloaded", "timeout": ms},
+            META_SETTLE: steps,
+        }
+        reused = self._idle_page(generation)
+        if reused is not None:
+            # The handler navigates it afresh (and runs ``install`` again).
+            meta["playwright_page"] = reused
+            self.stats.inc_value("govsi/render/pages_reused")
+        request = Request(url, dont_filter=True, meta=meta)
+        rendered = False
         try:
             # The handler's own timeouts bound each step; this bounds them all together.
-            return await asyncio.wait_for(engine.download_request(request), 3 * self.timeout)
+            response = await asyncio.wait_for(engine.download_request(request), 3 * self.timeout)
+            rendered = True
+            return response
         finally:
-            await self._release(generation, request.meta.get("playwright_page"))
+            await self._release(generation, request.meta.get("playwright_page"), rendered)
 
-    async def _release(self, generation: int, page: Any | None) -> None:
+    def _idle_page(self, generation: int) -> Any | None:
+        """A tab of ``generation`` that rendered well; tabs of older generations are left
+        to their context's closing."""
+        while self._idle_pages:
+            born, page = self._idle_pages.pop()
+            if born == generation and not page.is_closed():
+                return page
+        return None
+
+    async def _release(self, generation: int, page: Any | None, keep: bool) -> None:
         context = None
         if page is not None:
             context = page.context
-            # The browser may have died with it: a closed page needs no closing.
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(page.close(run_before_unload=False), CLOSE_TIMEOUT)
-            self.stats.inc_value("govsi/render/pages_closed")
+            if keep and not page.is_closed():
+                self._idle_pages.append((generation, page))
+            else:
+                # The browser may have died with it: a closed page needs no closing.
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(page.close(run_before_unload=False), CLOSE_TIMEOUT)
+                self.stats.inc_value("govsi/render/pages_closed")
         for old in self.rotation.done(generation, context):
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(old.close(), CLOSE_TIMEOUT)
@@ -355,6 +385,7 @@ class Browser:
 
     async def close(self) -> None:
         engine, self._engine = self._engine, None
+        self._idle_pages = []
         self.rotation = ContextRotation(self.rotation.per_context)
         if engine is not None:
             with contextlib.suppress(Exception):

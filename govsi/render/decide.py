@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 __all__ = ["RENDER_MODES", "Learned", "RenderPlanner", "render_mode"]
 
 RENDER_MODES = ("off", "always", "auto")
+# The longest wait between resamples is resample_every * 2**this.
+MAX_RESAMPLE_DOUBLINGS = 4
 
 
 def render_mode(value: str | None) -> str:
@@ -42,6 +44,7 @@ class Learned:
     samples: int = 0  # samples compared
     gains: int = 0
     since_sample: int = 0
+    resample_after: int = 0  # plain pages before the next resample (0: not decided yet)
     decided: str | None = None  # "render" or "plain" once the samples agree
     pages: int = 0
 
@@ -63,10 +66,13 @@ class RenderPlanner:
         if s.decided == "render":
             return "render"
         if s.decided == "plain":
-            if s.since_sample < self.resample_every:
+            if s.since_sample < s.resample_after:
                 s.since_sample += 1
                 return "plain"
             s.since_sample = 0
+            # Longer now, not when the sample is back: renders lag, plain pages do not.
+            longest = self.resample_every * 2**MAX_RESAMPLE_DOUBLINGS
+            s.resample_after = min(longest, 2 * s.resample_after)
             s.started += 1
             return "sample"
         if s.started < self.samples:
@@ -82,8 +88,9 @@ class RenderPlanner:
         s.gains += gained
         if gained:
             s.decided = "render"
-        elif s.decided == "plain" or s.samples >= self.samples:
+        elif s.decided is None and s.samples >= self.samples:
             s.decided = "plain"
+            s.resample_after = self.resample_every
         return s.decided if s.decided != before else None
 
     def decided(self, signature: str) -> bool:
@@ -97,3 +104,4 @@ class RenderPlanner:
         s.samples += 1
         if s.decided is None and s.samples >= self.samples:
             s.decided = "plain"
+            s.resample_after = self.resample_every

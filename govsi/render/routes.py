@@ -60,17 +60,22 @@ class PageRoutes:
         self._closing: set[asyncio.Task[None]] = set()
 
     async def install(self, page: Any, request: Any) -> None:
-        # A fresh page each time: the handler makes a new one when a page's target died.
+        # Also on a tab that rendered another page before (the browser reuses tabs): the
+        # handler has removed that page's "**" route, the page's events go to this page now.
         self.served = False
         context = page.context
         if not getattr(context, "_govsi_fenced", False):
             # Pages the page opens (popups) have no page route: the context's refuses all.
             context._govsi_fenced = True
             await context.route("**", self._refuse_popup)
+        first = getattr(page, "_govsi_routes", None) is None
+        page._govsi_routes = self
         await page.route("**", self.route)
-        await page.route_web_socket("**", self._websocket)
-        page.on("popup", self._popup)
-        page.on("download", self._download)
+        if first:
+            # Once per tab, to whichever page it shows now (handlers would pile up).
+            await page.route_web_socket("**", lambda ws: page._govsi_routes._websocket(ws))
+            page.on("popup", lambda popup: page._govsi_routes._popup(popup))
+            page.on("download", lambda download: page._govsi_routes._download(download))
         self.installed = True
 
     async def route(self, route: Any) -> None:
