@@ -8,8 +8,10 @@ PY=${PYTHON:-python3}
 
 # Python packages, pinned, and Chromium for the rendering tests.
 bash scripts/setup.sh
-if [ -n "${CI:-}" ] && [ ! -x /usr/lib/chromium/chromium ] && [ -z "${CHROMIUM_PATH:-}" ] \
-    && ! command -v chromium >/dev/null 2>&1; then
+# The crawler's own search (headless shell first, then the chromium package's browser), so
+# CI accepts exactly the browsers the crawl would drive.
+if [ -n "${CI:-}" ] && ! "$PY" -c 'import sys; from govsi.render.browser import find_chromium
+import os; sys.exit(find_chromium(os.environ.get("CHROMIUM_PATH")) is None)' 2>/dev/null; then
   echo "test.sh: Chromium is required for the rendering tests" >&2
   exit 1
 fi
