@@ -48,8 +48,7 @@ def crawl(
         tmp_path,
         seeds or jsweb.SEEDS,
         RENDER_JS=mode,
-        RENDER_TIMEOUT=3,
-        **{**E2E_SETTINGS, **settings},
+        **{"RENDER_TIMEOUT": 3, **E2E_SETTINGS, **settings},
     )
     assert run.returncode == 0, run.log[-3000:]
     assert "Traceback" not in run.log, run.log[-5000:]
