@@ -85,6 +85,9 @@ RENDER_SETTLE_QUIET = 0.2
 # pages being rendered still go) until it drains, so memory stays bounded.
 RENDER_MAX_PAGES = 4
 RENDER_QUEUE_PAGES = 32
+# When this many of the waiting pages are one host's, only that host's pages are held
+# back: a host whose every page needs a browser waits for it, the others' crawl goes on.
+RENDER_QUEUE_HOST_PAGES = 8
 # Pages rendered in one browser context before the next go to a fresh one and the old
 # one is closed: a context keeps caches and state as long as it lives, and without this
 # the browser's memory creeps up over a long crawl (bench/render_memory.py).

@@ -304,3 +304,23 @@ def test_held_pages_wait_while_what_renders_need_goes_out() -> None:
     assert f.pop(0.5) is None  # a.gov.si waits its delay from the script
     assert f.pop(1.0)[1] == "a-page"  # type: ignore[index]
     assert f.next_ready_time() is None
+
+
+def test_a_held_host_waits_while_the_others_go_on() -> None:
+    # The browser's queue holds enough of a.gov.si's pages: its pages wait, b.gov.si's
+    # go; a.gov.si's scripts for its renders still go; released, its pages go again.
+    f = frontier(default=0.0, ip=0.0)
+    ready_host(f, "a.gov.si", "10.0.0.1")
+    ready_host(f, "b.gov.si", "10.0.0.2")
+    f.push("a.gov.si", 0, "a-page")
+    f.push("b.gov.si", 0, "b-page")
+    f.hold_host("a.gov.si", True)
+    assert f.pop(0.0)[1] == "b-page"  # type: ignore[index]
+    f.finished("b.gov.si", 0.0)
+    assert f.pop(0.0) is None
+    assert f.census(0.0) == (0, 0, 0)
+    f.push("a.gov.si", -2, "a-script")
+    assert f.pop(0.0)[1] == "a-script"  # type: ignore[index]
+    f.finished("a.gov.si", 0.0)
+    f.hold_host("a.gov.si", False)
+    assert f.pop(0.0)[1] == "a-page"  # type: ignore[index]

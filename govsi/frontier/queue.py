@@ -12,8 +12,9 @@ Scrapy scheduler (``govsi.frontier.scheduler``) feeds it and asks it. Rules:
   request is in flight per IP address (so per host), a host waits its own delay and an
   address ``ip_delay`` between requests. Hosts whose address is not known yet are not
   scheduled at all.
-- While pages are *held* (the browser's queue is full), only entries with a negative depth
-  leave, of every host: robots.txt, sitemaps, and the sub-resources renders wait for.
+- While pages are *held*, only entries with a negative depth leave: robots.txt, sitemaps,
+  and the sub-resources renders wait for. A host's pages are held while the browser's
+  queue has enough of that host's pages; every host's while the queue is full.
 - Delays are counted from the moment the previous request is known to have reached the
   server: when its response headers arrived, or when it failed. A request dispatched
   then cannot arrive at the server earlier than ``delay`` after its predecessor did,
@@ -50,6 +51,8 @@ class HostState:
     # Pages released whose links are not known yet, by depth: a late entry waits while a
     # page above its depth may still bring the links that go before it.
     open_pages: dict[int, int] = field(default_factory=dict)
+    # Its pages wait (the browser's queue holds enough of them); see Frontier.hold_host.
+    held: bool = False
 
     @property
     def free_at(self) -> float:
@@ -61,7 +64,7 @@ class HostState:
         head = self.queue[0][0]
         if head < 0:
             return True
-        if self.gated or held:
+        if self.gated or held or self.held:
             return False
         return head == int(head) or not any(d < int(head) for d in self.open_pages)
 
@@ -173,6 +176,16 @@ class Frontier:
         if not held:
             for group in self._groups.values():
                 self._wake(group)
+
+    def hold_host(self, name: str, held: bool) -> None:
+        """Hold one host's pages back (True), or let them go again (False); the other
+        hosts' pages go on."""
+        state = self.host(name)
+        if held == state.held:
+            return
+        state.held = held
+        if not held:
+            self._wake_host(state)
 
     # -- entries ------------------------------------------------------------------------------
     def push(

@@ -182,7 +182,7 @@ class FrontierScheduler(HostSetup, Refills, BaseScheduler):
         self._watchdog.start(10.0, now=False)
         # Pages wait while the browser's queue is full.
         if self.renderer is not None:
-            self.renderer.bind(self.resource_refusal, self.wake)
+            self.renderer.bind(self.resource_refusal, self.wake, self.frontier.hold_host)
 
     def resource_refusal(self, url: str) -> str | None:
         """Why a request a rendered page's script makes may not go out (None: it may): a

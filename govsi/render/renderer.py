@@ -4,11 +4,13 @@ holding the crawl.
 The spider has already fetched the page; ``render`` gives the browser that response as
 the page's document (``govsi.render.routes``), so the page is downloaded once. Up to
 ``RENDER_MAX_PAGES`` render at once; up to ``RENDER_QUEUE_PAGES`` more wait for a turn.
-When that queue is full, ``saturated`` is true and the scheduler holds back pages (only
-robots.txt, sitemaps and the sub-resources renders wait for go out) until it drains: the
-crawl's memory stays bounded when the browser cannot keep up, and plain fetching goes on
-at full speed otherwise. The scheduler binds the policy sub-resources must pass and a way
-to wake it (``bind``); this is the one interface between them.
+When ``RENDER_QUEUE_HOST_PAGES`` of them are one host's, the scheduler holds back that
+host's pages until they drain, and the other hosts' pages go on: one host whose every page
+needs a browser does not hold the crawl. When the whole queue is full, ``saturated`` is
+true and every host's pages wait (robots.txt, sitemaps and the sub-resources renders wait
+for still go out): the crawl's memory stays bounded when the browser cannot keep up. The
+scheduler binds the policy sub-resources must pass, a way to wake it and a way to hold a
+host (``bind``); this is the one interface between them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +34,7 @@ from govsi.render.decide import render_mode
 from govsi.render.httpcache import ResourceCache
 from govsi.render.resources import ResourceFetcher, ResourcePolicy
 from govsi.render.routes import Document, PageRoutes
-from govsi.web.urls import in_scope
+from govsi.web.urls import host_of, in_scope
 
 __all__ = ["RenderFailed", "Rendered", "Renderer"]
 
@@ -68,6 +71,7 @@ class Renderer:
         suffixes: list[str],
         max_pages: int,
         queue_pages: int,
+        host_queue_pages: int,
         max_dom: int,
         timeout: float,
         idle_close: float,
@@ -82,6 +86,7 @@ class Renderer:
         self.suffixes = suffixes
         self.max_pages = max(1, max_pages)
         self.queue_pages = max(1, queue_pages)
+        self.host_queue_pages = max(1, host_queue_pages)
         self.max_dom = max_dom
         self.timeout = timeout
         self.idle_close = idle_close
@@ -92,8 +97,10 @@ class Renderer:
         )
         self._slots: asyncio.Semaphore | None = None
         self.waiting = 0
+        self.waiting_by_host: Counter[str] = Counter()
         self.active = 0
         self._wake: Callable[[], None] = lambda: None
+        self._hold: Callable[[str, bool], None] = lambda host, held: None
         self._idle_loop: task.LoopingCall | None = None
 
     @classmethod
@@ -121,6 +128,7 @@ class Renderer:
             suffixes=s.getlist("ALLOWED_DOMAIN_SUFFIXES"),
             max_pages=s.getint("RENDER_MAX_PAGES"),
             queue_pages=s.getint("RENDER_QUEUE_PAGES"),
+            host_queue_pages=s.getint("RENDER_QUEUE_HOST_PAGES"),
             max_dom=s.getint("DOWNLOAD_MAXSIZE"),
             timeout=timeout,
             idle_close=s.getfloat("RENDER_IDLE_CLOSE"),
@@ -137,10 +145,17 @@ class Renderer:
         return renderer
 
     # -- the scheduler's side -------------------------------------------------------------
-    def bind(self, policy: ResourcePolicy, wake: Callable[[], None]) -> None:
-        """The scheduler says which sub-resources may go out, and how to wake it."""
+    def bind(
+        self,
+        policy: ResourcePolicy,
+        wake: Callable[[], None],
+        hold: Callable[[str, bool], None],
+    ) -> None:
+        """The scheduler says which sub-resources may go out, how to wake it, and how to
+        hold a host's pages back (``hold(host, True)``) and let them go (``False``)."""
         self.fetcher.policy = policy
         self._wake = wake
+        self._hold = hold
 
     def saturated(self) -> bool:
         """Pages waiting for the browser fill the queue: hold pages back for now."""
@@ -156,14 +171,12 @@ class Renderer:
             self._slots = asyncio.Semaphore(self.max_pages)
             self._idle_loop = task.LoopingCall(self._close_if_idle)
             self._idle_loop.start(max(1.0, min(10.0, self.idle_close / 4)), now=False)
-        self.waiting += 1
-        self.stats.max_value("govsi/render/queue_max", self.waiting)
+        host = host_of(url)
+        self._queued(host, +1)
         try:
             await self._slots.acquire()
         finally:
-            self.waiting -= 1
-            if self.waiting == self.queue_pages - 1:
-                self._wake()  # the scheduler may release pages again
+            self._queued(host, -1)
         self.active += 1
         routes = PageRoutes(url, document, self._fetch_for(url), self._in_scope, self._count)
         began = time.monotonic()
@@ -185,6 +198,26 @@ class Renderer:
             raise RenderFailed("the browser did not load the fetched document")
         self.stats.inc_value("govsi/render/pages")
         return Rendered(response.text, routes.fetched)
+
+    def _queued(self, host: str, step: int) -> None:
+        """One more (or one fewer) of ``host``'s pages waits for a turn; holds and releases
+        follow the counts."""
+        self.waiting += step
+        count = self.waiting_by_host[host] + step
+        if count:
+            self.waiting_by_host[host] = count
+        else:
+            del self.waiting_by_host[host]
+        if step > 0:
+            self.stats.max_value("govsi/render/queue_max", self.waiting)
+            if count == self.host_queue_pages:
+                self.stats.inc_value("govsi/render/host_held")
+                self._hold(host, True)
+        else:
+            if count == self.host_queue_pages - 1:
+                self._hold(host, False)
+            if self.waiting == self.queue_pages - 1 or count == self.host_queue_pages - 1:
+                self._wake()  # the scheduler may release pages again
 
     def _fetch_for(self, page_url: str) -> Any:
         async def fetch(url: str, headers: dict[str, str]) -> Any:

@@ -1,0 +1,89 @@
+"""The Renderer's queue (govsi.render.renderer): at most RENDER_MAX_PAGES render at once;
+a host with RENDER_QUEUE_HOST_PAGES pages waiting is held back alone, every host when the
+whole queue (RENDER_QUEUE_PAGES) is full, and released as the queue drains."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from govsi.render.httpcache import ResourceCache
+from govsi.render.renderer import RenderFailed, Renderer
+from govsi.render.routes import Document
+
+
+class Stats(dict[str, Any]):
+    def inc_value(self, key: str, count: int = 1, start: int = 0) -> None:
+        self[key] = self.get(key, start) + count
+
+    def max_value(self, key: str, value: int) -> None:
+        self[key] = max(self.get(key, value), value)
+
+    def set_value(self, key: str, value: Any) -> None:
+        self[key] = value
+
+    def get_value(self, key: str, default: Any = None) -> Any:
+        return self.get(key, default)
+
+
+class HeldBrowser:
+    """Renders nothing until told to: every page waits on ``go``, then fails."""
+
+    def __init__(self) -> None:
+        self.go = asyncio.Event()
+        self.rendering = 0
+
+    async def render(self, url: str, install: Any, steps: Any) -> Any:
+        self.rendering += 1
+        await self.go.wait()
+        raise RuntimeError("not rendered")
+
+
+def renderer(browser: HeldBrowser, holds: list[tuple[str, bool]], wakes: list[int]) -> Renderer:
+    r = Renderer(
+        Stats(),  # type: ignore[arg-type]
+        lambda request: None,
+        mode="always",
+        suffixes=["gov.si"],
+        max_pages=2,
+        queue_pages=5,
+        host_queue_pages=3,
+        max_dom=1_000_000,
+        timeout=5.0,
+        idle_close=60.0,
+        settle_quiet=0.1,
+        cache=ResourceCache(max_bytes=1000, max_entry_bytes=100, heuristic_ttl=60),
+        browser=browser,  # type: ignore[arg-type]
+    )
+    r.bind(lambda url: None, lambda: wakes.append(1), lambda host, held: holds.append((host, held)))
+    return r
+
+
+async def _render(r: Renderer, url: str) -> None:
+    try:
+        await r.render(url, Document(200, (), b"<html></html>"))
+    except RenderFailed:
+        pass
+
+
+def test_one_host_filling_the_queue_holds_only_that_host() -> None:
+    async def scenario() -> None:
+        browser, holds, wakes = HeldBrowser(), [], []  # type: ignore[var-annotated]
+        r = renderer(browser, holds, wakes)
+        # Two render, three of a.gov.si wait: a.gov.si is held, nobody else.
+        tasks = [asyncio.ensure_future(_render(r, f"http://a.gov.si/{i}")) for i in range(5)]
+        await asyncio.sleep(0)
+        assert browser.rendering == 2 and r.waiting == 3
+        assert holds == [("a.gov.si", True)] and not r.saturated()
+        # Another host's pages fill the whole queue: every host waits.
+        tasks += [asyncio.ensure_future(_render(r, f"http://b.gov.si/{i}")) for i in range(2)]
+        await asyncio.sleep(0)
+        assert r.saturated() and ("b.gov.si", True) not in holds
+        browser.go.set()
+        await asyncio.gather(*tasks)
+        # Drained: a.gov.si released, the scheduler woken, nothing waits.
+        assert holds == [("a.gov.si", True), ("a.gov.si", False)]
+        assert wakes and r.waiting == 0 and not r.saturated() and not r.waiting_by_host
+        assert r.stats.get("govsi/render/host_held") == 1  # type: ignore[attr-defined]
+
+    asyncio.run(scenario())
