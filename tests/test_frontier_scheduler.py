@@ -24,6 +24,7 @@ from govsi.frontier.scheduler import FrontierScheduler
 from govsi.items import FetchedPage, SiteInfo
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, KIND_ROBOTS, META_KIND, META_URL
 from govsi.store.extension import CrawlStore
+from tests.support.stats import DictStats
 
 DELAY = 5.0
 
@@ -84,19 +85,6 @@ class FakeStore:
         return [i for i in self.added if isinstance(i, FetchedPage) and i.page_type == "FRONTIER"]
 
 
-class Stats(dict[str, Any]):
-    """The part of Scrapy's stats collector the scheduler uses."""
-
-    def inc_value(self, key: str, count: int = 1, start: int = 0) -> None:
-        self[key] = self.get(key, start) + count
-
-    def set_value(self, key: str, value: Any) -> None:
-        self[key] = value
-
-    def get_value(self, key: str, default: Any = None) -> Any:
-        return self.get(key, default)
-
-
 class FakeDupeFilter:
     def __init__(self) -> None:
         self.seen: set[str] = set()
@@ -155,7 +143,7 @@ class Harness:
         for module in (scheduler_module, hostsetup_module):
             monkeypatch.setattr(module, "_reactor", lambda: FakeReactor(self.clock, addresses))
         self.store = FakeStore()
-        self.stats = Stats()
+        self.stats = DictStats()
         self.spider = FactorySpider()
         # No crawler: the engine is Scrapy's; here the test is the engine and asks by itself.
         self.wakes = 0
@@ -432,7 +420,7 @@ def test_a_rendered_pages_requests_pass_the_same_rules(
 
 
 def test_the_scheduler_needs_a_spider_that_makes_requests() -> None:
-    scheduler = FrontierScheduler(FakeDupeFilter(), config(), Stats(), FakeStore())  # type: ignore[arg-type]
+    scheduler = FrontierScheduler(FakeDupeFilter(), config(), DictStats(), FakeStore())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="RequestFactory"):
         scheduler.open(Spider(name="plain"))
 

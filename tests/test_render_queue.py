@@ -5,25 +5,13 @@ whole queue (RENDER_QUEUE_PAGES) is full, and released as the queue drains."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from govsi.render.httpcache import ResourceCache
-from govsi.render.renderer import RenderFailed, Renderer
+from govsi.render.renderer import Renderer, RenderFailed
 from govsi.render.routes import Document
-
-
-class Stats(dict[str, Any]):
-    def inc_value(self, key: str, count: int = 1, start: int = 0) -> None:
-        self[key] = self.get(key, start) + count
-
-    def max_value(self, key: str, value: int) -> None:
-        self[key] = max(self.get(key, value), value)
-
-    def set_value(self, key: str, value: Any) -> None:
-        self[key] = value
-
-    def get_value(self, key: str, default: Any = None) -> Any:
-        return self.get(key, default)
+from tests.support.stats import DictStats
 
 
 class HeldBrowser:
@@ -41,7 +29,7 @@ class HeldBrowser:
 
 def renderer(browser: HeldBrowser, holds: list[tuple[str, bool]], wakes: list[int]) -> Renderer:
     r = Renderer(
-        Stats(),  # type: ignore[arg-type]
+        DictStats(),  # type: ignore[arg-type]
         lambda request: None,
         mode="always",
         suffixes=["gov.si"],
@@ -60,10 +48,8 @@ def renderer(browser: HeldBrowser, holds: list[tuple[str, bool]], wakes: list[in
 
 
 async def _render(r: Renderer, url: str) -> None:
-    try:
+    with contextlib.suppress(RenderFailed):
         await r.render(url, Document(200, (), b"<html></html>"))
-    except RenderFailed:
-        pass
 
 
 def test_one_host_filling_the_queue_holds_only_that_host() -> None:
