@@ -180,9 +180,19 @@ class FrontierScheduler(HostSetup, Refills, BaseScheduler):
             self._progress.start(self.progress_interval, now=False)
         self._watchdog = task.LoopingCall(self._free_stuck)
         self._watchdog.start(10.0, now=False)
-        # Pages wait while the browser's queue is full.
+        # Pages wait while the browser's queue holds enough of them (a host's, or all).
         if self.renderer is not None:
-            self.renderer.bind(self.resource_refusal, self.wake, self.frontier.hold_host)
+            self.renderer.bind(self.resource_refusal, self.hold_pages)
+
+    def hold_pages(self, host: str | None, held: bool) -> None:
+        """The renderer holds ``host``'s pages back (every host's when None), or lets them
+        go again, which may make a request ready now."""
+        if host is None:
+            self.frontier.hold_pages(held)
+        else:
+            self.frontier.hold_host(host, held)
+        if not held:
+            self.wake()
 
     def resource_refusal(self, url: str) -> str | None:
         """Why a request a rendered page's script makes may not go out (None: it may): a
@@ -281,8 +291,6 @@ class FrontierScheduler(HostSetup, Refills, BaseScheduler):
                 self._store_wake = _reactor().callLater(0.5, self.wake)
             return None
         self._held_for_store = False
-        if self.renderer is not None:
-            self.frontier.hold_pages(self.renderer.saturated())
         popped = self.frontier.pop(now, self._admit)
         if popped is None:
             self._start_refills(now)

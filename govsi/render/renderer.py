@@ -6,11 +6,11 @@ the page's document (``govsi.render.routes``), so the page is downloaded once. U
 ``RENDER_MAX_PAGES`` render at once; up to ``RENDER_QUEUE_PAGES`` more wait for a turn.
 When ``RENDER_QUEUE_HOST_PAGES`` of them are one host's, the scheduler holds back that
 host's pages until they drain, and the other hosts' pages go on: one host whose every page
-needs a browser does not hold the crawl. When the whole queue is full, ``saturated`` is
-true and every host's pages wait (robots.txt, sitemaps and the sub-resources renders wait
-for still go out): the crawl's memory stays bounded when the browser cannot keep up. The
-scheduler binds the policy sub-resources must pass, a way to wake it and a way to hold a
-host (``bind``); this is the one interface between them.
+needs a browser does not hold the crawl. When the whole queue is full (``saturated``),
+every host's pages wait (robots.txt, sitemaps and the sub-resources renders wait for still
+go out): the crawl's memory stays bounded when the browser cannot keep up. The scheduler
+binds the policy sub-resources must pass and how to hold pages back and let them go
+(``bind``); this is the one interface between them.
 """
 
 from __future__ import annotations
@@ -99,8 +99,7 @@ class Renderer:
         self.waiting = 0
         self.waiting_by_host: Counter[str] = Counter()
         self.active = 0
-        self._wake: Callable[[], None] = lambda: None
-        self._hold: Callable[[str, bool], None] = lambda host, held: None
+        self._hold: Callable[[str | None, bool], None] = lambda host, held: None
         self._idle_loop: task.LoopingCall | None = None
 
     @classmethod
@@ -145,16 +144,11 @@ class Renderer:
         return renderer
 
     # -- the scheduler's side -------------------------------------------------------------
-    def bind(
-        self,
-        policy: ResourcePolicy,
-        wake: Callable[[], None],
-        hold: Callable[[str, bool], None],
-    ) -> None:
-        """The scheduler says which sub-resources may go out, how to wake it, and how to
-        hold a host's pages back (``hold(host, True)``) and let them go (``False``)."""
+    def bind(self, policy: ResourcePolicy, hold: Callable[[str | None, bool], None]) -> None:
+        """The scheduler says which sub-resources may go out, and how to hold a host's pages
+        back (``hold(host, True)``; every host's: ``hold(None, True)``) and let them go
+        (``False``). Holds follow the queue: each is said once when it starts and ends."""
         self.fetcher.policy = policy
-        self._wake = wake
         self._hold = hold
 
     def saturated(self) -> bool:
@@ -209,15 +203,19 @@ class Renderer:
         else:
             del self.waiting_by_host[host]
         if step > 0:
+            # The page that fills a bound starts its hold.
             self.stats.max_value("govsi/render/queue_max", self.waiting)
             if count == self.host_queue_pages:
                 self.stats.inc_value("govsi/render/host_held")
                 self._hold(host, True)
+            if self.waiting == self.queue_pages:
+                self._hold(None, True)
         else:
+            # The page that leaves one below it ends it.
             if count == self.host_queue_pages - 1:
                 self._hold(host, False)
-            if self.waiting == self.queue_pages - 1 or count == self.host_queue_pages - 1:
-                self._wake()  # the scheduler may release pages again
+            if self.waiting == self.queue_pages - 1:
+                self._hold(None, False)
 
     def _fetch_for(self, page_url: str) -> Any:
         async def fetch(url: str, headers: dict[str, str]) -> Any:
