@@ -39,7 +39,14 @@ from govsi.render.fence import chromium_args
 from govsi.render.sandbox import Launch, sandbox_problem, sandboxed_launch
 from govsi.requestmeta import META_SETTLE
 
-__all__ = ["Browser", "ContextRotation", "browser_args", "configure", "find_chromium"]
+__all__ = [
+    "Browser",
+    "ContextRotation",
+    "browser_args",
+    "configure",
+    "dispatch_promptly",
+    "find_chromium",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +102,13 @@ class _WithoutTraceback(logging.Filter):
         return True
 
 
+def _level(value: Any) -> int:
+    if isinstance(value, int):
+        return value
+    level = logging.getLevelName(str(value or "DEBUG").upper())
+    return level if isinstance(level, int) else logging.DEBUG
+
+
 def configure(settings: BaseSettings) -> str:
     """The RENDER_JS mode in effect ("off" when there is no Chromium), with the
     scrapy-playwright settings its handler reads (at spider priority, so ``-s`` wins).
@@ -112,6 +126,11 @@ def configure(settings: BaseSettings) -> str:
     playwright_log = logging.getLogger("scrapy-playwright")
     if not any(isinstance(f, _WithoutTraceback) for f in playwright_log.filters):
         playwright_log.addFilter(_WithoutTraceback())
+    # Scrapy filters by handler, so this logger's own level stays NOTSET, and the handler
+    # then logs every request a page makes at DEBUG, asking the driver for its headers
+    # each time, for records the crawl's LOG_LEVEL drops.
+    if playwright_log.level == logging.NOTSET and _level(settings.get("LOG_LEVEL")) > logging.DEBUG:
+        playwright_log.setLevel(logging.INFO)
     for name, value in {
         "PLAYWRIGHT_BROWSER_TYPE": "chromium",
         # One context in use, one being retired, and one for a context the rotation never
@@ -168,35 +187,85 @@ class ContextRotation:
         return closing
 
 
+def dispatch_promptly() -> bool:
+    """Let Playwright's client hand each message from its driver on at once.
+
+    Playwright 1.65's client waits, after each message, until the event loop has nothing
+    else ready, for up to 100 turns of the loop (``playwright._impl.utils.tasks``, to order
+    events as Node.js would). In a crawl the loop always has work ready: each of a render's
+    ~50 messages waited 100 turns of the crawl's own callbacks, and renders begun while the
+    crawl was busy took 5-6 s instead of 0.3 s (bench/README, "Renders behind a busy
+    crawl"). Without that wait messages are dispatched as they arrive, as Playwright did
+    before. False when this Playwright has no such wait (nothing to change)."""
+    try:
+        from playwright._impl.utils import tasks
+    except ImportError:
+        return False
+    if not isinstance(getattr(tasks, "_MAX_TURNS", None), int):
+        return False
+    tasks._MAX_TURNS = 0
+    return True
+
+
 def _handler_class() -> type:
     # Imported when the first page needs a browser: Playwright costs memory to import.
+    from scrapy.http import HtmlResponse
     from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 
-    class PageEngine(ScrapyPlaywrightDownloadHandler):
-        """scrapy-playwright's handler, started when we say (not at engine start), with a
-        page's navigation and settling made ours:
+    if not dispatch_promptly():
+        logger.warning(
+            "this Playwright's client cannot be told to dispatch its messages at once: "
+            "renders may wait behind a busy crawl"
+        )
 
+    class PageEngine(ScrapyPlaywrightDownloadHandler):
+        """scrapy-playwright's handler as the page engine: it launches Chromium, keeps the
+        contexts (each with its page limit) and restarts a browser that died. A page's way
+        through it is ours, with as few messages to the driver as it takes, since each is
+        handled on the crawl's own thread:
+
+        - the page's routes (``install``, once per tab) are its only ones: the handler's
+          own catch-all route would be removed and added again on every render;
         - the navigation waits for the document to be parsed, not for its load event: a
           script that navigates away (refused) leaves Playwright waiting for a load that
           never comes, while the page itself is whole;
         - a download a script starts is refused (the context accepts none), never taken
           for the page as the handler's own navigation would;
-        - after it, only our own steps (``govsi_settle``), without the handler's wait for
-          the load event between them.
+        - after it, only our own steps (``govsi_settle``), then the DOM: no response
+          headers, security details or server address (a message each, none used here);
+        - no listeners on each request and response (the handler's counters and debug
+          log: an event from the driver for each, and a message for the log's headers).
         """
 
         async def start(self) -> None:
             await self._launch()
 
-        async def _get_response_and_download(
-            self, request: Request, page: Any, spider: Any
-        ) -> tuple[Any, None]:
-            kwargs = dict(request.meta.get("playwright_page_goto_kwargs") or {})
-            return await page.goto(url=request.url, **kwargs), None
+        async def _create_page(self, request: Request, spider: Any) -> Any:
+            page = await super()._create_page(request, spider)
+            page.remove_listener("request", self._increment_request_stats)
+            page.remove_listener("response", self._increment_response_stats)
+            return page
 
-        async def _apply_page_methods(self, page: Any, request: Request, spider: Any) -> None:
-            for step in request.meta.get(META_SETTLE) or ():
+        async def _download_request_with_retry(self, request: Request, spider: Any) -> Response:
+            meta = request.meta
+            page = meta.get("playwright_page")
+            if page is None or page.is_closed():
+                page = await self._create_page(request=request, spider=spider)
+            # Set first: the caller releases (or closes) it whatever happens next.
+            meta["playwright_page"] = page
+            await meta["playwright_page_init_callback"](page, request)
+            kwargs = dict(meta.get("playwright_page_goto_kwargs") or {})
+            response = await page.goto(url=request.url, **kwargs)
+            for step in meta.get(META_SETTLE) or ():
                 await step(page)
+            return HtmlResponse(
+                url=page.url,
+                status=response.status if response is not None else 200,
+                body=(await page.content()).encode("utf-8"),
+                encoding="utf-8",
+                request=request,
+                flags=["playwright"],
+            )
 
     return PageEngine
 

@@ -60,8 +60,8 @@ class PageRoutes:
         self._closing: set[asyncio.Task[None]] = set()
 
     async def install(self, page: Any, request: Any) -> None:
-        # Also on a tab that rendered another page before (the browser reuses tabs): the
-        # handler has removed that page's "**" route, the page's events go to this page now.
+        # Also on a tab that rendered another page before (the browser reuses tabs): its
+        # requests and events go to this page's routes from now on.
         self.served = False
         context = page.context
         if not getattr(context, "_govsi_fenced", False):
@@ -70,9 +70,10 @@ class PageRoutes:
             await context.route("**", self._refuse_popup)
         first = getattr(page, "_govsi_routes", None) is None
         page._govsi_routes = self
-        await page.route("**", self.route)
         if first:
-            # Once per tab, to whichever page it shows now (handlers would pile up).
+            # Once per tab, to whichever page it shows now: routes added for each render
+            # would pile up, and each costs the driver a message.
+            await page.route("**", lambda route: page._govsi_routes.route(route))
             await page.route_web_socket("**", lambda ws: page._govsi_routes._websocket(ws))
             page.on("popup", lambda popup: page._govsi_routes._popup(popup))
             page.on("download", lambda download: page._govsi_routes._download(download))
