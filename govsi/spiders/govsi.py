@@ -283,11 +283,13 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         # Kept with the links: a rendered version's response may not carry the header.
         found.nofollow = found.nofollow or header_says_nofollow(tag, self.robots_token)
         if 200 <= response.status < 300 and "download_stopped" not in response.flags:
-            plan, signature = await self._decide(record.url, root)
+            plan, signature = self._render_plan(record.url, root)
             if plan != "plain":
-                # The served HTML's links go out now, not after the render: a page's
-                # rendering never holds up the pages below it.
+                # The served HTML's links go out now, not after the render, nor after the
+                # samples a page waits for: its rendering never holds up the pages below.
                 self._follow_now(record, found)
+                plan = await self._decide(plan, signature)
+            if plan != "plain":
                 rendered = await self._rendered(response, record, root, found, plan, signature)
                 if rendered is not None:
                     text, root, found = rendered

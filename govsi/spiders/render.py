@@ -93,20 +93,19 @@ class RenderingMixin:
         stats.inc_value(f"govsi/render/plan/{plan}")
         return plan, signature
 
-    async def _decide(self, url: str, root: etree._Element | None) -> tuple[str, str | None]:
-        """``_render_plan``, waiting for the samples of the page's signature when they
-        are still being rendered (bounded: a sample that never returns counts as plain)."""
-        plan, signature = self._render_plan(url, root)
+    async def _decide(self, plan: str, signature: str | None) -> str:
+        """The plan ``_render_plan`` gave, once the samples of the page's signature are in
+        when it said "wait" (bounded: a sample that never returns counts as plain)."""
         while plan == "wait" and signature is not None and self.renderer is not None:
             event = self.decisions.setdefault(signature, asyncio.Event())
             try:
                 await asyncio.wait_for(event.wait(), 2 * self.renderer.timeout + 5)
             except TimeoutError:
                 self.crawler.stats.inc_value("govsi/render/wait_timeout")
-                return "plain", signature
+                return "plain"
             plan = self.planner.plan(signature)
             self.crawler.stats.inc_value(f"govsi/render/plan/after_wait/{plan}")
-        return plan, signature
+        return plan
 
     def _decided(self, signature: str) -> None:
         if self.planner.decided(signature):
