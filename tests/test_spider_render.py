@@ -1,0 +1,87 @@
+"""The spider's side of rendering (govsi.spiders.render, GovsiSpider._html), without a
+crawl: a page waiting for its script signature's samples sends its links out at once, and
+is stored as the samples decide."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+from scrapy.http import HtmlResponse, Request
+
+from govsi.frontier.traps import TrapGuard
+from govsi.items import DiscoveredPage, FetchedPage
+from govsi.render.decide import RenderPlanner
+from govsi.requestmeta import KIND_PAGE, META_KIND, META_URL
+from govsi.spiders.govsi import GovsiSpider
+from govsi.web.extract import parse_html
+from tests.support.stats import DictStats
+
+# Text enough that the page plainly does not need a browser: its signature decides.
+TEXT = "Vlada je na današnji seji sprejela sklep o spremembah uredbe. " * 12
+PAGE = (
+    f"<html><body><p>{TEXT}</p><a href='/a'>a</a> <a href='/b'>b</a>"
+    "<script>var _paq = [];</script></body></html>"
+)
+
+
+class Crawled(list[Request]):
+    """The engine: requests handed to it become known, as the scheduler makes them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.known: set[str] = set()
+
+    def crawl(self, request: Request) -> None:
+        self.append(request)
+        self.known.add(f"{KIND_PAGE} {request.meta[META_URL]}")
+
+
+def spider(planner: RenderPlanner) -> tuple[GovsiSpider, Crawled, list[Any]]:
+    s = GovsiSpider()
+    crawled, stored = Crawled(), []
+    s.crawler = SimpleNamespace(stats=DictStats(), engine=crawled)  # type: ignore[assignment]
+    s.suffixes, s.max_url_length, s.max_links = ["gov.si"], 2000, 1000
+    s.depth_limit, s.robots_token = 0, "govsi-crawler"
+    s.traps = TrapGuard()
+    s.known = crawled.known  # type: ignore[assignment]
+    s.store = SimpleNamespace(add=stored.append)  # type: ignore[assignment]
+    s.renderer = SimpleNamespace(mode="auto", timeout=5.0)  # type: ignore[assignment]
+    s.planner, s.decisions = planner, {}
+    return s, crawled, stored
+
+
+def response(url: str) -> HtmlResponse:
+    meta = {"depth": 0, META_KIND: KIND_PAGE, META_URL: url}
+    request = Request(url, meta=meta)
+    return HtmlResponse(url, body=PAGE.encode(), encoding="utf-8", request=request)
+
+
+def test_a_page_waiting_for_samples_sends_its_links_out_before_the_decision() -> None:
+    async def scenario() -> None:
+        planner = RenderPlanner(samples=1)
+        s, crawled, stored = spider(planner)
+        url = "https://x.gov.si/"
+        record = FetchedPage(url=url, depth=0, page_type="HTML", accessed_time=None)
+        # Another page of the same signature came first and is being sampled.
+        plan, signature = s._render_plan("https://x.gov.si/prva", parse_html(PAGE))
+        assert plan == "sample" and signature is not None
+        waiting = asyncio.ensure_future(s._html(response(url), record))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not waiting.done()  # it waits for its signature's sample
+        wanted = {"https://x.gov.si/a", "https://x.gov.si/b"}
+        assert {r.meta[META_URL] for r in crawled} == wanted
+        assert {d.url for d in stored if isinstance(d, DiscoveredPage)} == wanted
+        # The sample gained nothing: the waiting page is stored plainly, its links not
+        # asked for twice.
+        planner.learn(signature, False)
+        s._decided(signature)
+        out = await asyncio.wait_for(waiting, 5)
+        assert [o.url for o in out if isinstance(o, FetchedPage)] == [url]
+        assert not [o for o in out if isinstance(o, Request)]
+        assert not record.rendered
+        assert set(record.links) == wanted
+
+    asyncio.run(scenario())
