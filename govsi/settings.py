@@ -80,9 +80,10 @@ RENDER_TIMEOUT = 60.0
 # A page has settled when it has loaded and none of its requests (all of which pass through
 # the crawler) has been open for this many seconds: what its scripts fetch on load is in.
 RENDER_SETTLE_QUIET = 0.2
-# Pages rendering at once, and pages waiting for the browser beyond those; when the wait
-# queue is full, the frontier holds pages back (robots.txt, sitemaps and the requests of
-# pages being rendered still go) until it drains, so memory stays bounded.
+# Pages rendering at once, and pages waiting for the browser beyond those (for a turn, or
+# for their script signature's samples); when the wait queue is full, the frontier holds
+# pages back (robots.txt, sitemaps and the requests of pages being rendered still go)
+# until it drains, so memory stays bounded.
 RENDER_MAX_PAGES = 4
 RENDER_QUEUE_PAGES = 32
 # When this many of the waiting pages are one host's, only that host's pages are held

@@ -13,6 +13,8 @@ from scrapy.http import HtmlResponse, Request
 from govsi.frontier.traps import TrapGuard
 from govsi.items import DiscoveredPage, FetchedPage
 from govsi.render.decide import RenderPlanner
+from govsi.render.httpcache import ResourceCache
+from govsi.render.renderer import Renderer
 from govsi.requestmeta import KIND_PAGE, META_KIND, META_URL
 from govsi.spiders.govsi import GovsiSpider
 from govsi.web.extract import parse_html
@@ -47,7 +49,21 @@ def spider(planner: RenderPlanner) -> tuple[GovsiSpider, Crawled, list[Any]]:
     s.traps = TrapGuard()
     s.known = crawled.known  # type: ignore[assignment]
     s.store = SimpleNamespace(add=stored.append)  # type: ignore[assignment]
-    s.renderer = SimpleNamespace(mode="auto", timeout=5.0)  # type: ignore[assignment]
+    s.renderer = Renderer(
+        DictStats(),  # type: ignore[arg-type]
+        crawled.crawl,
+        mode="auto",
+        suffixes=["gov.si"],
+        max_pages=4,
+        queue_pages=32,
+        host_queue_pages=8,
+        max_dom=1_000_000,
+        timeout=5.0,
+        idle_close=60.0,
+        settle_quiet=0.2,
+        cache=ResourceCache(max_bytes=1_000_000, max_entry_bytes=100_000, heuristic_ttl=60.0),
+        browser=None,
+    )
     s.planner, s.decisions = planner, {}
     return s, crawled, stored
 
@@ -70,7 +86,8 @@ def test_a_page_waiting_for_samples_sends_its_links_out_before_the_decision() ->
         waiting = asyncio.ensure_future(s._html(response(url), record))
         for _ in range(5):
             await asyncio.sleep(0)
-        assert not waiting.done()  # it waits for its signature's sample
+        assert not waiting.done()  # it waits for its signature's sample,
+        assert s.renderer is not None and s.renderer.waiting == 1  # within the queue's bounds
         wanted = {"https://x.gov.si/a", "https://x.gov.si/b"}
         assert {r.meta[META_URL] for r in crawled} == wanted
         assert {d.url for d in stored if isinstance(d, DiscoveredPage)} == wanted
@@ -81,7 +98,7 @@ def test_a_page_waiting_for_samples_sends_its_links_out_before_the_decision() ->
         out = await asyncio.wait_for(waiting, 5)
         assert [o.url for o in out if isinstance(o, FetchedPage)] == [url]
         assert not [o for o in out if isinstance(o, Request)]
-        assert not record.rendered
+        assert not record.rendered and s.renderer.waiting == 0
         assert set(record.links) == wanted
 
     asyncio.run(scenario())

@@ -16,10 +16,11 @@ binds the policy sub-resources must pass and how to hold pages back and let them
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -165,12 +166,8 @@ class Renderer:
             self._slots = asyncio.Semaphore(self.max_pages)
             self._idle_loop = task.LoopingCall(self._close_if_idle)
             self._idle_loop.start(max(1.0, min(10.0, self.idle_close / 4)), now=False)
-        host = host_of(url)
-        self._queued(host, +1)
-        try:
+        with self.waiting_for(url):
             await self._slots.acquire()
-        finally:
-            self._queued(host, -1)
         self.active += 1
         routes = PageRoutes(url, document, self._fetch_for(url), self._in_scope, self._count)
         began = time.monotonic()
@@ -192,6 +189,19 @@ class Renderer:
             raise RenderFailed("the browser did not load the fetched document")
         self.stats.inc_value("govsi/render/pages")
         return Rendered(response.text, routes.fetched)
+
+    @contextlib.contextmanager
+    def waiting_for(self, url: str) -> Iterator[None]:
+        """``url``'s page waits on the browser while in this block: for a turn to render,
+        or for its script signature's samples. Either way it counts towards the queue's
+        bounds and holds, so pages waiting on the browser stay bounded in number (while
+        every host is held, the sub-resources the samples need still go out)."""
+        host = host_of(url)
+        self._queued(host, +1)
+        try:
+            yield
+        finally:
+            self._queued(host, -1)
 
     def _queued(self, host: str, step: int) -> None:
         """One more (or one fewer) of ``host``'s pages waits for a turn; holds and releases

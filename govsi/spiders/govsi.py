@@ -288,7 +288,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
                 # The served HTML's links go out now, not after the render, nor after the
                 # samples a page waits for: its rendering never holds up the pages below.
                 self._follow_now(record, found)
-                plan = await self._decide(plan, signature)
+                plan = await self._decide(record.url, plan, signature)
             if plan != "plain":
                 rendered = await self._rendered(response, record, root, found, plan, signature)
                 if rendered is not None:

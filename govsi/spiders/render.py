@@ -93,13 +93,14 @@ class RenderingMixin:
         stats.inc_value(f"govsi/render/plan/{plan}")
         return plan, signature
 
-    async def _decide(self, plan: str, signature: str | None) -> str:
+    async def _decide(self, url: str, plan: str, signature: str | None) -> str:
         """The plan ``_render_plan`` gave, once the samples of the page's signature are in
         when it said "wait" (bounded: a sample that never returns counts as plain)."""
         while plan == "wait" and signature is not None and self.renderer is not None:
             event = self.decisions.setdefault(signature, asyncio.Event())
             try:
-                await asyncio.wait_for(event.wait(), 2 * self.renderer.timeout + 5)
+                with self.renderer.waiting_for(url):
+                    await asyncio.wait_for(event.wait(), 2 * self.renderer.timeout + 5)
             except TimeoutError:
                 self.crawler.stats.inc_value("govsi/render/wait_timeout")
                 return "plain"
