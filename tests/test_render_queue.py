@@ -8,10 +8,9 @@ import asyncio
 import contextlib
 from typing import Any
 
-from govsi.render.httpcache import ResourceCache
 from govsi.render.renderer import Renderer, RenderFailed
 from govsi.render.routes import Document
-from tests.support.stats import DictStats
+from tests.support.renderer import make_renderer
 
 
 class HeldBrowser:
@@ -28,21 +27,7 @@ class HeldBrowser:
 
 
 def renderer(browser: HeldBrowser, holds: list[tuple[str | None, bool]]) -> Renderer:
-    r = Renderer(
-        DictStats(),  # type: ignore[arg-type]
-        lambda request: None,
-        mode="always",
-        suffixes=["gov.si"],
-        max_pages=2,
-        queue_pages=5,
-        host_queue_pages=3,
-        max_dom=1_000_000,
-        timeout=5.0,
-        idle_close=60.0,
-        settle_quiet=0.1,
-        cache=ResourceCache(max_bytes=1000, max_entry_bytes=100, heuristic_ttl=60),
-        browser=browser,  # type: ignore[arg-type]
-    )
+    r = make_renderer(browser, mode="always", max_pages=2, queue_pages=5, host_queue_pages=3)
     r.bind(lambda url: None, lambda host, held: holds.append((host, held)))
     return r
 

@@ -13,11 +13,10 @@ from scrapy.http import HtmlResponse, Request
 from govsi.frontier.traps import TrapGuard
 from govsi.items import DiscoveredPage, FetchedPage
 from govsi.render.decide import RenderPlanner
-from govsi.render.httpcache import ResourceCache
-from govsi.render.renderer import Renderer
 from govsi.requestmeta import KIND_PAGE, META_KIND, META_URL
 from govsi.spiders.govsi import GovsiSpider
 from govsi.web.extract import parse_html
+from tests.support.renderer import make_renderer
 from tests.support.stats import DictStats
 
 # Text enough that the page plainly does not need a browser: its signature decides.
@@ -49,21 +48,7 @@ def spider(planner: RenderPlanner) -> tuple[GovsiSpider, Crawled, list[Any]]:
     s.traps = TrapGuard()
     s.known = crawled.known  # type: ignore[assignment]
     s.store = SimpleNamespace(add=stored.append)  # type: ignore[assignment]
-    s.renderer = Renderer(
-        DictStats(),  # type: ignore[arg-type]
-        crawled.crawl,
-        mode="auto",
-        suffixes=["gov.si"],
-        max_pages=4,
-        queue_pages=32,
-        host_queue_pages=8,
-        max_dom=1_000_000,
-        timeout=5.0,
-        idle_close=60.0,
-        settle_quiet=0.2,
-        cache=ResourceCache(max_bytes=1_000_000, max_entry_bytes=100_000, heuristic_ttl=60.0),
-        browser=None,
-    )
+    s.renderer = make_renderer(crawl=crawled.crawl)
     s.planner, s.decisions = planner, {}
     return s, crawled, stored
 
