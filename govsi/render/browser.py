@@ -251,7 +251,7 @@ def _handler_class() -> type:
             page = meta.get("playwright_page")
             if page is None or page.is_closed():
                 page = await self._create_page(request=request, spider=spider)
-            # Set first: the caller releases (or closes) it whatever happens next.
+            # Set first: Browser releases (or closes) it whatever happens next.
             meta["playwright_page"] = page
             await meta["playwright_page_init_callback"](page, request)
             kwargs = dict(meta.get("playwright_page_goto_kwargs") or {})
@@ -398,14 +398,13 @@ class Browser:
             "playwright": True,
             "playwright_context": f"govsi-{generation}",
             "playwright_context_kwargs": CONTEXT_KWARGS,
-            "playwright_include_page": True,
             "playwright_page_init_callback": install,
             "playwright_page_goto_kwargs": {"wait_until": "domcontentloaded", "timeout": ms},
             META_SETTLE: steps,
         }
         reused = self._idle_page(generation)
         if reused is not None:
-            # The handler navigates it afresh (and runs ``install`` again).
+            # The page engine navigates it afresh (and runs ``install`` again).
             meta["playwright_page"] = reused
             self.stats.inc_value("govsi/render/pages_reused")
         request = Request(url, dont_filter=True, meta=meta)

@@ -204,8 +204,8 @@ class Renderer:
             self._queued(host, -1)
 
     def _queued(self, host: str, step: int) -> None:
-        """One more (or one fewer) of ``host``'s pages waits for a turn; holds and releases
-        follow the counts."""
+        """One more (or one fewer) of ``host``'s pages waits on the browser; holds and
+        releases follow the counts."""
         self.waiting += step
         count = self.waiting_by_host[host] + step
         if count:

@@ -289,10 +289,10 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
                 # samples a page waits for: its rendering never holds up the pages below.
                 self._follow_now(record, found)
                 plan = await self._decide(record.url, plan, signature)
-            if plan != "plain":
-                rendered = await self._rendered(response, record, root, found, plan, signature)
-                if rendered is not None:
-                    text, root, found = rendered
+                if plan != "plain":
+                    rendered = await self._rendered(response, record, root, found, plan, signature)
+                    if rendered is not None:
+                        text, root, found = rendered
         return await self._finish_html(record, text, root, found)
 
     def _follow_now(self, record: FetchedPage, found: ExtractedLinks) -> None:
