@@ -1,17 +1,22 @@
 """The crawl's browser (govsi.render.browser) as the crawl's event loop sees it: Playwright's
-messages are not held behind the crawl's own work, and scrapy-playwright's per-request
-debug log costs nothing when the crawl does not log at DEBUG."""
+messages are not held behind the crawl's own work, scrapy-playwright's per-request debug
+log costs nothing when the crawl does not log at DEBUG, and a settled page costs one
+message to the page."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from scrapy.settings import Settings
 
 from govsi.render import browser
+from govsi.render.renderer import Refused
+from govsi.render.routes import PageRoutes, Reply
+from tests.support.renderer import make_renderer
 
 
 async def _turns_taken_by_wait_for_next_task() -> int:
@@ -81,3 +86,54 @@ def test_scrapy_playwrights_per_request_log_is_off_unless_the_crawl_logs_debug(
     # The handler attaches its request and response loggers when the logger's effective
     # level is DEBUG or lower, which NOTSET is under Scrapy (its root logger is NOTSET).
     assert playwright_log.level == expected
+
+
+class RecordingPage:
+    """A page that has loaded, whose DOM is ``dom``; records each message sent to it."""
+
+    def __init__(self, dom: str, href: str = "http://a.gov.si/p") -> None:
+        self.dom, self.href = dom, href
+        self.calls: list[str] = []
+
+    async def wait_for_load_state(self, state: str, timeout: float) -> None:
+        self.calls.append(f"wait_for_load_state {state}")
+
+    async def evaluate(self, script: str, arg: Any = None) -> Any:
+        self.calls.append("evaluate")
+        size = len(self.dom)
+        return [self.href, size, self.dom if size <= arg else None]
+
+
+def _settle_and_check(page: RecordingPage, max_dom: int = 1_000_000) -> str | None:
+    renderer = make_renderer()
+    renderer.max_dom = max_dom
+    routes = PageRoutes("http://a.gov.si/p", Reply(200, (), b""), None, None, None)  # type: ignore[arg-type]
+    routes.last_activity -= 1  # its network has been quiet for a second
+
+    async def run() -> str | None:
+        dom = None
+        for step in renderer._steps(routes, "http://a.gov.si/p"):
+            dom = await step(page) or dom
+        return dom
+
+    return asyncio.run(run())
+
+
+def test_a_settled_page_costs_one_message_to_the_page_for_its_check_and_its_dom() -> None:
+    # Its load is the event the driver reports (not a function polled in the page on every
+    # animation frame); its address, size and DOM come back in one evaluate.
+    page = RecordingPage("<!DOCTYPE html><html><body>Vsebina</body></html>")
+    assert _settle_and_check(page) == page.dom
+    assert page.calls == ["wait_for_load_state load", "evaluate"]
+
+
+def test_a_dom_past_the_limit_never_leaves_the_page() -> None:
+    page = RecordingPage("<html>" + "x" * 500 + "</html>")
+    with pytest.raises(Refused, match="DOWNLOAD_MAXSIZE"):
+        _settle_and_check(page, max_dom=100)
+
+
+def test_a_page_that_became_another_document_is_refused() -> None:
+    page = RecordingPage("<html></html>", href="http://drug.gov.si/")
+    with pytest.raises(Refused, match="another document"):
+        _settle_and_check(page)

@@ -231,8 +231,9 @@ def _handler_class() -> type:
           never comes, while the page itself is whole;
         - a download a script starts is refused (the context accepts none), never taken
           for the page as the handler's own navigation would;
-        - after it, only our own steps (``govsi_settle``), then the DOM: no response
-          headers, security details or server address (a message each, none used here);
+        - after it, only our own steps (``govsi_settle``), the last of which takes the DOM
+          (``page.content()`` when none does): no response headers, security details or
+          server address (a message each, none used here);
         - no listeners on each request and response (the handler's counters and debug
           log: an event from the driver for each, and a message for the log's headers).
         """
@@ -256,12 +257,15 @@ def _handler_class() -> type:
             await meta["playwright_page_init_callback"](page, request)
             kwargs = dict(meta.get("playwright_page_goto_kwargs") or {})
             response = await page.goto(url=request.url, **kwargs)
+            dom = None
             for step in meta.get(META_SETTLE) or ():
-                await step(page)
+                dom = await step(page) or dom
+            if dom is None:
+                dom = await page.content()
             return HtmlResponse(
                 url=page.url,
                 status=response.status if response is not None else 200,
-                body=(await page.content()).encode("utf-8"),
+                body=dom.encode("utf-8"),
                 encoding="utf-8",
                 request=request,
                 flags=["playwright"],
@@ -271,9 +275,10 @@ def _handler_class() -> type:
 
 
 # A page's set-up before it loads (routes), and the steps after: waiting for it to settle,
-# checks of what it became.
+# checks of what it became. A step may return the page's DOM, taken in the same message to
+# the page as its check (each message costs the driver, the browser and the page CPU).
 PageHook = Callable[[Any, Request], Awaitable[None]]
-PageStep = Callable[[Any], Awaitable[None]]
+PageStep = Callable[[Any], Awaitable[str | None]]
 
 
 class Browser:

@@ -57,6 +57,15 @@ class Refused(Exception):
     """The settled page is not one we may store (too large, or not the page's own)."""
 
 
+# The page's address, its DOM's size, and the DOM itself when within ``max`` characters
+# (serialized as Playwright's page.content() does), in one message to the page.
+_SNAPSHOT = """max => {
+  let dom = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '';
+  if (document.documentElement) dom += document.documentElement.outerHTML;
+  return [location.href, dom.length, dom.length <= max ? dom : null];
+}"""
+
+
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}".lower()
@@ -239,24 +248,23 @@ class Renderer:
         async def settle(page: Any) -> None:
             await routes.settled(page, self.timeout, self.settle_quiet)
 
-        async def check(page: Any) -> None:
-            await self._check(page, origin)
+        async def check(page: Any) -> str:
+            return await self._check(page, origin)
 
         return [settle, check]
 
-    async def _check(self, page: Any, origin: str) -> None:
-        """The settled page must still be our document (same origin: history.pushState
-        may change its path) and no larger than DOWNLOAD_MAXSIZE."""
-        where, size = await page.evaluate(
-            "() => [location.href,"
-            " document.documentElement ? document.documentElement.outerHTML.length : 0]"
-        )
+    async def _check(self, page: Any, origin: str) -> str:
+        """The settled page's DOM. It must still be our document (same origin:
+        history.pushState may change its path) and no larger than DOWNLOAD_MAXSIZE; a larger
+        one never leaves the page."""
+        where, size, dom = await page.evaluate(_SNAPSHOT, self.max_dom)
         if _origin(str(where)) != origin:
             self.stats.inc_value("govsi/render/navigated_away")
             raise Refused(f"the page became another document ({str(where)[:200]})")
-        if size > self.max_dom:
+        if size > self.max_dom or not isinstance(dom, str):
             self.stats.inc_value("govsi/render/too_large")
             raise Refused(f"rendered DOM larger than DOWNLOAD_MAXSIZE ({self.max_dom} bytes)")
+        return dom
 
     def _schedule(self, request: Request) -> None:
         self._crawl(request)

@@ -92,11 +92,13 @@ class PageRoutes:
         ``quiet`` seconds (its scripts' fetches are in); TimeoutError after ``timeout``.
 
         Not Playwright's "networkidle": that waits half a second whatever happens, and
-        the routes know exactly when the page's network is quiet. One round trip to the
-        page (its own load, checked in the page), then only our own clock.
+        the routes know exactly when the page's network is quiet. The load is the event
+        the driver reports anyway (no message to the page: a wait_for_function in the page
+        would poll on every animation frame, and each one lays the page out and paints it
+        again), then only our own clock.
         """
         deadline = time.monotonic() + timeout
-        await page.wait_for_function("document.readyState === 'complete'", timeout=timeout * 1000)
+        await page.wait_for_load_state("load", timeout=timeout * 1000)
         while True:
             now = time.monotonic()
             left = quiet - (now - self.last_activity)
