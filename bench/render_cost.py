@@ -16,6 +16,9 @@ RENDER_JS=off and a plain Scrapy spider (issue 15). Four parts, each its own web
 - ``requests``: from the ``polite`` and ``speed`` runs, requests per rendered page
   (documents: 1.0 means none fetched again; sub-resources: the crawl's cache at work).
 
+Each run also reports the CPU it cost (``CpuMeter``): the crawler's process with start-up,
+Chromium with Playwright's driver, and the simulated web's server.
+
     PYTHONPATH=. python -m bench.render_cost                  # all parts, ~15 min
     PYTHONPATH=. python -m bench.render_cost --parts speed,memory
 
@@ -26,7 +29,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import resource
 import tempfile
 import threading
 import time
@@ -66,6 +71,48 @@ def rss_mb(pid: int) -> float:
     return total / 1024
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU ``pid`` has used so far (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuMeter:
+    """CPU a run costs the machine, sampled every ``interval`` s from /proc while the crawl
+    lives (its last moments of shutting down are missed): the crawl's own process (all its
+    threads), the processes below it (Chromium and Playwright's driver), and this process
+    (the simulated web's server)."""
+
+    def __init__(self, pid: int, interval: float = 0.2) -> None:
+        self.pid = pid
+        self._self = resource.getrusage(resource.RUSAGE_SELF)
+        self._own = 0.0
+        self._below: dict[int, float] = {}
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, args=(interval,), daemon=True)
+        self._thread.start()
+
+    def _watch(self, interval: float) -> None:
+        while not self._done.wait(interval):
+            self._own = max(self._own, cpu_seconds(self.pid))
+            for kid in descendants(self.pid):
+                self._below[kid] = max(self._below.get(kid, 0.0), cpu_seconds(kid))
+
+    def result(self) -> dict[str, float]:
+        self._done.set()
+        self._thread.join()
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        server = (own.ru_utime - self._self.ru_utime) + (own.ru_stime - self._self.ru_stime)
+        return {
+            "crawler_s": round(self._own, 2),
+            "browser_and_driver_s": round(sum(self._below.values()), 2),
+            "web_server_s": round(server, 2),
+        }
+
+
 def _host_target(url: str) -> tuple[str, str]:
     parts = urlsplit(url)
     return (parts.hostname or "", parts.path + (f"?{parts.query}" if parts.query else ""))
@@ -78,6 +125,7 @@ def govsi_run(
     db = f"sqlite:///{work / 'crawldb.sqlite3'}"
     web.reset_log()
     running = start_crawl(web, db, work, seeds, RENDER_JS=mode, **settings)
+    meter = CpuMeter(running.proc.pid)
     peak = 0.0
     done = threading.Event()
 
@@ -115,6 +163,7 @@ def govsi_run(
         "requests": len(hits),
         "peak_rss_mb": round(peak, 1),
         "crawler_memusage_max_mb": round(float(stats.get("memusage/max", 0)) / 2**20, 1),  # type: ignore[arg-type]
+        "cpu": meter.result(),
         "render_stats": {k: v for k, v in stats.items() if str(k).startswith("govsi/render")},
         "hits": hits,
     }
@@ -126,6 +175,7 @@ def plain_run(web: SimWeb, seeds: list[str], work: Path) -> dict[str, Any]:
     started = time.perf_counter()
     proc = start_plain(web.hosts_map(), seeds, str(work), CONCURRENT_REQUESTS=16,
                        ROBOTSTXT_OBEY=True)  # fmt: skip
+    meter = CpuMeter(proc.pid)
     proc.wait(3600)
     wall = time.perf_counter() - started
     # The same clock as govsi's figures: Scrapy's elapsed_time_seconds, from the spider's
@@ -136,7 +186,7 @@ def plain_run(web: SimWeb, seeds: list[str], work: Path) -> dict[str, Any]:
     pages = {p for p in pages if not p[1].endswith((".css", ".woff2", ".txt"))}
     return {"mode": "plain scrapy", "ok": proc.returncode == 0, "crawl_s": round(crawl_s, 2),
             "wall_s": round(wall, 2), "html_pages": len(pages),
-            "pages_per_s": round(len(pages) / crawl_s, 1)}  # fmt: skip
+            "pages_per_s": round(len(pages) / crawl_s, 1), "cpu": meter.result()}  # fmt: skip
 
 
 def part_polite(args: argparse.Namespace, work: Path) -> dict[str, Any]:
@@ -199,11 +249,12 @@ def part_speed(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             r = out[mode] = unthrottled(web, seeds, work / f"speed-{mode}", mode)
             print(f"speed  {mode:>5}: {r['pages_per_s']:6.1f} pages/s  {r['html_pages']} pages "
                   f"in {r['crawl_s']} s  rendered {r['rendered']} (need {len(js_only)})  "
-                  f"twice {r['urls_requested_twice']}", flush=True)  # fmt: skip
+                  f"twice {r['urls_requested_twice']}  CPU {r['cpu']}", flush=True)  # fmt: skip
         r = plain_run(web, seeds, work / "speed-plain")
         out["plain"] = r
         print(f"speed  plain: {r['pages_per_s']:6.1f} pages/s  {r['html_pages']} pages in "
-              f"{r['crawl_s']} s (process {r['wall_s']} s)", flush=True)  # fmt: skip
+              f"{r['crawl_s']} s (process {r['wall_s']} s)  CPU {r['cpu']}",
+              flush=True)  # fmt: skip
     finally:
         web.stop()
     out["default_vs_plain"] = round(out["auto"]["pages_per_s"] / out["plain"]["pages_per_s"], 3)
