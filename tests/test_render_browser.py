@@ -1,7 +1,7 @@
 """The crawl's browser (govsi.render.browser) as the crawl's event loop sees it: Playwright's
 messages are not held behind the crawl's own work, scrapy-playwright's per-request debug
-log costs nothing when the crawl does not log at DEBUG, and a settled page costs one
-message to the page."""
+log costs nothing when the crawl does not log at DEBUG, and a settled page costs two
+messages to the page."""
 
 from __future__ import annotations
 
@@ -91,17 +91,23 @@ def test_scrapy_playwrights_per_request_log_is_off_unless_the_crawl_logs_debug(
 class RecordingPage:
     """A page that has loaded, whose DOM is ``dom``; records each message sent to it."""
 
+    calls: list[str]
+
     def __init__(self, dom: str, href: str = "http://a.gov.si/p") -> None:
         self.dom, self.href = dom, href
         self.calls: list[str] = []
 
-    async def wait_for_load_state(self, state: str, timeout: float) -> None:
-        self.calls.append(f"wait_for_load_state {state}")
-
     async def evaluate(self, script: str, arg: Any = None) -> Any:
-        self.calls.append("evaluate")
+        if "addEventListener('load'" in script:
+            self.calls.append("evaluate: wait for load")
+            return True
+        self.calls.append("evaluate: snapshot")
         size = len(self.dom)
         return [self.href, size, self.dom if size <= arg else None]
+
+    def __getattr__(self, name: str) -> Any:
+        # Anything else (wait_for_function, content, ...) would be another message.
+        raise AssertionError(f"page.{name} was used")
 
 
 def _settle_and_check(page: RecordingPage, max_dom: int = 1_000_000) -> str | None:
@@ -119,12 +125,12 @@ def _settle_and_check(page: RecordingPage, max_dom: int = 1_000_000) -> str | No
     return asyncio.run(run())
 
 
-def test_a_settled_page_costs_one_message_to_the_page_for_its_check_and_its_dom() -> None:
-    # Its load is the event the driver reports (not a function polled in the page on every
-    # animation frame); its address, size and DOM come back in one evaluate.
+def test_a_settled_page_costs_two_messages_to_the_page() -> None:
+    # Its load is waited for in the page (not a function polled on every animation frame);
+    # its address, size and DOM come back in one evaluate, not a check and page.content().
     page = RecordingPage("<!DOCTYPE html><html><body>Vsebina</body></html>")
     assert _settle_and_check(page) == page.dom
-    assert page.calls == ["wait_for_load_state load", "evaluate"]
+    assert page.calls == ["evaluate: wait for load", "evaluate: snapshot"]
 
 
 def test_a_dom_past_the_limit_never_leaves_the_page() -> None:

@@ -92,13 +92,11 @@ class PageRoutes:
         ``quiet`` seconds (its scripts' fetches are in); TimeoutError after ``timeout``.
 
         Not Playwright's "networkidle": that waits half a second whatever happens, and
-        the routes know exactly when the page's network is quiet. The load is the event
-        the driver reports anyway (no message to the page: a wait_for_function in the page
-        would poll on every animation frame, and each one lays the page out and paints it
-        again), then only our own clock.
+        the routes know exactly when the page's network is quiet. One message to the page
+        (its own load event, waited for in the page), then only our own clock.
         """
         deadline = time.monotonic() + timeout
-        await page.wait_for_load_state("load", timeout=timeout * 1000)
+        await asyncio.wait_for(page.evaluate(_LOADED), timeout)
         while True:
             now = time.monotonic()
             left = quiet - (now - self.last_activity)
@@ -170,6 +168,16 @@ class PageRoutes:
 async def _close_quietly(page: Any) -> None:
     with contextlib.suppress(Exception):
         await page.close(run_before_unload=False)
+
+
+# Resolves at the document's load event, at once when it is past. Not Playwright's load
+# state: a script's navigation away, refused, leaves the driver waiting for a load of its
+# own that never comes. Not wait_for_function: that polls on every animation frame, and
+# each frame makes a headless Chromium lay the loading page out and paint it again.
+_LOADED = (
+    "() => document.readyState === 'complete' || "
+    "new Promise(done => addEventListener('load', () => done(true), {once: true}))"
+)
 
 
 def _refusal_code(request: Any) -> str:
