@@ -58,7 +58,10 @@ class Refused(Exception):
 
 
 # The page's address, its DOM's size, and the DOM itself when within ``max`` characters
-# (serialized as Playwright's page.content() does), in one message to the page.
+# (serialized as Playwright's page.content() does), in one message to the page. It runs in
+# the page's own world, where its scripts could replace what it calls: what they could
+# make it return, they could as well have written into the DOM; anything but a string is
+# refused, and a script that never returns meets the render's time bound.
 _SNAPSHOT = """max => {
   let dom = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '';
   if (document.documentElement) dom += document.documentElement.outerHTML;
