@@ -143,3 +143,13 @@ def test_a_page_that_became_another_document_is_refused() -> None:
     page = RecordingPage("<html></html>", href="http://drug.gov.si/")
     with pytest.raises(Refused, match="another document"):
         _settle_and_check(page)
+
+
+def test_a_page_whose_load_never_comes_fails_with_a_clear_reason() -> None:
+    class NeverLoads:
+        async def evaluate(self, script: str, arg: Any = None) -> Any:
+            await asyncio.Event().wait()
+
+    routes = PageRoutes("http://a.gov.si/p", Reply(200, (), b""), None, None, None)  # type: ignore[arg-type]
+    with pytest.raises(TimeoutError, match="did not load within"):
+        asyncio.run(routes.settled(NeverLoads(), timeout=0.1, quiet=0.0))

@@ -96,7 +96,10 @@ class PageRoutes:
         (its own load event, waited for in the page), then only our own clock.
         """
         deadline = time.monotonic() + timeout
-        await asyncio.wait_for(page.evaluate(_LOADED), timeout)
+        try:
+            await asyncio.wait_for(page.evaluate(_LOADED), timeout)
+        except TimeoutError:
+            raise TimeoutError(f"the page did not load within {timeout:.0f} s") from None
         while True:
             now = time.monotonic()
             left = quiet - (now - self.last_activity)
