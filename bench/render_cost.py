@@ -16,7 +16,7 @@ RENDER_JS=off and a plain Scrapy spider (issue 15). Four parts, each its own web
 - ``requests``: from the ``polite`` and ``speed`` runs, requests per rendered page
   (documents: 1.0 means none fetched again; sub-resources: the crawl's cache at work).
 
-Each run also reports the CPU it cost (``CpuMeter``): the crawler's process with start-up,
+Each run also reports the CPU it cost (``ProcessMeter``): the crawler's process with start-up,
 Chromium with Playwright's driver, and the simulated web's server.
 
     PYTHONPATH=. python -m bench.render_cost                  # all parts, ~15 min
@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import resource
 import tempfile
 import threading
 import time
@@ -44,7 +42,7 @@ from bench import render_speed
 from bench.benchwebs import many_web, mix_in_javascript
 from bench.plain_spider import start_plain
 from bench.politeness import analyse
-from bench.sysinfo import code, machine, write_result
+from bench.sysinfo import CpuSnapshot, code, machine, proc_cpu, write_result
 from bench.webgen import _text
 from govsi.render.browser import find_chromium
 from tests.simweb.server import Host, Resource, SimWeb, html
@@ -58,37 +56,27 @@ FOOTER = (
 )
 
 
-def rss_mb(pid: int) -> float:
-    """Resident memory of ``pid`` and every process below it (a browser included)."""
-    total = 0
-    for p in [pid, *descendants(pid)]:
-        try:
-            for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            continue
-    return total / 1024
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU ``pid`` has used so far (0 once it is gone)."""
+def _rss_kb(pid: int) -> int:
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
-class CpuMeter:
-    """CPU a run costs the machine, sampled every ``interval`` s from /proc while the crawl
-    lives (its last moments of shutting down are missed): the crawl's own process (all its
-    threads), the processes below it (Chromium and Playwright's driver), and this process
-    (the simulated web's server)."""
+class ProcessMeter:
+    """What a run costs the machine, sampled every ``interval`` s from /proc while the
+    crawl lives (its last moments of shutting down are missed): peak resident memory of the
+    crawl's process and every process below it (a browser included); CPU of the crawl's own
+    process (all its threads), of the processes below it (Chromium and Playwright's
+    driver), and of this process (the simulated web's server)."""
 
     def __init__(self, pid: int, interval: float = 0.2) -> None:
         self.pid = pid
-        self._self = resource.getrusage(resource.RUSAGE_SELF)
+        self.peak_rss_mb = 0.0
+        self._before = CpuSnapshot.take()
         self._own = 0.0
         self._below: dict[int, float] = {}
         self._done = threading.Event()
@@ -97,19 +85,21 @@ class CpuMeter:
 
     def _watch(self, interval: float) -> None:
         while not self._done.wait(interval):
-            self._own = max(self._own, cpu_seconds(self.pid))
-            for kid in descendants(self.pid):
-                self._below[kid] = max(self._below.get(kid, 0.0), cpu_seconds(kid))
+            below = descendants(self.pid)
+            rss = _rss_kb(self.pid) + sum(_rss_kb(kid) for kid in below)
+            self.peak_rss_mb = max(self.peak_rss_mb, rss / 1024)
+            self._own = max(self._own, proc_cpu(self.pid))
+            for kid in below:
+                self._below[kid] = max(self._below.get(kid, 0.0), proc_cpu(kid))
 
-    def result(self) -> dict[str, float]:
+    def stop(self) -> dict[str, float]:
+        """Stop sampling; the CPU figures."""
         self._done.set()
         self._thread.join()
-        own = resource.getrusage(resource.RUSAGE_SELF)
-        server = (own.ru_utime - self._self.ru_utime) + (own.ru_stime - self._self.ru_stime)
         return {
             "crawler_s": round(self._own, 2),
             "browser_and_driver_s": round(sum(self._below.values()), 2),
-            "web_server_s": round(server, 2),
+            "web_server_s": CpuSnapshot.take().since(self._before)["simweb_server"],
         }
 
 
@@ -125,22 +115,11 @@ def govsi_run(
     db = f"sqlite:///{work / 'crawldb.sqlite3'}"
     web.reset_log()
     running = start_crawl(web, db, work, seeds, RENDER_JS=mode, **settings)
-    meter = CpuMeter(running.proc.pid)
-    peak = 0.0
-    done = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not done.wait(0.2):
-            peak = max(peak, rss_mb(running.proc.pid))
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
+    meter = ProcessMeter(running.proc.pid)
     started = time.perf_counter()
     run = running.wait(timeout=3600)
     wall = time.perf_counter() - started
-    done.set()
-    sampler.join()
+    cpu = meter.stop()
     rows = query(db, "SELECT url, page_type_code, rendered FROM page")
     html_pages = [u for u, t, _ in rows if t in ("HTML", "DUPLICATE")]
     stats = run.stats
@@ -161,9 +140,9 @@ def govsi_run(
         "rendered": sum(1 for _, _, r in rows if r),
         "urls_requested_twice": sum(1 for n in per_url.values() if n > 1),
         "requests": len(hits),
-        "peak_rss_mb": round(peak, 1),
+        "peak_rss_mb": round(meter.peak_rss_mb, 1),
         "crawler_memusage_max_mb": round(float(stats.get("memusage/max", 0)) / 2**20, 1),  # type: ignore[arg-type]
-        "cpu": meter.result(),
+        "cpu": cpu,
         "render_stats": {k: v for k, v in stats.items() if str(k).startswith("govsi/render")},
         "hits": hits,
     }
@@ -175,7 +154,7 @@ def plain_run(web: SimWeb, seeds: list[str], work: Path) -> dict[str, Any]:
     started = time.perf_counter()
     proc = start_plain(web.hosts_map(), seeds, str(work), CONCURRENT_REQUESTS=16,
                        ROBOTSTXT_OBEY=True)  # fmt: skip
-    meter = CpuMeter(proc.pid)
+    meter = ProcessMeter(proc.pid)
     proc.wait(3600)
     wall = time.perf_counter() - started
     # The same clock as govsi's figures: Scrapy's elapsed_time_seconds, from the spider's
@@ -186,7 +165,7 @@ def plain_run(web: SimWeb, seeds: list[str], work: Path) -> dict[str, Any]:
     pages = {p for p in pages if not p[1].endswith((".css", ".woff2", ".txt"))}
     return {"mode": "plain scrapy", "ok": proc.returncode == 0, "crawl_s": round(crawl_s, 2),
             "wall_s": round(wall, 2), "html_pages": len(pages),
-            "pages_per_s": round(len(pages) / crawl_s, 1), "cpu": meter.result()}  # fmt: skip
+            "pages_per_s": round(len(pages) / crawl_s, 1), "cpu": meter.stop()}  # fmt: skip
 
 
 def part_polite(args: argparse.Namespace, work: Path) -> dict[str, Any]:

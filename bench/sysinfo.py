@@ -60,8 +60,8 @@ def _system_cpu() -> tuple[float, float]:
     return (f[0] + f[1] + f[2] + f[5] + f[6]) / TICK, f[7] / TICK
 
 
-def _proc_cpu(pid: int, with_children: bool) -> float:
-    """utime+stime (and the reaped children's) of a process, in seconds."""
+def proc_cpu(pid: int, with_children: bool = False) -> float:
+    """utime+stime (and the reaped children's) of a process, in seconds; 0 once it is gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -104,7 +104,7 @@ class CpuSnapshot:
         own = resource.getrusage(resource.RUSAGE_SELF)
         pg = 0.0
         if pg_pid:
-            pg = _proc_cpu(pg_pid, True) + sum(_proc_cpu(c, False) for c in _children(pg_pid))
+            pg = proc_cpu(pg_pid, True) + sum(proc_cpu(c) for c in _children(pg_pid))
         own_s = own.ru_utime + own.ru_stime
         return cls(kids.ru_utime + kids.ru_stime, own_s, pg, *_system_cpu())
 
