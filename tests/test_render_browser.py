@@ -110,19 +110,12 @@ class RecordingPage:
         raise AssertionError(f"page.{name} was used")
 
 
-def _settle_and_check(page: RecordingPage, max_dom: int = 1_000_000) -> str | None:
+def _settle_and_check(page: RecordingPage, max_dom: int = 1_000_000) -> str:
     renderer = make_renderer()
     renderer.max_dom = max_dom
     routes = PageRoutes("http://a.gov.si/p", Reply(200, (), b""), None, None, None)  # type: ignore[arg-type]
     routes.last_activity -= 1  # its network has been quiet for a second
-
-    async def run() -> str | None:
-        dom = None
-        for step in renderer._steps(routes, "http://a.gov.si/p"):
-            dom = await step(page) or dom
-        return dom
-
-    return asyncio.run(run())
+    return asyncio.run(browser.settled_dom(page, renderer._steps(routes, "http://a.gov.si/p")))
 
 
 def test_a_settled_page_costs_two_messages_to_the_page() -> None:

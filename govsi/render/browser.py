@@ -26,7 +26,7 @@ import os
 import shutil
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from scrapy import Request
@@ -46,6 +46,7 @@ __all__ = [
     "configure",
     "dispatch_promptly",
     "find_chromium",
+    "settled_dom",
 ]
 
 logger = logging.getLogger(__name__)
@@ -231,9 +232,8 @@ def _handler_class() -> type:
           never comes, while the page itself is whole;
         - a download a script starts is refused (the context accepts none), never taken
           for the page as the handler's own navigation would;
-        - after it, only our own steps (``govsi_settle``), the last of which takes the DOM
-          (``page.content()`` when none does): no response headers, security details or
-          server address (a message each, none used here);
+        - after it, only our own steps (``govsi_settle``, ``settled_dom``): no response
+          headers, security details or server address (a message each, none used here);
         - no listeners on each request and response (the handler's counters and debug
           log: an event from the driver for each, and a message for the log's headers).
         """
@@ -257,11 +257,7 @@ def _handler_class() -> type:
             await meta["playwright_page_init_callback"](page, request)
             kwargs = dict(meta.get("playwright_page_goto_kwargs") or {})
             response = await page.goto(url=request.url, **kwargs)
-            dom = None
-            for step in meta.get(META_SETTLE) or ():
-                dom = await step(page) or dom
-            if dom is None:
-                dom = await page.content()
+            dom = await settled_dom(page, meta.get(META_SETTLE) or ())
             return HtmlResponse(
                 url=page.url,
                 status=response.status if response is not None else 200,
@@ -275,10 +271,19 @@ def _handler_class() -> type:
 
 
 # A page's set-up before it loads (routes), and the steps after: waiting for it to settle,
-# checks of what it became. A step may return the page's DOM, taken in the same message to
-# the page as its check (each message costs the driver, the browser and the page CPU).
+# checks of what it became.
 PageHook = Callable[[Any, Request], Awaitable[None]]
 PageStep = Callable[[Any], Awaitable[str | None]]
+
+
+async def settled_dom(page: Any, steps: Iterable[PageStep]) -> str:
+    """Run a loaded page's steps in order; its DOM is what the last one returned, taken in
+    the same message to the page as that step's check (each message costs the driver, the
+    browser and the page CPU), else ``page.content()``."""
+    dom = None
+    for step in steps:
+        dom = await step(page)
+    return dom if dom is not None else await page.content()
 
 
 class Browser:
