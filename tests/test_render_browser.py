@@ -110,10 +110,15 @@ class RecordingPage:
         raise AssertionError(f"page.{name} was used")
 
 
+def _routes() -> PageRoutes:
+    """A page's routes when only its settling is under test (nothing is fetched)."""
+    return PageRoutes("http://a.gov.si/p", Reply(200, (), b""), None, None, None)  # type: ignore[arg-type]
+
+
 def _settle_and_check(page: RecordingPage, max_dom: int = 1_000_000) -> str:
     renderer = make_renderer()
     renderer.max_dom = max_dom
-    routes = PageRoutes("http://a.gov.si/p", Reply(200, (), b""), None, None, None)  # type: ignore[arg-type]
+    routes = _routes()
     routes.last_activity -= 1  # its network has been quiet for a second
     return asyncio.run(browser.settled_dom(page, renderer._steps(routes, "http://a.gov.si/p")))
 
@@ -143,6 +148,6 @@ def test_a_page_whose_load_never_comes_fails_with_a_clear_reason() -> None:
         async def evaluate(self, script: str, arg: Any = None) -> Any:
             await asyncio.Event().wait()
 
-    routes = PageRoutes("http://a.gov.si/p", Reply(200, (), b""), None, None, None)  # type: ignore[arg-type]
+    routes = _routes()
     with pytest.raises(TimeoutError, match="did not load within"):
         asyncio.run(routes.settled(NeverLoads(), timeout=0.1, quiet=0.0))
