@@ -227,6 +227,8 @@ EXTENSIONS = {
     "govsi.frontier.seen.KnownUrls": 110,
     # Renders pages the spider hands it (RENDER_JS); idle when rendering is off.
     "govsi.render.renderer.Renderer": 120,
+    # The reactor's longest stall, in the stats (govsi/reactor/max_stall_seconds).
+    "govsi.health.stalls.ReactorStalls": 130,
     "govsi.store.extension.StatsFile": 900,
 }
 ITEM_PIPELINES = {
@@ -244,6 +246,11 @@ SPIDER_MIDDLEWARES = {
 }
 
 LOG_LEVEL = "INFO"
+# The reactor's loop lag (govsi/health/stalls.py): a tick every this many seconds measures
+# how long the reactor thread was kept from its loop, the time every host's downloads,
+# timeouts and delays waited (0 = off). Longer stalls than STALL_WARN_SECONDS are logged.
+STALL_PROBE_INTERVAL = 0.05
+STALL_WARN_SECONDS = 1.0
 # Write the final crawl stats as JSON to this file ("" = don't).
 STATS_FILE = ""
 # No consoles: the telnet console and Scrapy's remote-control HTTP server would each
