@@ -86,7 +86,8 @@ class ReactorStalls:
         if stall > self.meter.warn:
             logger.warning(
                 "The reactor was kept from its loop for %.2f s: every download, timeout and "
-                "delay waited (govsi/reactor/max_stall_seconds)", stall
+                "delay waited (govsi/reactor/max_stall_seconds)",
+                stall,
             )
         assert self.stats is not None
         self.stats.set_value(MAX_STAT, round(self.meter.longest, 3))
