@@ -2,9 +2,9 @@
 hostile host costs the whole crawl.
 
 Each case is one ``scrapy crawl govsi`` with the default settings (but for the simulated
-web's name resolution and ``DEFAULT_CRAWL_DELAY=0``, which only makes the hostile host
-hit harder; tests/support/crawl.py's other test settings are set back to the defaults) of two hosts: ``www.mirno.gov.si``, an ordinary site of 30 pages, and the
-case's hostile host, linked from the ordinary home page. Figures per case:
+web's name resolution and ``DEFAULT_CRAWL_DELAY=0``, which only makes the hostile host hit
+harder) of two hosts: ``www.mirno.gov.si``, an ordinary site of 30 pages, and the case's
+hostile host, linked from the ordinary home page. Figures per case:
 
 - the crawler's peak RSS (VmHWM of its process), and the browser's (Chromium and the
   driver, sampled), in MB; a crawler over ``--kill-mb`` is killed (the code before the
@@ -58,7 +58,9 @@ def _page(title: str, links: list[str], body: str = "", head: str = "") -> Resou
 
 def _ordinary(hostile_root: str) -> Host:
     last = ORDINARY_PAGES - 2
-    pages = {f"/p{i}": _page(f"Stran {i}", [f"/p{i + 1}"] if i < last else []) for i in range(last + 1)}
+    pages = {
+        f"/p{i}": _page(f"Stran {i}", [f"/p{i + 1}"] if i < last else []) for i in range(last + 1)
+    }
     pages["/"] = _page("Mirno", ["/p0", hostile_root])
     pages["/robots.txt"] = _robots("User-agent: *\nAllow: /\n")
     return Host(ORDINARY, 0, pages)
