@@ -43,8 +43,28 @@ TRAP_MAX_QUERY_VARIANTS = 1000
 # each found from the previous one and bringing nothing new outside it (a calendar's
 # "next month" without end). Pagination that brings new pages each time is never cut.
 TRAP_MAX_QUERY_CHAIN = 10
-# At most this many pages per host (0 = no limit).
-MAX_PAGES_PER_HOST = 0
+# Budgets (govsi/frontier/budgets.py): how much one run takes, 0 = no limit. Each is logged
+# once when reached (per host where per host) and counted as govsi/budget/<name> (requests
+# left unfetched) and govsi/budget/<name>/hosts; what is left keeps its FRONTIER row with
+# the reason ("budget: MAX_... (N) reached"), so a later run (with a higher budget, or the
+# same: they count per run and per worker process) goes on from there. `scrapy report`
+# lists the hosts that hit one. A host whose page or byte budget is spent is done for the
+# run (its images too); a spent image budget stops its images only.
+# Pages released per host. .gov.si's largest hosts have about 100 000 pages: 10 times that
+# never cuts a real host, yet bounds a generated site that the trap rules miss. At
+# DEFAULT_CRAWL_DELAY a host gives at most 17 280 pages a day, so it binds only crawls
+# with short delays or long runs.
+MAX_PAGES_PER_HOST = 1_000_000
+# Images released per host: a site's pictures are far fewer than its pages; this stops
+# endless variants (/logo.png?v=N) beyond what TRAP_MAX_QUERY_VARIANTS lets through.
+MAX_IMAGES_PER_HOST = 100_000
+# Body bytes received per host (after decompression, every kind of response). 10 GiB is
+# several times the largest host's pages and documents, and 320 responses of
+# DOWNLOAD_MAXSIZE: a host serving endless large files stops there.
+MAX_BYTES_PER_HOST = 10 * 1024**3
+# Hosts set up (DNS, robots.txt) in one run. .gov.si has a few thousand; beyond this (a
+# page linking endless subdomains of a wildcard zone) hosts are not contacted.
+MAX_HOSTS = 20_000
 
 # --- Duplicates (govsi/dedup/signature.py) --------------------------------------------------------
 # Mark exact and near copies of stored pages DUPLICATE (compared on their main content,

@@ -1,0 +1,159 @@
+"""Budgets: the decisions as tables (``Budgets``), and what the scheduler does when one is
+spent (a fake clock, DNS and store, as in test_frontier_scheduler)."""
+
+from __future__ import annotations
+
+import pytest
+from scrapy.http import Response
+
+from govsi.frontier import budgets
+from govsi.frontier.budgets import Budgets, reason
+from govsi.requestmeta import KIND_IMAGE, META_HOST
+from tests.test_frontier_scheduler import DELAY, Harness, harnesses, make, urls
+
+__all__ = ["harnesses"]  # the fixture, used by name
+
+A, B = "a.gov.si", "b.gov.si"
+
+
+@pytest.mark.parametrize(
+    ("limits", "releases", "expected"),
+    [
+        # (host, image?) released in order -> the budget each one hits (None: released)
+        ({}, [(A, False)] * 3, [None, None, None]),
+        ({"pages_per_host": 2}, [(A, False)] * 3, [None, None, budgets.PAGES_PER_HOST]),
+        ({"pages_per_host": 1}, [(A, False), (B, False), (A, False)],
+         [None, None, budgets.PAGES_PER_HOST]),
+        # Images and pages count apart.
+        ({"pages_per_host": 1, "images_per_host": 1}, [(A, True), (A, False), (A, True)],
+         [None, None, budgets.IMAGES_PER_HOST]),
+        ({"images_per_host": 0}, [(A, True)] * 3, [None, None, None]),
+    ],
+)  # fmt: skip
+def test_pages_and_images_per_host(
+    limits: dict[str, int], releases: list[tuple[str, bool]], expected: list[str | None]
+) -> None:
+    b = Budgets(**limits)
+    assert [b.release(host, image) for host, image in releases] == expected
+
+
+def test_a_spent_byte_budget_refuses_pages_and_images_of_that_host_only() -> None:
+    b = Budgets(bytes_per_host=100)
+    assert b.received(A, 60) is False
+    assert b.release(A, False) is None
+    assert b.received(A, 40) is True  # reached: at the limit
+    assert b.release(A, False) == budgets.BYTES_PER_HOST
+    assert b.release(A, True) == budgets.BYTES_PER_HOST
+    assert b.release(B, False) is None
+    assert Budgets().received(A, 10**15) is False  # 0 = no limit
+
+
+def test_hosts_and_logging_once() -> None:
+    b = Budgets(hosts=2)
+    assert [b.new_host() for _ in range(4)] == [True, True, False, False]
+    assert [b.first_time(budgets.HOSTS), b.first_time(budgets.HOSTS)] == [True, False]
+    assert b.first_time(budgets.PAGES_PER_HOST, A) and b.first_time(budgets.PAGES_PER_HOST, B)
+    assert Budgets().new_host()
+
+
+def test_the_reason_names_the_setting() -> None:
+    assert reason(budgets.HOSTS, 5) == "budget: MAX_HOSTS (5) reached"
+    assert Budgets(pages_per_host=3).reason(budgets.PAGES_PER_HOST) == (
+        "budget: MAX_PAGES_PER_HOST (3) reached"
+    )
+
+
+# -- the scheduler ---------------------------------------------------------------------
+
+
+def ready(h: Harness, *hosts: str) -> None:
+    """Answer each host's robots.txt (allow all)."""
+    for _ in hosts:
+        robots = h.take()
+        assert robots is not None
+        h.answer_robots(robots)
+
+
+def fetch_all(h: Harness, rounds: int = 20) -> list[str]:
+    got: list[str] = []
+    for _ in range(rounds):
+        h.at(DELAY)
+        got += urls(h.drain())
+    return got
+
+
+def test_pages_beyond_the_host_budget_stay_frontier_with_the_reason(
+    harnesses: list[Harness], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = make(harnesses, monkeypatch, {A: "10.0.0.1", B: "10.0.0.2"}, max_pages_per_host=2)
+    for i in range(4):
+        h.page(f"https://{A}/{i}")
+    h.page(f"https://{B}/0")
+    h.page(f"https://{A}/logo.png", kind=KIND_IMAGE)
+    ready(h, A, B)
+    got = fetch_all(h)
+    assert sorted(got) == [f"https://{A}/0", f"https://{A}/1", f"https://{B}/0"]
+    refused = {(r.url, r.fetch_error) for r in h.store.not_fetched()}
+    why = "budget: MAX_PAGES_PER_HOST (2) reached"
+    assert refused == {(f"https://{A}/2", why), (f"https://{A}/3", why)}
+    # The host is done for the run, its image too (its row stays owed).
+    assert h.stats.get_value("govsi/budget/pages_per_host") == 3
+    assert h.stats.get_value("govsi/budget/pages_per_host/hosts") == 1
+    assert not h.scheduler.has_pending_requests()
+
+
+def test_images_beyond_the_host_budget_are_not_requested_pages_go_on(
+    harnesses: list[Harness], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = make(harnesses, monkeypatch, {A: "10.0.0.1"}, max_images_per_host=2)
+    for i in range(5):
+        h.page(f"https://{A}/logo.png?v={i}", kind=KIND_IMAGE)
+    h.page(f"https://{A}/page")
+    ready(h, A)
+    got = fetch_all(h)
+    assert len([u for u in got if "logo" in u]) == 2
+    assert f"https://{A}/page" in got
+    assert h.stats.get_value("govsi/budget/images_per_host") == 3
+    assert h.stats.get_value("govsi/budget/images_per_host/hosts") == 1
+    assert h.store.not_fetched() == []  # an image has no FRONTIER row: its row stays owed
+
+
+def test_hosts_beyond_the_budget_are_never_contacted(
+    harnesses: list[Harness], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = make(harnesses, monkeypatch, {A: "10.0.0.1", B: "10.0.0.2"}, max_hosts=1)
+    h.page(f"https://{A}/0")
+    h.page(f"https://{B}/0")
+    h.page(f"https://{B}/1")
+    ready(h, A)
+    got = fetch_all(h)
+    assert got == [f"https://{A}/0"]  # and no robots.txt of B
+    refused = {(r.url, r.fetch_error) for r in h.store.not_fetched()}
+    why = "budget: MAX_HOSTS (1) reached"
+    assert refused == {(f"https://{B}/0", why), (f"https://{B}/1", why)}
+    assert h.stats.get_value("govsi/budget/hosts") == 2
+    assert h.stats.get_value("govsi/budget/hosts/hosts") == 1
+
+
+def test_a_host_past_its_byte_budget_stops_others_go_on(
+    harnesses: list[Harness], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = make(harnesses, monkeypatch, {A: "10.0.0.1", B: "10.0.0.2"}, max_bytes_per_host=1000)
+    for i in range(3):
+        h.page(f"https://{A}/{i}")
+        h.page(f"https://{B}/{i}")
+    ready(h, A, B)
+    got: list[str] = []
+    for _ in range(20):
+        h.at(DELAY)
+        for request in h.drain():
+            got.append(request.url)
+            body = b"x" * (1000 if request.meta[META_HOST] == A else 10)
+            response = Response(request.url, body=body, request=request)
+            h.scheduler._response_received(response, request, h.spider)
+    assert [u for u in got if A in u] == [f"https://{A}/0"]
+    assert len([u for u in got if B in u]) == 3
+    why = "budget: MAX_BYTES_PER_HOST (1000) reached"
+    assert {r.fetch_error for r in h.store.not_fetched()} == {why}
+    assert len(h.store.not_fetched()) == 2
+    assert h.stats.get_value("govsi/budget/bytes_per_host/hosts") == 1
