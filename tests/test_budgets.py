@@ -3,12 +3,17 @@ spent (a fake clock, DNS and store, as in test_frontier_scheduler)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from scrapy.http import Response
 
 from govsi.frontier import budgets
 from govsi.frontier.budgets import Budgets, reason
+from govsi.frontier.traps import TrapGuard
 from govsi.requestmeta import KIND_IMAGE, META_HOST
+from govsi.spiders.govsi import GovsiSpider
+from tests.support.stats import DictStats
 from tests.test_frontier_scheduler import DELAY, Harness, harnesses, make, urls
 
 __all__ = ["harnesses"]  # the fixture, used by name
@@ -157,3 +162,28 @@ def test_a_host_past_its_byte_budget_stops_others_go_on(
     assert {r.fetch_error for r in h.store.not_fetched()} == {why}
     assert len(h.store.not_fetched()) == 2
     assert h.stats.get_value("govsi/budget/bytes_per_host/hosts") == 1
+
+
+# -- images through the trap rules (the spider) ----------------------------------------
+
+
+def image_spider(**traps: int) -> GovsiSpider:
+    s = GovsiSpider()
+    s.crawler = SimpleNamespace(stats=DictStats())  # type: ignore[assignment]
+    s.suffixes, s.max_url_length = ["gov.si"], 2000
+    stats = s.crawler.stats
+    s.traps = TrapGuard(on_refusal=lambda r: stats.inc_value(f"govsi/traps/{r}"), **traps)
+    return s
+
+
+def test_image_variants_past_the_trap_rule_are_neither_recorded_nor_requested() -> None:
+    s = image_spider(max_query_variants=3)
+    sources = [f"https://{A}/logo.png?v={i}" for i in range(10)]
+    sources += [f"https://{A}/logo.png?v=0", f"https://{A}/a/a/a/x.png", "https://x.com/o.png"]
+    got = s._images(sources)
+    # Out of scope: recorded (the page shows it), never requested (may_fetch_image).
+    assert got == [f"https://{A}/logo.png?v={i}" for i in range(3)] + ["https://x.com/o.png"]
+    assert s.crawler.stats.get_value("govsi/traps/query_variants") == 7
+    assert s.crawler.stats.get_value("govsi/traps/repeated_segment") == 1
+    # A page met again gets the same images (admitted once, always).
+    assert s._images(sources) == got
