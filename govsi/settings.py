@@ -161,6 +161,12 @@ DB_KEEPALIVES_IDLE = 10
 # (files of mode 0600, each naming the crawldb it belongs to). "" = beside an SQLite
 # crawldb, else $XDG_STATE_HOME/govsi (~/.local/state/govsi); never the working directory.
 DB_SPILL_DIR = ""
+# At most this many bytes of this run's spill files on disk (those not yet written back).
+# Past it, items stay in memory and, once the buffer is full, no new requests go out until
+# crawldb answers (logged once, counted as govsi/budget/spill_bytes): nothing is dropped.
+# When the crawl ends with crawldb away, its last buffer is saved all the same (at most
+# DB_BUFFER_MAX_BYTES more). 0 = no limit.
+DB_SPILL_MAX_BYTES = 4 * 1024**3
 
 # --- Politeness ------------------------------------------------------------------------
 # The product token robots.txt groups are matched against; USER_AGENT starts with it.

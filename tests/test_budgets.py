@@ -3,6 +3,7 @@ spent (a fake clock, DNS and store, as in test_frontier_scheduler)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -15,8 +16,9 @@ from govsi.requestmeta import KIND_IMAGE, META_HOST
 from govsi.spiders.govsi import GovsiSpider
 from tests.support.stats import DictStats
 from tests.test_frontier_scheduler import DELAY, Harness, harnesses, make, urls
+from tests.test_store_extension import _writes_at_once, close, pages, spills, store, stored
 
-__all__ = ["harnesses"]  # the fixture, used by name
+__all__ = ["_writes_at_once", "harnesses"]  # fixtures, used by name
 
 A, B = "a.gov.si", "b.gov.si"
 
@@ -187,3 +189,36 @@ def test_image_variants_past_the_trap_rule_are_neither_recorded_nor_requested() 
     assert s.crawler.stats.get_value("govsi/traps/repeated_segment") == 1
     # A page met again gets the same images (admitted once, always).
     assert s._images(sources) == got
+
+
+# -- spill files on disk (CrawlStore) --------------------------------------------------
+
+
+def test_spill_files_past_their_cap_keep_items_in_memory_and_hold_requests_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = store(tmp_path, DB_SPILL_MAX_BYTES=1, DB_BUFFER_MAX_ITEMS=5)
+    real_write = s.writer.write
+    monkeypatch.setattr(s.writer, "write", lambda batch: False)
+    for item in pages(1, 2):
+        s.add(item)
+    s.flush()
+    assert len(spills(tmp_path)) == 1 and s.spill_full()
+    for item in pages(3):
+        s.add(item)
+    s.flush()  # crawldb still away, the spill files full: the batch stays in memory
+    assert len(spills(tmp_path)) == 1
+    assert [i.url for i in s.writer.pending] == ["http://a.gov.si/3"]  # type: ignore[union-attr]
+    assert s.stats.get_value("govsi/budget/spill_bytes") == 1
+    for item in pages(4, 5, 6, 7):
+        s.add(item)
+    assert s.saturated()  # the scheduler takes no new requests
+    assert len(spills(tmp_path)) == 1
+    # When the crawl ends with crawldb away, what memory holds is saved all the same.
+    s._spill_pending(final=True)
+    assert len(spills(tmp_path)) == 2 and s.writer.pending == []
+    monkeypatch.setattr(s.writer, "write", real_write)
+    s.flush()
+    assert stored(s) == {f"http://a.gov.si/{n}" for n in range(1, 8)}
+    assert spills(tmp_path) == [] and not s.spill_full()
+    close(s)
