@@ -189,7 +189,9 @@ SITEMAP_FOLLOW = True
 # read per host (an index can list 50 000 sitemaps of 50 000 URLs each).
 SITEMAP_MAX_URLS_PER_HOST = 100_000
 SITEMAP_MAX_FILES_PER_HOST = 100
-# At most this many bytes of sitemap documents kept in site.sitemap_content per host.
+# At most this many bytes of sitemap documents kept in site.sitemap_content per host, in
+# this run and across runs (the stored value never grows past it; later documents are
+# read, not stored). 0 = no limit.
 SITEMAP_STORE_MAX_BYTES = 16 * 1024 * 1024
 # Seconds between two requests to one host (a longer robots Crawl-delay wins) and between
 # two requests to one IP address, counted from when the previous request reached the

@@ -8,12 +8,16 @@ from types import SimpleNamespace
 
 import pytest
 from scrapy.http import Response
+from sqlalchemy import text
 
 from govsi.frontier import budgets
 from govsi.frontier.budgets import Budgets, reason
 from govsi.frontier.traps import TrapGuard
+from govsi.items import SitemapFile
 from govsi.requestmeta import KIND_IMAGE, META_HOST
 from govsi.spiders.govsi import GovsiSpider
+from govsi.store import database
+from govsi.store.writer import SITEMAP_CUT, CrawlWriter, capped_append
 from tests.support.stats import DictStats
 from tests.test_frontier_scheduler import DELAY, Harness, harnesses, make, urls
 from tests.test_store_extension import _writes_at_once, close, pages, spills, store, stored
@@ -222,3 +226,41 @@ def test_spill_files_past_their_cap_keep_items_in_memory_and_hold_requests_back(
     assert stored(s) == {f"http://a.gov.si/{n}" for n in range(1, 8)}
     assert spills(tmp_path) == [] and not s.spill_full()
     close(s)
+
+
+# -- site.sitemap_content across runs (CrawlWriter) ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("previous", "text", "limit", "expected"),
+    [
+        ("", "abc", 0, "abc"),  # no limit
+        ("ab", "cd", 4, "abcd"),
+        ("x" * 10, "y" * 100, 60, "x" * 10 + "y" * (50 - len(SITEMAP_CUT)) + SITEMAP_CUT),
+        ("x" * 50, "y", 50, None),  # full: nothing more
+        ("x" * 40, "y" * 100, 50, None),  # room for less than the note: nothing
+        ("", "č" * 40, 45, "č" * ((45 - len(SITEMAP_CUT)) // 2) + SITEMAP_CUT),  # whole chars
+    ],
+)
+def test_sitemap_content_is_appended_within_its_cap(
+    previous: str, text: str, limit: int, expected: str | None
+) -> None:
+    got = capped_append(previous, text, limit)
+    assert got == expected
+    assert got is None or limit == 0 or len(got.encode()) <= limit
+
+
+def test_sitemap_content_stays_within_its_cap_across_runs(tmp_path: Path) -> None:
+    engine = database.make_engine(f"sqlite:///{tmp_path / 'crawldb.sqlite3'}")
+    database.migrate(engine)
+    limit = 1000
+    for run in range(3):  # each run a writer of its own, as each crawl has
+        w = CrawlWriter(engine, sitemap_store_max=limit)
+        for n in range(3):
+            w.add(SitemapFile(A, f"https://{A}/sitemap{run}-{n}.xml", "<url/>" * 20))
+        assert w.flush()
+    with engine.connect() as conn:
+        [content] = conn.execute(text("SELECT sitemap_content FROM site")).scalars()
+    assert limit - 100 < len(content.encode()) <= limit
+    assert "sitemap1-0.xml" in content and "sitemap2" not in content
+    engine.dispose()

@@ -72,6 +72,7 @@ class CrawlStore:
             store_binary_data=c.store_binary_data,
             retries=c.write_retries,
             find_originals=find_originals,
+            sitemap_store_max=c.sitemap_store_max,
         )
         self.reader = CrawlReader(self.engine)
         self.batch_size = c.batch_size
