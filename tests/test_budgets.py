@@ -13,7 +13,8 @@ from sqlalchemy import text
 from govsi.frontier import budgets
 from govsi.frontier.budgets import Budgets, reason
 from govsi.frontier.traps import TrapGuard
-from govsi.items import SitemapFile
+from govsi.items import DiscoveredPage, FetchedPage, SitemapFile
+from govsi.report import queries
 from govsi.requestmeta import KIND_IMAGE, META_HOST
 from govsi.spiders.govsi import GovsiSpider
 from govsi.store import database
@@ -263,4 +264,30 @@ def test_sitemap_content_stays_within_its_cap_across_runs(tmp_path: Path) -> Non
         [content] = conn.execute(text("SELECT sitemap_content FROM site")).scalars()
     assert limit - 100 < len(content.encode()) <= limit
     assert "sitemap1-0.xml" in content and "sitemap2" not in content
+    engine.dispose()
+
+
+# -- the report ------------------------------------------------------------------------
+
+
+def test_the_report_lists_the_hosts_a_budget_stopped(tmp_path: Path) -> None:
+    engine = database.make_engine(f"sqlite:///{tmp_path / 'crawldb.sqlite3'}")
+    database.migrate(engine)
+    pages_budget, hosts_budget = reason(budgets.PAGES_PER_HOST, 2), reason(budgets.HOSTS, 1)
+    w = CrawlWriter(engine)
+    for url, why in [
+        (f"https://{A}/1", pages_budget),
+        (f"https://{A}/2", pages_budget),
+        (f"https://{A}/3", "forbidden by robots.txt"),
+        (f"https://{B}/1", hosts_budget),
+    ]:
+        w.add(DiscoveredPage(url, 1))
+        w.add(FetchedPage(url, 1, "FRONTIER", None, fetch_error=why))
+    assert w.flush()
+    with engine.connect() as conn:
+        got = queries.budgets(conn, queries.Scope("all", "all")).records()
+    assert got == [
+        {"host": A, "budget": pages_budget, "pages_left": 2},
+        {"host": B, "budget": hosts_budget, "pages_left": 1},
+    ]
     engine.dispose()
