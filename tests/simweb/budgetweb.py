@@ -30,16 +30,10 @@ def _logo(target: str) -> Resource | None:
     return None
 
 
-def _chain(prefix: str, count: int, last_links: list[str] | None = None) -> dict[str, Resource]:
-    def path(i: int) -> str:
-        return "/" if i == 0 else f"/s{i}"
-
-    return {
-        path(i): _page(
-            f"{prefix} {i}", [path(i + 1)] if i + 1 < count else list(last_links or [])
-        )
-        for i in range(count)
-    }
+def _chain(prefix: str, count: int) -> dict[str, Resource]:
+    """``count`` pages, each linking to the next."""
+    paths = ["/"] + [f"/s{i}" for i in range(1, count)]
+    return {path: _page(f"{prefix} {i}", paths[i + 1 : i + 2]) for i, path in enumerate(paths)}
 
 
 def build() -> SimWeb:
