@@ -43,8 +43,28 @@ TRAP_MAX_QUERY_VARIANTS = 1000
 # each found from the previous one and bringing nothing new outside it (a calendar's
 # "next month" without end). Pagination that brings new pages each time is never cut.
 TRAP_MAX_QUERY_CHAIN = 10
-# At most this many pages per host (0 = no limit).
-MAX_PAGES_PER_HOST = 0
+# Budgets (govsi/frontier/budgets.py): how much one run takes, 0 = no limit. Each is logged
+# once when reached (per host where per host) and counted as govsi/budget/<name> (requests
+# left unfetched) and govsi/budget/<name>/hosts; what is left keeps its FRONTIER row with
+# the reason ("budget: MAX_... (N) reached"), so a later run (with a higher budget, or the
+# same: they count per run and per worker process) goes on from there. `scrapy report`
+# lists the hosts that hit one. A host whose page or byte budget is spent is done for the
+# run (its images too); a spent image budget stops its images only.
+# Pages released per host. .gov.si's largest hosts have about 100 000 pages: 10 times that
+# never cuts a real host, yet bounds a generated site that the trap rules miss. At
+# DEFAULT_CRAWL_DELAY a host gives at most 17 280 pages a day, so it binds only crawls
+# with short delays or long runs.
+MAX_PAGES_PER_HOST = 1_000_000
+# Images released per host: a site's pictures are far fewer than its pages; this stops
+# endless variants (/logo.png?v=N) beyond what TRAP_MAX_QUERY_VARIANTS lets through.
+MAX_IMAGES_PER_HOST = 100_000
+# Body bytes received per host (after decompression, every kind of response). 10 GiB is
+# several times the largest host's pages and documents, and 320 responses of
+# DOWNLOAD_MAXSIZE: a host serving endless large files stops there.
+MAX_BYTES_PER_HOST = 10 * 1024**3
+# Hosts set up (DNS, robots.txt) in one run. .gov.si has a few thousand; beyond this (a
+# page linking endless subdomains of a wildcard zone) hosts are not contacted.
+MAX_HOSTS = 20_000
 
 # --- Duplicates (govsi/dedup/signature.py) --------------------------------------------------------
 # Mark exact and near copies of stored pages DUPLICATE (compared on their main content,
@@ -141,6 +161,12 @@ DB_KEEPALIVES_IDLE = 10
 # (files of mode 0600, each naming the crawldb it belongs to). "" = beside an SQLite
 # crawldb, else $XDG_STATE_HOME/govsi (~/.local/state/govsi); never the working directory.
 DB_SPILL_DIR = ""
+# At most this many bytes of this run's spill files on disk (those not yet written back).
+# Past it, items stay in memory and, once the buffer is full, no new requests go out until
+# crawldb answers (logged once, counted as govsi/budget/spill_bytes): nothing is dropped.
+# When the crawl ends with crawldb away, its last buffer is saved all the same (at most
+# DB_BUFFER_MAX_BYTES more). 0 = no limit.
+DB_SPILL_MAX_BYTES = 4 * 1024**3
 
 # --- Politeness ------------------------------------------------------------------------
 # The product token robots.txt groups are matched against; USER_AGENT starts with it.
@@ -163,7 +189,9 @@ SITEMAP_FOLLOW = True
 # read per host (an index can list 50 000 sitemaps of 50 000 URLs each).
 SITEMAP_MAX_URLS_PER_HOST = 100_000
 SITEMAP_MAX_FILES_PER_HOST = 100
-# At most this many bytes of sitemap documents kept in site.sitemap_content per host.
+# At most this many bytes of sitemap documents kept in site.sitemap_content per host, in
+# this run and across runs (the stored value never grows past it; later documents are
+# read, not stored). 0 = no limit.
 SITEMAP_STORE_MAX_BYTES = 16 * 1024 * 1024
 # Seconds between two requests to one host (a longer robots Crawl-delay wins) and between
 # two requests to one IP address, counted from when the previous request reached the

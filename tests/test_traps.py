@@ -5,10 +5,8 @@ from __future__ import annotations
 import pytest
 
 from govsi.frontier.traps import (
-    HOST_BUDGET,
     QUERY_CHAIN,
     QUERY_VARIANTS,
-    REPEATED_SEGMENT,
     TrapGuard,
     query_family,
     repeated_segment,
@@ -45,33 +43,26 @@ def test_query_variants_per_path_are_capped_and_counted() -> None:
     assert refused == [QUERY_VARIANTS, QUERY_VARIANTS]
 
 
-def test_per_host_budget() -> None:
-    guard = TrapGuard(max_pages_per_host=2)
-    got = [guard.check(f"http://a.gov.si/{i}") for i in range(3)]
-    assert got == [None, None, HOST_BUDGET]
-    assert guard.check("http://b.gov.si/0") is None
-
-
-def test_repeated_segments_refused_before_counting() -> None:
-    guard = TrapGuard(max_pages_per_host=1)
-    assert guard.check("http://a.gov.si/x/x/x") == REPEATED_SEGMENT
-    assert guard.check("http://a.gov.si/ok") is None  # the trap did not use the budget
+def test_pages_per_host_are_a_budget_not_a_trap() -> None:
+    # MAX_PAGES_PER_HOST is counted on release (govsi.frontier.budgets), so that what it
+    # leaves keeps its FRONTIER row; finding many pages on a host is no trap.
+    guard = TrapGuard()
+    assert all(guard.check(f"http://a.gov.si/{i}") is None for i in range(5000))
 
 
 def test_all_off() -> None:
-    guard = TrapGuard(max_repeats=0, max_query_variants=0, max_pages_per_host=0)
+    guard = TrapGuard(max_repeats=0, max_query_variants=0)
     assert all(guard.check(f"http://a.gov.si/x/x/x?i={i}") is None for i in range(100))
 
 
 def test_meeting_a_url_again_counts_nothing() -> None:
-    guard = TrapGuard(max_query_variants=2, max_pages_per_host=3)
+    guard = TrapGuard(max_query_variants=2)
     for _ in range(10):  # a menu link on every page
         assert guard.check("http://a.gov.si/iskanje?q=1") is None
     assert guard.check("http://a.gov.si/iskanje?q=2") is None
     assert guard.check("http://a.gov.si/iskanje?q=3") == QUERY_VARIANTS
     assert guard.check("http://a.gov.si/iskanje?q=1") is None  # admitted once, always
     assert guard.check("http://a.gov.si/other") is None
-    assert guard.check("http://a.gov.si/third") == HOST_BUDGET
 
 
 A = "http://a.gov.si"

@@ -26,6 +26,11 @@ class SchedulerConfig:
     download_timeout: float  # DOWNLOAD_TIMEOUT: bounds how long a request can be out
     lease_ttl: float  # LEASE_TTL
     lease_scan_interval: float  # LEASE_SCAN_INTERVAL
+    # Budgets (govsi.frontier.budgets), 0 = no limit.
+    max_pages_per_host: int = 0  # MAX_PAGES_PER_HOST
+    max_images_per_host: int = 0  # MAX_IMAGES_PER_HOST
+    max_bytes_per_host: int = 0  # MAX_BYTES_PER_HOST
+    max_hosts: int = 0  # MAX_HOSTS
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> SchedulerConfig:
@@ -46,4 +51,8 @@ class SchedulerConfig:
             download_timeout=s.getfloat("DOWNLOAD_TIMEOUT"),
             lease_ttl=s.getfloat("LEASE_TTL"),
             lease_scan_interval=s.getfloat("LEASE_SCAN_INTERVAL"),
+            max_pages_per_host=s.getint("MAX_PAGES_PER_HOST"),
+            max_images_per_host=s.getint("MAX_IMAGES_PER_HOST"),
+            max_bytes_per_host=s.getint("MAX_BYTES_PER_HOST"),
+            max_hosts=s.getint("MAX_HOSTS"),
         )

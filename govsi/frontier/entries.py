@@ -43,6 +43,8 @@ class HostInfo:
     robots_retry: DelayedCall | None = None
     # Set when the host will not be crawled in this run; its pages stay FRONTIER with it.
     unavailable: str | None = None
+    # The stat its refused pages and images are counted under.
+    unavailable_stat: str = "govsi/frontier/host_unavailable"
     ip: str | None = None
     # FRONTIER rows in crawldb that are not in memory; read them from ``cursor`` on.
     backlog: bool = False

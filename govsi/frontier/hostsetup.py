@@ -1,6 +1,7 @@
 """The scheduler's host set-up: a host's one address (resolved once, pinned in crawldb,
 checked by the address guard) and its robots.txt (sent first, read, retried, or read from
-crawldb when another worker fetched it), and giving a host up with the reason.
+crawldb when another worker fetched it), and giving a host up with the reason, a spent
+budget's among them (``govsi.frontier.budgets``).
 
 A mixin of ``FrontierScheduler``: it declares below what it uses of the scheduler.
 """
@@ -16,7 +17,9 @@ from scrapy import Request
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
-from govsi.frontier.entries import HostInfo
+from govsi.frontier import budgets
+from govsi.frontier.budgets import Budgets
+from govsi.frontier.entries import Entry, HostInfo
 from govsi.frontier.queue import Frontier
 from govsi.items import SiteInfo
 from govsi.net.guard import AddressGuard
@@ -53,6 +56,7 @@ class HostSetup:
     robots: RobotsFetcher
     requests: RequestFactory
     stats: Any
+    budgets: Budgets
     token: str
     max_crawl_delay: float
     follow_sitemaps: bool
@@ -61,6 +65,7 @@ class HostSetup:
 
     wake: Callable[[], None]
     enqueue_request: Callable[[Request], bool]
+    _not_fetched: Callable[[Entry, str, str], None]
 
     def _resolve(self, host: str) -> None:
         def resolved(ip: str) -> None:
@@ -162,8 +167,45 @@ class HostSetup:
                 self._give_up(host, f"robots.txt unavailable ({outcome.error})")
         self.wake()
 
-    def _give_up(self, host: str, reason: str) -> None:
-        """Nothing of the host is fetched in this run; its queued pages say why."""
+    def _give_up(
+        self, host: str, reason: str, stat: str = "govsi/frontier/host_unavailable"
+    ) -> None:
+        """Nothing of the host is fetched in this run; its queued pages say why, and are
+        counted under ``stat``."""
         info = self.hosts[host]
         info.unavailable = reason
+        info.unavailable_stat = stat
         self.frontier.open_gate(host)  # entries flow out to _admit, which records them
+
+    # -- budgets ----------------------------------------------------------------------------
+    def _budget_reached(self, name: str, host: str) -> None:
+        """Log budget ``name`` reached, once per host (once per run for MAX_HOSTS)."""
+        if not self.budgets.first_time(name, "" if name == budgets.HOSTS else host):
+            return
+        self.stats.inc_value(f"govsi/budget/{name}/hosts")
+        what = "hosts beyond it" if name == budgets.HOSTS else "the rest of its pages"
+        logger.warning("%s: %s; %s stay in the frontier for a later run",
+                       host, self.budgets.reason(name), what)  # fmt: skip
+
+    def _over_budget(self, host: str, name: str, entry: Entry) -> None:
+        """``entry`` of ``host`` is beyond budget ``name``: not fetched. A spent page or
+        byte budget ends the host's run (its rows stay FRONTIER for a later run); a spent
+        image budget refuses its images only (their rows stay owed)."""
+        if self.hosts[host].unavailable is None:
+            self._budget_reached(name, host)
+            if name != budgets.IMAGES_PER_HOST:
+                self._give_up(host, self.budgets.reason(name), f"govsi/budget/{name}")
+        self._not_fetched(entry, self.budgets.reason(name), f"govsi/budget/{name}")
+
+    def _host_over_budget(self, host: str) -> None:
+        """A host beyond MAX_HOSTS: never contacted, its pages kept with the reason."""
+        self._budget_reached(budgets.HOSTS, host)
+        self._give_up(host, self.budgets.reason(budgets.HOSTS), "govsi/budget/hosts")
+        self.frontier.set_ip(host, f"unresolved:{host}")
+
+    def _body_received(self, host: str, nbytes: int) -> None:
+        if self.budgets.received(host, nbytes) and self.hosts[host].unavailable is None:
+            self._budget_reached(budgets.BYTES_PER_HOST, host)
+            stat = f"govsi/budget/{budgets.BYTES_PER_HOST}"
+            self._give_up(host, self.budgets.reason(budgets.BYTES_PER_HOST), stat)
+            self.wake()

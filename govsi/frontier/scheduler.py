@@ -22,13 +22,14 @@ from scrapy import Request, Spider, signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.crawler import Crawler
 from scrapy.dupefilters import BaseDupeFilter
-from scrapy.http import Headers
+from scrapy.http import Headers, Response
 from scrapy.statscollectors import StatsCollector
 from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet import task
 from twisted.internet.base import DelayedCall
 from twisted.python.failure import Failure
 
+from govsi.frontier.budgets import Budgets
 from govsi.frontier.config import SchedulerConfig
 from govsi.frontier.entries import Entry, HostInfo, page_url
 from govsi.frontier.hostsetup import DEPTH_ROBOTS, HostSetup, _reactor
@@ -105,6 +106,12 @@ class FrontierScheduler(HostSetup, Refills, BaseScheduler):
         suffixes = list(config.suffixes)
         self.robots = RobotsFetcher(self._robots_outcome, lambda url: in_scope(url, suffixes))
         self.max_crawl_delay = config.max_crawl_delay
+        self.budgets = Budgets(
+            pages_per_host=config.max_pages_per_host,
+            images_per_host=config.max_images_per_host,
+            bytes_per_host=config.max_bytes_per_host,
+            hosts=config.max_hosts,
+        )
         self.hosts: dict[str, HostInfo] = {}
         # Every page or image released in this run, so that none is released twice while
         # its row in crawldb still says FRONTIER (writes lag behind).
@@ -142,6 +149,7 @@ class FrontierScheduler(HostSetup, Refills, BaseScheduler):
         connect = crawler.signals.connect
         connect(scheduler._headers_received, signal=signals.headers_received)
         connect(scheduler._left_downloader, signal=signals.request_left_downloader)
+        connect(scheduler._response_received, signal=signals.response_received)
         for outcome in (signals.item_scraped, signals.item_dropped, signals.item_error):
             connect(scheduler._item_done, signal=outcome)
         connect(scheduler._spider_error, signal=signals.spider_error)
@@ -262,6 +270,9 @@ class FrontierScheduler(HostSetup, Refills, BaseScheduler):
         if info is not None:
             return info
         info = self.hosts[host] = HostInfo(robots_url=robots_url_for(sample_url))
+        if not self.budgets.new_host():
+            self._host_over_budget(host)
+            return info
         self._resolve(host)
         if self.obey:
             self._send_robots(host)
@@ -327,7 +338,7 @@ class FrontierScheduler(HostSetup, Refills, BaseScheduler):
         if fingerprint(entry.url) in self.released:
             return False
         if info.unavailable is not None:
-            self._not_fetched(entry, info.unavailable, "govsi/frontier/host_unavailable")
+            self._not_fetched(entry, info.unavailable, info.unavailable_stat)
             return False
         if self.obey and info.rules is not None:
             if info.used_rules and time.monotonic() - info.rules_at > self.robots_max_age:
@@ -339,6 +350,10 @@ class FrontierScheduler(HostSetup, Refills, BaseScheduler):
             if not info.rules.allowed(entry.url, self.token):
                 self._not_fetched(entry, "forbidden by robots.txt", "govsi/robots/forbidden")
                 return False
+        spent = self.budgets.release(state.name, entry.kind == KIND_IMAGE)
+        if spent is not None:
+            self._over_budget(state.name, spent, entry)
+            return False
         info.used_rules += 1
         return True
 
@@ -356,6 +371,11 @@ class FrontierScheduler(HostSetup, Refills, BaseScheduler):
     ) -> None:
         # The server has answered, so the request reached it by now.
         request.meta.setdefault(META_ARRIVED, time.monotonic())
+
+    def _response_received(self, response: Response, request: Request, spider: Spider) -> None:
+        host = request.meta.get(META_HOST)
+        if host in self.hosts:
+            self._body_received(host, len(response.body))
 
     def _left_downloader(self, request: Request, spider: Spider) -> None:
         host = request.meta.get(META_HOST)

@@ -1,16 +1,16 @@
 """Crawler traps: URL spaces without end that must not hold the crawl.
 
-Checked when a link is found, before it becomes a FRONTIER row, so a trap costs neither
-requests nor rows. Each rule is a setting (0 turns it off), and each refusal is counted
-in the stats under its reason. URL length and depth are bounded elsewhere
-(MAX_URL_LENGTH, DEPTH_LIMIT); politeness already keeps one host's trap from slowing the
-others, these keep it from lasting for ever.
+Checked when a link or an image is found, before it becomes a FRONTIER (or image) row, so
+a trap costs neither requests nor rows. Each rule is a setting (0 turns it off), and each
+refusal is counted in the stats under its reason. URL length and depth are bounded
+elsewhere (MAX_URL_LENGTH, DEPTH_LIMIT), and budgets (pages, images, bytes per host) by
+the scheduler when a request is released (``govsi.frontier.budgets``); politeness keeps
+one host's trap from slowing the others, these keep it from lasting for ever.
 
 - A path segment that occurs ``max_repeats`` times or more (``/a/b/a/b/a/b``): relative
   links that resolve against themselves, mis-configured rewrites.
 - More than ``max_query_variants`` distinct queries for one path (endless calendars,
   ``?page=N`` without end, sort/filter combinations, session ids in every link).
-- More than ``max_pages_per_host`` pages found on one host.
 - A *query chain* longer than ``max_query_chain`` hops: pages of one path and one set of
   query names (``/koledar?mesec=5&leto=2026``), each found from the previous one, none of
   which brought a new URL outside the chain. An endless calendar is such a chain; real
@@ -29,7 +29,6 @@ from govsi.web.urls import fingerprint
 
 REPEATED_SEGMENT = "repeated_segment"
 QUERY_VARIANTS = "query_variants"
-HOST_BUDGET = "host_budget"
 QUERY_CHAIN = "query_chain"
 
 Family = tuple[str, str, tuple[str, ...]]
@@ -59,22 +58,20 @@ class TrapGuard:
         self,
         max_repeats: int = 3,
         max_query_variants: int = 1000,
-        max_pages_per_host: int = 0,
         on_refusal: Callable[[str], None] | None = None,
         max_query_chain: int = 0,
     ) -> None:
         self.max_repeats = max_repeats
         self.max_query_variants = max_query_variants
-        self.max_pages_per_host = max_pages_per_host
         self.max_query_chain = max_query_chain
         # Hops of the chain each URL was found at (fingerprints; one entry per URL of a
         # query family, which max_query_variants bounds per path).
         self._hops: dict[int, int] = {}
         self.on_refusal = on_refusal
-        # The URLs counted so far, as 64-bit fingerprints, so that meeting a URL again
-        # (a menu link on every page) counts nothing. Each set is bounded by its limit.
+        # The queries counted so far per path, as 64-bit fingerprints, so that meeting a
+        # URL again (a menu link on every page) counts nothing. Each set is bounded by its
+        # limit.
         self._variants: dict[int, set[int]] = {}
-        self._pages: dict[str, set[int]] = {}
 
     def check(self, url: str) -> str | None:
         """The trap rule ``url`` breaks, else None. The same URL always gets the same
@@ -88,10 +85,6 @@ class TrapGuard:
             seen = self._variants.setdefault(fingerprint(f"{host}{path}"), set())
             if not _admit(seen, fingerprint(parts["search"]), self.max_query_variants):
                 reason = QUERY_VARIANTS
-        if reason is None and self.max_pages_per_host > 0:
-            seen = self._pages.setdefault(host, set())
-            if not _admit(seen, fingerprint(url), self.max_pages_per_host):
-                reason = HOST_BUDGET
         if reason is not None and self.on_refusal is not None:
             self.on_refusal(reason)
         return reason

@@ -282,6 +282,23 @@ def fetch_errors(conn: Connection, scope: Scope, limit: int = 20) -> Table:
     return table(conn, "fetch_errors", f"Fetches without a response (top {limit})", sql)
 
 
+def budgets(conn: Connection, scope: Scope) -> Table:
+    # The prefix is govsi.frontier.budgets.REASON_PREFIX (this module imports no govsi).
+    sql = f"""
+    SELECT s.domain AS host, p.fetch_error AS budget, count(*) AS pages_left
+    FROM page p JOIN site s ON s.id = p.site_id
+    WHERE p.page_type_code = 'FRONTIER' AND p.fetch_error LIKE 'budget: %'{scope.pages()}
+    GROUP BY s.domain, p.fetch_error ORDER BY pages_left DESC, s.domain, p.fetch_error
+    """
+    note = (
+        "Hosts a budget stopped (MAX_PAGES_PER_HOST, MAX_BYTES_PER_HOST, MAX_HOSTS), with "
+        "their pages left in the frontier for a later run. Images past MAX_IMAGES_PER_HOST "
+        "stay owed (image rows not downloaded); those and the spill and sitemap caps are "
+        "counted in the crawl's stats, govsi/budget/<name>."
+    )
+    return table(conn, "budgets", "Budgets reached", sql, note)
+
+
 def depths(conn: Connection, scope: Scope) -> Table:
     kinds = ("HTML", "BINARY", "DUPLICATE", "FRONTIER")
     sums = ",\n".join(
@@ -398,6 +415,7 @@ def scope_tables(conn: Connection, scope: Scope, dialect: Dialect) -> list[Table
         images_per_page_histogram(conn, scope),
         status_codes(conn, scope),
         fetch_errors(conn, scope),
+        budgets(conn, scope),
         depths(conn, scope),
         rendering(conn, scope),
         hosts(conn, scope, dialect),

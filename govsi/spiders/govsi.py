@@ -108,7 +108,6 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         spider.traps = TrapGuard(
             max_repeats=s.getint("TRAP_MAX_REPEATED_SEGMENTS"),
             max_query_variants=s.getint("TRAP_MAX_QUERY_VARIANTS"),
-            max_pages_per_host=s.getint("MAX_PAGES_PER_HOST"),
             on_refusal=lambda reason: crawler.stats.inc_value(f"govsi/traps/{reason}"),
             max_query_chain=s.getint("TRAP_MAX_QUERY_CHAIN"),
         )
@@ -338,19 +337,31 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
                 if target:
                     links.setdefault(target)
         record.links = self.traps.chain(record.url, list(links), self.is_new)
-        images: dict[str, None] = {}
-        for src in found.images:
-            try:
-                images.setdefault(canonicalize(src))
-            except ValueError:
-                continue
-        record.images = list(images)
+        record.images = self._images(found.images)
         self.crawler.stats.inc_value("govsi/pages/html")
         yield record
         yield from self.follow(record.links, record.link_depth)
         for image in record.images:
             if f"{KIND_IMAGE} {image}" not in self.known and self.may_fetch_image(image):
                 yield self.image_request(image, record.link_depth)
+
+    def _images(self, sources: list[str]) -> list[str]:
+        """A page's images as recorded: canonical, each once. An in-scope image that breaks
+        a trap rule (``/logo.png?v=N`` past TRAP_MAX_QUERY_VARIANTS) is neither recorded
+        nor requested, as a trap's link gets no FRONTIER row; it is counted under
+        govsi/traps/<rule>. Images out of scope are recorded, never requested."""
+        images: dict[str, None] = {}
+        for src in sources:
+            try:
+                image = canonicalize(src)
+            except ValueError:
+                continue
+            if image in images:
+                continue
+            if self.may_fetch_image(image) and self.traps.check(image) is not None:
+                continue
+            images[image] = None
+        return list(images)
 
     async def _duplicate_verdict(
         self, url: str, text: str, root: etree._Element | None

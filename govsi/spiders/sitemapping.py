@@ -109,7 +109,10 @@ class SitemapMixin:
     def _sitemap_file(self, site: str, url: str, body: bytes) -> Iterator[SitemapFile]:
         # site.sitemap_content keeps what was read, up to SITEMAP_STORE_MAX_BYTES per site
         # (an index may lead to 100 files of 50 MB; a PostgreSQL text holds 1 GB at most).
-        room = self.sitemap_store_max - self._sitemap_stored.get(site, 0)
+        # The writer holds the same cap across runs. 0 = no limit.
+        room = len(body)
+        if self.sitemap_store_max > 0:
+            room = self.sitemap_store_max - self._sitemap_stored.get(site, 0)
         if room <= 0:
             return
         text = body[:room].decode("utf-8", "replace").replace("\x00", "")

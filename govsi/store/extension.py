@@ -72,6 +72,7 @@ class CrawlStore:
             store_binary_data=c.store_binary_data,
             retries=c.write_retries,
             find_originals=find_originals,
+            sitemap_store_max=c.sitemap_store_max,
         )
         self.reader = CrawlReader(self.engine)
         self.batch_size = c.batch_size
@@ -98,6 +99,10 @@ class CrawlStore:
         # This run's spill files, (stamp, path, items), oldest first: written to crawldb,
         # in order and before anything newer, as soon as it answers again.
         self._spilled: list[tuple[int, Path, int]] = []
+        # Bytes of those files on disk, and their cap (DB_SPILL_MAX_BYTES).
+        self._spill_sizes: dict[Path, int] = {}
+        self.spill_max_bytes = c.spill_max_bytes
+        self._spill_full_logged = False
         logger.info("crawldb at %s", database.display_url(self.engine.url))
 
     @classmethod
@@ -153,9 +158,27 @@ class CrawlStore:
             0 < self.max_bytes <= self._pending_bytes
         )
 
-    def _spill_pending(self, stamp: int = 0) -> None:
+    def spill_full(self) -> bool:
+        """This run's spill files not yet written back have reached DB_SPILL_MAX_BYTES."""
+        return 0 < self.spill_max_bytes <= sum(self._spill_sizes.values())
+
+    def _spill_pending(self, stamp: int = 0, final: bool = False) -> None:
+        """Save what is pending to a spill file. Past DB_SPILL_MAX_BYTES the items stay in
+        memory instead, where the full buffer holds new requests back (nothing is dropped);
+        the ``final`` save when the crawl closes goes to disk all the same, since memory
+        is about to go (it adds at most one buffer, DB_BUFFER_MAX_BYTES)."""
         pending = len(self.writer.pending)
         if not pending:
+            return
+        if self.spill_full() and not final:
+            if not self._spill_full_logged:
+                self._spill_full_logged = True
+                self.stats.inc_value("govsi/budget/spill_bytes")
+                logger.warning(
+                    "spill files reached DB_SPILL_MAX_BYTES (%d bytes): %d items stay in "
+                    "memory; once the buffer is full no new requests go out until crawldb "
+                    "answers", self.spill_max_bytes, pending,
+                )  # fmt: skip
             return
         stamp = stamp or time.time_ns()
         try:
@@ -166,6 +189,7 @@ class CrawlStore:
             return
         if path is not None:
             self._pending_bytes = 0
+            self._spill_sizes[path] = _size(path)
             self._spilled.append((stamp, path, pending))
             self._spilled.sort()
             self.stats.inc_value("govsi/db_spilled_items", pending)
@@ -198,7 +222,8 @@ class CrawlStore:
 
         def done(written: int) -> None:
             self._writing = None
-            for _stamp, _path, n in spilled[:written]:
+            for _stamp, path, n in spilled[:written]:
+                self._spill_sizes.pop(path, None)
                 self.items_written += n
                 self.stats.inc_value("govsi/db_items_written", n)
             del self._spilled[: min(written, len(spilled))]
@@ -213,6 +238,7 @@ class CrawlStore:
                     self.stats.set_value(
                         "govsi/pages/duplicate_at_write", self.writer.copies_settled
                     )
+                self._spill_full_logged = False
                 return
             self.stats.inc_value("govsi/db_flush_failed")
             self.outage = True
@@ -221,8 +247,10 @@ class CrawlStore:
             newer = self.writer.take()
             self.writer.pending = batch
             self._spill_pending(stamp)
-            self.writer.pending = newer
-            self._pending_bytes = sum(map(item_bytes, newer))
+            # What could not be saved (spill files full, or the folder unwritable) stays
+            # in memory, ahead of what came after it.
+            self.writer.pending += newer
+            self._pending_bytes = sum(map(item_bytes, self.writer.pending))
             self._spill_pending()
 
         def crashed(failure: Failure) -> None:
@@ -247,7 +275,10 @@ class CrawlStore:
             await maybe_deferred_to_future(self._writing)
         # One last attempt for what is left (it was retried already if a flush failed).
         await maybe_deferred_to_future(self.flush())
-        self._spill_pending()
+        if self.spill_full() and self.writer.pending:
+            logger.warning("the crawl ends with crawldb away: its last %d items are saved "
+                           "beyond DB_SPILL_MAX_BYTES", len(self.writer.pending))  # fmt: skip
+        self._spill_pending(final=True)
         if self._spilled:
             # Loaded by the next run on this crawldb, before it reads the frontier.
             self.stats.set_value("govsi/db_spill_file", str(self._spilled[-1][1]))
@@ -255,6 +286,13 @@ class CrawlStore:
         self.engine.dispose()
         if self._sqlite_lock is not None:
             self._sqlite_lock.close()  # another crawl may have the file now
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 class StatsFile:

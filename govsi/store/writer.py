@@ -119,6 +119,24 @@ def _first_line(exc: SQLAlchemyError) -> str:
     return f"{exc.__class__.__name__}: {text[0][:200] if text else ''}"
 
 
+SITEMAP_CUT = "\n<!-- cut at SITEMAP_STORE_MAX_BYTES -->\n"
+
+
+def capped_append(previous: str, text: str, limit: int) -> str | None:
+    """``previous + text``, ``text`` cut (with a note saying so) so that the whole stays
+    within ``limit`` bytes of UTF-8; None when nothing more fits. 0 = no limit."""
+    if limit <= 0:
+        return previous + text
+    room = limit - len(previous.encode())
+    data = text.encode()
+    if len(data) <= room:
+        return previous + text
+    keep = room - len(SITEMAP_CUT.encode())
+    if keep <= 0:
+        return None
+    return previous + data[:keep].decode("utf-8", "ignore") + SITEMAP_CUT
+
+
 class CrawlWriter:
     def __init__(
         self,
@@ -129,8 +147,12 @@ class CrawlWriter:
         retries: int = 3,
         retry_backoff: float = 0.5,
         find_originals: FindOriginals | None = None,
+        sitemap_store_max: int = 0,
     ) -> None:
         self.engine = engine
+        # site.sitemap_content never grows past this many bytes (UTF-8), across runs.
+        self.sitemap_store_max = sitemap_store_max
+        self._sitemaps_full: set[str] = set()
         self.find_originals = find_originals
         # The crawldb's identity, written into spill files (govsi.store.spill).
         self.crawl_id = ""
@@ -363,10 +385,16 @@ class CrawlWriter:
             text = "".join(f"<!-- {d.url} -->\n{d.content}\n" for d in docs)
             old = conn.execute(select(SITE.c.sitemap_content).where(SITE.c.id == site_ids[host]))
             previous = old.scalar() or ""
+            content = capped_append(previous, text, self.sitemap_store_max)
+            if content is None:
+                if host not in self._sitemaps_full:
+                    self._sitemaps_full.add(host)
+                    logger.info("%s: site.sitemap_content is at SITEMAP_STORE_MAX_BYTES (%d); "
+                                "further sitemap documents are read, not stored",
+                                host, self.sitemap_store_max)  # fmt: skip
+                continue
             conn.execute(
-                update(SITE)
-                .where(SITE.c.id == site_ids[host])
-                .values(sitemap_content=previous + text)
+                update(SITE).where(SITE.c.id == site_ids[host]).values(sitemap_content=content)
             )
         for host, info in site_info.items():
             conn.execute(
