@@ -17,7 +17,6 @@ from typing import Any
 from scrapy import Request
 from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
@@ -58,6 +57,8 @@ class SitemapReader:
                 done.errback(Failure(error))
 
         # Called in the pool's thread (or here, if already done): settle on the reactor's.
+        from twisted.internet import reactor  # here: importing it installs one
+
         future.add_done_callback(lambda f: reactor.callFromThread(settle, f))
         return done
 
