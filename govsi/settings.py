@@ -216,6 +216,17 @@ DOWNLOAD_TIMEOUT = 60
 # An endless or huge response is cut off here and recorded as an error on its page.
 DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
+# A response's header section is cut off past this many bytes or header fields: the
+# connection is dropped and the page records HeaderLimitExceeded (govsi/net/download.py;
+# Twisted's parser caps one line at 16 KiB, but neither continuation lines nor the
+# count). 256 KiB is Chromium's own cap, so no page a browser shows is refused; real
+# responses have a few dozen headers. 0 = no cap.
+MAX_HEADER_BYTES = 256 * 1024
+MAX_HEADERS = 200
+DOWNLOAD_HANDLERS = {
+    "http": "govsi.net.download.BoundedHTTP11DownloadHandler",
+    "https": "govsi.net.download.BoundedHTTP11DownloadHandler",
+}
 # Redirects are followed by the spider, not by Scrapy, so each hop gets its own page row
 # with its 3xx status and a link to where it leads.
 REDIRECT_ENABLED = False

@@ -27,6 +27,7 @@ from govsi.dedup.maincontent import main_text, whole_text
 
 __all__ = [
     "band_keys",
+    "bounded_hashes",
     "exact_key",
     "exact_key_of",
     "is_duplicate",
@@ -53,6 +54,22 @@ SCHEME = "affine32"
 _POLY = np.uint64(0x9E3779B1)
 _ENCODE = methodcaller("encode", "utf-8", "surrogatepass")
 _MASK32 = np.uint64(0xFFFFFFFF)
+# Bounds on one page's signature, whatever the page: a 32 MB page of one repeated word is
+# 32 KB gzipped, and hashing all its 16 M shingles at once took 16 GB. Module constants,
+# not settings: like SEED and SCHEME they are part of what a stored signature means (a
+# page past a bound has a different signature than without it), so they must not differ
+# between the processes whose signatures meet in crawldb.
+# - Only the first MAX_TEXT_CHARS characters of the main text are shingled (a 1 MiB text
+#   is 150 000 words of ordinary prose: a whole law; a page's main text is rarely a tenth).
+# - Of its distinct shingle hashes only the MAX_SHINGLES smallest are permuted: a bottom-k
+#   sample, so two near copies keep the same shingles (equal pages, equal signatures), and
+#   below the bound it is all of them.
+# - They are permuted SHINGLE_CHUNK at a time: datasketch makes a (chunk x num_perm) array.
+# A page under both bounds has the signature it had without them: MinHash takes the
+# minimum over the shingles, and repeats or the order of the batches change no minimum.
+MAX_TEXT_CHARS = 1 << 20
+MAX_SHINGLES = 50_000
+SHINGLE_CHUNK = 4096
 
 
 def exact_key(html: str) -> str:
@@ -96,7 +113,8 @@ def make_minhash(num_perm: int, hashvalues: Any = None) -> MinHash:
 
 
 def shingle_hashes(text: str, size: int = DEFAULT_SHINGLE_SIZE) -> np.ndarray:
-    """The 32-bit hashes of ``shingles(text, size)`` (repeats included), as uint64."""
+    """The 32-bit hashes of ``shingles(text, size)`` (repeats included), as uint64.
+    Unbounded: ``signature_of_text`` gives it at most MAX_TEXT_CHARS."""
     words = text.split()
     # map() keeps the per-word work in C; this runs for every word of every page.
     codes = np.array(list(map(zlib.crc32, map(_ENCODE, words))), dtype=np.uint64)
@@ -116,12 +134,20 @@ def shingle_hashes(text: str, size: int = DEFAULT_SHINGLE_SIZE) -> np.ndarray:
 def signature_of_text(
     text: str, *, num_perm: int = DEFAULT_NUM_PERM, shingle_size: int = DEFAULT_SHINGLE_SIZE
 ) -> MinHash | None:
-    hashes = shingle_hashes(text, shingle_size)
+    """The MinHash of ``text``'s shingles, within the bounds above; None for no words."""
+    # The cut may split the last word: the same text is always cut in the same place.
+    hashes = bounded_hashes(shingle_hashes(text[:MAX_TEXT_CHARS], shingle_size))
     if len(hashes) == 0:
         return None
     minhash = make_minhash(num_perm)
-    minhash.update_batch(hashes.tolist())
+    for start in range(0, len(hashes), SHINGLE_CHUNK):
+        minhash.update_batch(hashes[start : start + SHINGLE_CHUNK].tolist())
     return minhash
+
+
+def bounded_hashes(hashes: np.ndarray, limit: int = MAX_SHINGLES) -> np.ndarray:
+    """The distinct values of ``hashes``, at most the ``limit`` smallest (sorted)."""
+    return np.unique(hashes)[:limit]
 
 
 def signature(

@@ -33,7 +33,7 @@ from govsi.render.decide import RenderPlanner
 from govsi.render.renderer import Renderer
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_URL
 from govsi.spiders import render
-from govsi.spiders.sitemapping import SitemapMixin
+from govsi.spiders.sitemapping import SitemapMixin, SitemapReader
 from govsi.store.database import HidePasswords
 from govsi.store.extension import CrawlStore
 from govsi.store.schema import utcnow
@@ -105,6 +105,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         spider._sitemap_files = {}
         spider.sitemap_store_max = s.getint("SITEMAP_STORE_MAX_BYTES")
         spider._sitemap_stored = {}
+        spider.sitemap_reader = SitemapReader()
         spider.traps = TrapGuard(
             max_repeats=s.getint("TRAP_MAX_REPEATED_SEGMENTS"),
             max_query_variants=s.getint("TRAP_MAX_QUERY_VARIANTS"),
@@ -224,6 +225,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
                 yield self.image_request(url, depth=0)
 
     def closed(self, reason: str) -> None:
+        self.sitemap_reader.close()
         if self._lookups is not None:
             self._lookups.stop()  # waits for a lookup in progress
         if self.duplicates is not None:

@@ -1,14 +1,23 @@
 """The sitemap half of GovsiSpider: sitemap requests (from robots.txt and sitemap
-indexes), the URLs they list, and what is kept of the documents, within per-site budgets."""
+indexes), the URLs they list, and what is kept of the documents, within per-site budgets.
+
+Documents are inflated and parsed in a worker process (``SitemapReader``), never on the
+reactor thread: a 50 MB sitemap costs seconds of CPU even within ``govsi.web.sitemaps``'
+limits, and a thread would hold the GIL the reactor needs."""
 
 from __future__ import annotations
 
 import logging
+import multiprocessing
 from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from scrapy import Request
 from scrapy.http import Response
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 from govsi.items import DiscoveredPage, SitemapFile
@@ -17,6 +26,46 @@ from govsi.web import sitemaps
 from govsi.web.urls import host_of
 
 logger = logging.getLogger(__name__)
+
+
+class SitemapReader:
+    """``sitemaps.read_sitemap`` in one worker process, started at the first sitemap.
+    One worker: the machine's other core is the reactor's, and a host's sitemaps come one
+    at a time anyway (its crawl delay)."""
+
+    def __init__(self) -> None:
+        self._pool: ProcessPoolExecutor | None = None
+
+    def read(self, body: bytes, url: str, *, max_urls: int, keep: int) -> Deferred[Any]:
+        """A Deferred of the ``SitemapRead``, fired on the reactor thread; it fails when
+        the worker does (killed, out of memory), and the next read starts a new one."""
+        if self._pool is None:
+            # spawn: a fork of a process with threads (the reactor's pools) may deadlock.
+            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        pool = self._pool
+        future = pool.submit(sitemaps.read_sitemap, body, url, max_urls=max_urls, keep=keep)
+        done: Deferred[Any] = Deferred()
+
+        def settle(future: Future[Any]) -> None:
+            error = future.exception()
+            if isinstance(error, BrokenProcessPool) and self._pool is pool:
+                self._pool = None
+                pool.shutdown(wait=False, cancel_futures=True)
+            if error is None:
+                done.callback(future.result())
+            else:
+                done.errback(Failure(error))
+
+        # Called in the pool's thread (or here, if already done): settle on the reactor's.
+        from twisted.internet import reactor  # here: importing it installs one
+
+        future.add_done_callback(lambda f: reactor.callFromThread(settle, f))
+        return done
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
 
 class SitemapMixin:
@@ -31,6 +80,7 @@ class SitemapMixin:
     _sitemap_files: dict[str, int]
     _sitemap_urls: dict[str, int]
     _sitemap_stored: dict[str, int]
+    sitemap_reader: SitemapReader
 
     def admit(self, url: str | None) -> str | None:
         raise NotImplementedError
@@ -67,29 +117,51 @@ class SitemapMixin:
             },
         )
 
-    def parse_sitemap(self, response: Response) -> Iterator[Any]:
+    async def parse_sitemap(self, response: Response) -> list[Any]:
         site: str = response.meta["govsi_site"]
         url: str = response.meta[META_URL]
         left = self.sitemap_max_urls - self._sitemap_urls.get(site, 0)
         if response.status != 200 or left <= 0:
             self.crawler.stats.inc_value("govsi/sitemaps/skipped")
-            return
-        found = sitemaps.parse_sitemap(response.body, url, max_urls=left)
+            return []
+        room = self._sitemap_room(site)
+        try:
+            read = await maybe_deferred_to_future(
+                self.sitemap_reader.read(response.body, url, max_urls=left, keep=room)
+            )
+        except Exception as exc:  # the worker died or could not start: skip this file
+            logger.error("sitemap %s: not read, the sitemap worker failed: %r", url, exc)
+            self.crawler.stats.inc_value("govsi/sitemaps/errors")
+            self.crawler.stats.inc_value("govsi/sitemaps/worker_failed")
+            return []
+        return list(self._sitemap_outputs(site, url, read))
+
+    def _sitemap_outputs(self, site: str, url: str, read: sitemaps.SitemapRead) -> Iterator[Any]:
+        found = read.sitemap
         if found.error:
             logger.warning("sitemap %s: %s", url, found.error)
             self.crawler.stats.inc_value("govsi/sitemaps/errors")
+        if found.stopped is not None:
+            logger.warning(
+                "sitemap %s: read cut at its limit of %s (%d URLs, %d sitemaps taken)",
+                url, found.stopped, len(found.urls), len(found.sitemaps),
+            )  # fmt: skip
+            self.crawler.stats.inc_value(f"govsi/sitemaps/stopped/{found.stopped}")
         self.crawler.stats.inc_value("govsi/sitemaps/files")
-        yield from self._sitemap_file(site, url, sitemaps.gunzip(response.body))
+        yield from self._sitemap_file(site, url, read.head, read.size)
         for child in found.sitemaps:
             request = self.sitemap_request(child, site)
             if request is not None:
                 yield request
-        self._sitemap_urls[site] = self._sitemap_urls.get(site, 0) + len(found.urls)
+        # Read with the budget left when it came; another file of the site may have been
+        # taken from it while this one was in the worker.
+        listed_urls = found.urls[: max(0, self.sitemap_max_urls - self._sitemap_urls.get(site, 0))]
+        self._sitemap_urls[site] = self._sitemap_urls.get(site, 0) + len(listed_urls)
         # sitemaps.org: a sitemap lists its own host's URLs, and another host's only when
         # that host's robots.txt names it (then ``site`` is that host).
         hosts = {host_of(url), site}
         foreign = 0
-        for listed in found.urls:
+        for listed in listed_urls:
             if host_of(listed) not in hosts:
                 foreign += 1
                 continue
@@ -106,19 +178,25 @@ class SitemapMixin:
             self.crawler.stats.inc_value("govsi/sitemaps/other_host_ignored", foreign)
             logger.info("sitemap %s: %d URLs of other hosts ignored", url, foreign)
 
-    def _sitemap_file(self, site: str, url: str, body: bytes) -> Iterator[SitemapFile]:
+    def _sitemap_room(self, site: str) -> int:
+        """Bytes of ``site``'s sitemaps still to keep in site.sitemap_content (0 = no limit:
+        a whole document, at most the protocol's size)."""
+        if self.sitemap_store_max <= 0:
+            return sitemaps.MAX_BYTES
+        return max(0, self.sitemap_store_max - self._sitemap_stored.get(site, 0))
+
+    def _sitemap_file(self, site: str, url: str, head: bytes, size: int) -> Iterator[SitemapFile]:
         # site.sitemap_content keeps what was read, up to SITEMAP_STORE_MAX_BYTES per site
         # (an index may lead to 100 files of 50 MB; a PostgreSQL text holds 1 GB at most).
-        # The writer holds the same cap across runs. 0 = no limit.
-        room = len(body)
-        if self.sitemap_store_max > 0:
-            room = self.sitemap_store_max - self._sitemap_stored.get(site, 0)
+        # The writer holds the same cap across runs. ``head``: the document's first bytes, at
+        # most the room left (read_sitemap's keep).
+        room = self._sitemap_room(site)
         if room <= 0:
             return
-        text = body[:room].decode("utf-8", "replace").replace("\x00", "")
-        if len(body) > room:
+        text = head[:room].decode("utf-8", "replace").replace("\x00", "")
+        if size > room:
             text += "\n<!-- cut at SITEMAP_STORE_MAX_BYTES -->"
-        self._sitemap_stored[site] = self._sitemap_stored.get(site, 0) + min(len(body), room)
+        self._sitemap_stored[site] = self._sitemap_stored.get(site, 0) + min(size, room)
         yield SitemapFile(site, url, text)
 
     def sitemap_failed(self, failure: Failure) -> None:

@@ -1,0 +1,72 @@
+"""End-to-end: pages, sitemaps and headers that are cheap to send and costly to read
+(tests/simweb/floodweb.py) cost the crawler bounded work; the crawl completes, and each
+hostile input leaves its reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.simweb import floodweb as fw
+from tests.support.crawl import CrawlRun, query, run_crawl
+
+
+@dataclass
+class Result:
+    run: CrawlRun
+    db_url: str
+    sent: dict[str, int]
+
+    def rows(self, sql: str) -> list[Any]:
+        return query(self.db_url, sql)
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory: Any) -> Result:
+    work: Path = tmp_path_factory.mktemp("bounds")
+    web, flood = fw.build()
+    web.start()
+    db_url = f"sqlite:///{work / 'crawldb.sqlite3'}"
+    try:
+        run = run_crawl(web, db_url, work, fw.SEEDS, timeout=300, DOWNLOAD_TIMEOUT=20,
+                        MEMUSAGE_CHECK_INTERVAL_SECONDS=1)  # fmt: skip
+    finally:
+        web.stop()
+        flood.close()
+    assert "Traceback" not in run.log, run.log[-5000:]
+    return Result(run, db_url, dict(flood.sent))
+
+
+def test_the_crawl_completes_with_every_ordinary_page_stored(crawled: Result) -> None:
+    assert crawled.run.returncode == 0, crawled.run.log[-3000:]
+    assert crawled.run.stats["finish_reason"] == "finished"
+    pages = dict(crawled.rows("SELECT url, page_type_code || ' ' || "
+                              "coalesce(http_status_code, 0) FROM page"))  # fmt: skip
+    for url in fw.ORDINARY:
+        assert pages.get(url) == "HTML 200", url
+
+
+def test_a_30_mb_one_word_page_costs_bounded_memory(crawled: Result) -> None:
+    # Its signature needed 16 GB; the crawler's peak RSS (ru_maxrss) stays far below.
+    assert crawled.run.stats["memusage/max"] < 1024 * 2**20
+
+
+def test_a_50_mb_sitemap_of_empty_elements_stops_at_the_element_limit(crawled: Result) -> None:
+    assert crawled.run.stats["govsi/sitemaps/stopped/elements"] == 1
+    assert f"sitemap {fw.P}/prazen.xml.gz: read cut at its limit of elements" in crawled.run.log
+    assert crawled.run.stats["govsi/sitemaps/files"] == 2
+
+
+@pytest.mark.parametrize(("host", "limit"), [(fw.GLAVE, "bytes"), (fw.POLJA, "count")])
+def test_a_header_flood_drops_the_connection_with_the_reason(
+    crawled: Result, host: str, limit: str
+) -> None:
+    (error,) = [e for (e,) in crawled.rows(f"SELECT fetch_error FROM page "
+                                           f"WHERE url = 'http://{host}/'")]  # fmt: skip
+    assert error is not None and error.startswith("HeaderLimitExceeded: "), error
+    assert crawled.run.stats[f"govsi/fetch/header_limit/{limit}"] == 1
+    # Dropped early: of a 25 MB flood, what the socket buffers hold at most was sent.
+    assert crawled.sent[host] < 8 * 2**20, crawled.sent
