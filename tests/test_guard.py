@@ -48,6 +48,15 @@ REFUSED = [
     ("64:ff9b::a00:1", "private"),  # NAT64 of 10.0.0.1
     ("64:ff9b::7f00:1", "loopback"),
     ("2001:db8::1", "reserved"),
+    ("::127.0.0.1", "loopback"),  # IPv4-compatible
+    ("::a9fe:a9fe", "link-local"),  # IPv4-compatible 169.254.169.254
+    ("::10.0.0.1", "private"),
+    ("::ffff:0:7f00:1", "loopback"),  # IPv4-translated
+    ("::ffff:0:a00:1", "private"),
+    ("64:ff9b:1::a9fe:a9fe", "link-local"),  # local-use NAT64
+    ("2002:a9fe:a9fe::1", "link-local"),  # 6to4 of the metadata address
+    ("2001:0:4136:e378:8000:63bf:f5ff:fffe", "private"),  # Teredo, client 10.0.0.1
+    ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "reserved"),  # Teredo, client 192.0.2.45
     ("[::1]", "loopback"),
     ("not-an-address", "invalid"),
     ("", "invalid"),
@@ -82,6 +91,14 @@ ALLOWED = parse_networks(["127.7.7.0/24", "10.20.0.0/16", "fd00:1::/64"])
         ("fd00:1::5", None),
         ("fd00:2::5", "private"),
         ("169.254.169.254", "link-local"),
+        # An IPv6 form carrying an allowed IPv4 address is that address.
+        ("::127.7.7.1", None),
+        ("::ffff:0:a14:1e28", None),  # translated 10.20.30.40
+        ("64:ff9b::a14:1e28", None),
+        ("2002:a14:1e28::", None),  # 6to4
+        ("2001:0:4136:e378:8000:63bf:f5eb:e1d7", None),  # Teredo, client 10.20.30.40
+        ("::127.7.8.1", "loopback"),
+        ("2001:0:4136:e378:8000:63bf:f5ff:fffe", "private"),  # Teredo, client 10.0.0.1
     ],
 )
 def test_allowed_networks_and_nothing_else_pass(ip: str, kind: str | None) -> None:

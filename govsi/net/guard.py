@@ -43,8 +43,15 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 _RFC1918 = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 _SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT, RFC 6598
-# NAT64 (RFC 6052, RFC 8215): the IPv4 address is in the low 32 bits.
-_NAT64 = tuple(ipaddress.ip_network(n) for n in ("64:ff9b::/96", "64:ff9b:1::/48"))
+# IPv6 prefixes whose low 32 bits are an IPv4 address packets end up at: NAT64 (RFC 6052,
+# RFC 8215), IPv4-compatible (RFC 4291 2.5.5.1, deprecated but still routed by some
+# stacks) and IPv4-translated (RFC 2765, ::ffff:0:a.b.c.d).
+_LOW32 = tuple(
+    ipaddress.ip_network(n)
+    for n in ("64:ff9b::/96", "64:ff9b:1::/48", "::/96", "::ffff:0:0:0/96")
+)
+# :: and ::1 are themselves (unspecified, loopback), not IPv4-compatible addresses.
+_NOT_COMPATIBLE = ipaddress.ip_network("::/127")
 
 
 def parse_networks(values: Iterable[str]) -> tuple[Network, ...]:
@@ -69,15 +76,18 @@ def _parse(ip: str) -> Address | None:
         return None
 
 
-def _embedded_v4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 one reaches in the end: mapped, 6to4 or NAT64."""
+def _embedded_v4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 one carries: mapped, compatible, translated, NAT64,
+    6to4, or Teredo's server and client."""
     if address.ipv4_mapped is not None:
-        return address.ipv4_mapped
+        return [address.ipv4_mapped]
     if address.sixtofour is not None:
-        return address.sixtofour
-    if any(address in net for net in _NAT64):
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-    return None
+        return [address.sixtofour]
+    if address.teredo is not None:
+        return list(address.teredo)
+    if address not in _NOT_COMPATIBLE and any(address in net for net in _LOW32):
+        return [ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)]
+    return []
 
 
 def _kind(address: Address) -> str | None:
@@ -104,16 +114,15 @@ def _kind(address: Address) -> str | None:
 def address_refusal(ip: str, allowed: Sequence[Network] = ()) -> str | None:
     """The kind of address ``ip`` is when the crawler must not connect to it ("loopback",
     "private", "link-local", "shared", "multicast", "unspecified", "reserved", "invalid"),
-    or None when it may. An IPv6 address carrying an IPv4 one (mapped, 6to4, NAT64) is
-    judged by both; ``allowed`` networks are never refused."""
+    or None when it may. An IPv6 address carrying an IPv4 one (mapped, compatible,
+    translated, NAT64, 6to4, Teredo) is refused when either is not public, unless one of
+    them is in an ``allowed`` network: those are never refused."""
     address = _parse(ip)
     if address is None:
         return "invalid"
     candidates: list[Address] = [address]
     if isinstance(address, ipaddress.IPv6Address):
-        inner = _embedded_v4(address)
-        if inner is not None:
-            candidates.append(inner)
+        candidates += _embedded_v4(address)
     if any(a in net for a in candidates for net in allowed if a.version == net.version):
         return None
     # The embedded IPv4 address first: it says where the packets end up.
