@@ -138,8 +138,9 @@ def test_another_dns_failure_is_left_to_scrapy() -> None:
 
 
 def test_a_request_with_a_proxy_never_reaches_the_handler() -> None:
-    out, stats, calls = _download(Request("http://10.0.0.1/secret",
-                                          meta={"proxy": "http://proxy.example:3128"}))
+    out, stats, calls = _download(
+        Request("http://10.0.0.1/secret", meta={"proxy": "http://proxy.example:3128"})
+    )
     assert isinstance(out, AddressRefused) and "through the proxy" in str(out)
     assert calls == 0 and stats.get("retry/count", 0) == 0
     assert stats["govsi/guard/proxy_refused"] == 1

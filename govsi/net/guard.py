@@ -59,8 +59,7 @@ _SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT, RFC 6598
 # RFC 8215), IPv4-compatible (RFC 4291 2.5.5.1, deprecated but still routed by some
 # stacks) and IPv4-translated (RFC 2765, ::ffff:0:a.b.c.d).
 _LOW32 = tuple(
-    ipaddress.ip_network(n)
-    for n in ("64:ff9b::/96", "64:ff9b:1::/48", "::/96", "::ffff:0:0:0/96")
+    ipaddress.ip_network(n) for n in ("64:ff9b::/96", "64:ff9b:1::/48", "::/96", "::ffff:0:0:0/96")
 )
 # :: and ::1 are themselves (unspecified, loopback), not IPv4-compatible addresses.
 _NOT_COMPATIBLE = ipaddress.ip_network("::/127")
