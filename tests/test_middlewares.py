@@ -144,3 +144,23 @@ def test_a_request_with_a_proxy_never_reaches_the_handler() -> None:
     assert isinstance(out, AddressRefused) and "through the proxy" in str(out)
     assert calls == 0 and stats.get("retry/count", 0) == 0
     assert stats["govsi/guard/proxy_refused"] == 1
+
+
+def test_the_spider_records_the_refusal_as_the_pages_error() -> None:
+    from types import SimpleNamespace
+
+    from twisted.python.failure import Failure
+
+    from govsi.requestmeta import META_URL
+    from govsi.spiders.govsi import GovsiSpider
+
+    out, _, _ = _download(Request("http://zasebni.gov.si/"))
+    failure = Failure(out)
+    url = "http://zasebni.gov.si/"
+    failure.request = Request(url, meta={META_URL: url, "depth": 1})  # type: ignore[attr-defined]
+    spider = GovsiSpider()
+    stats = get_crawler().stats
+    spider.crawler = SimpleNamespace(stats=stats, get_extension=lambda cls: None)  # type: ignore[assignment]
+    (page,) = spider.page_failed(failure)
+    assert page.page_type == "ERROR"
+    assert page.fetch_error == str(out) and "a loopback address" in page.fetch_error
