@@ -1,4 +1,5 @@
-"""Downloader middlewares: unwanted bodies stopped after the headers."""
+"""Downloader middlewares: unwanted bodies stopped after the headers; the address guard
+asserted on every request."""
 
 from __future__ import annotations
 
@@ -6,12 +7,15 @@ import logging
 
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import StopDownload
+from scrapy.exceptions import CannotResolveHostError, StopDownload
 from scrapy.http import Headers
 from scrapy.statscollectors import StatsCollector
+from twisted.internet.error import DNSLookupError
 
+from govsi.net.guard import AddressGuard, AddressRefused
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND
 from govsi.web.contenttypes import DOCUMENT_TYPES, classify
+from govsi.web.urls import host_of
 
 logger = logging.getLogger(__name__)
 
@@ -63,3 +67,30 @@ class StopUnwantedBodiesMiddleware:
             if self.stats is not None:
                 self.stats.inc_value("govsi/download_stopped")
             raise StopDownload(fail=False)
+
+
+class AddressGuardMiddleware:
+    """The address guard on every request, last before the download handler (after
+    ``HttpProxyMiddleware`` set any proxy): a request through an untrusted proxy, or with
+    the guard no longer the reactor's resolver and not restorable, fails with
+    ``AddressRefused``. A connection the guard refused comes back from Scrapy's handler
+    as a DNS failure; it leaves here as ``AddressRefused`` with the guard's reason, before
+    ``RetryMiddleware`` sees it, so it is never retried. Idle when the guard is off."""
+
+    def __init__(self, guard: AddressGuard | None) -> None:
+        self.guard = guard
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> AddressGuardMiddleware:
+        return cls(crawler.get_extension(AddressGuard))
+
+    def process_request(self, request: Request) -> None:
+        if self.guard is not None:
+            self.guard.check_request(request.meta.get("proxy"))
+
+    def process_exception(self, request: Request, exception: Exception) -> None:
+        if self.guard is None or not isinstance(exception, CannotResolveHostError | DNSLookupError):
+            return
+        reason = self.guard.reason(host_of(request.url))
+        if reason is not None:
+            raise AddressRefused(reason) from exception

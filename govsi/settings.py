@@ -33,6 +33,11 @@ URLLENGTH_LIMIT = 0
 # CGNAT, multicast, unspecified or reserved address (IPv6 too) is refused at connect
 # time, whatever name resolves to it; the host's pages stay unfetched with the reason.
 ALLOWED_PRIVATE_NETWORKS: list[str] = []
+# A proxy resolves names itself, so the guard would see only the proxy's address: with a
+# proxy in the environment (http_proxy, https_proxy, all_proxy, in either case) the crawl
+# does not start, and a request naming one in meta["proxy"] is refused, unless this says
+# the proxy itself refuses private and internal addresses.
+PROXY_TRUSTED = False
 # Traps (govsi/frontier/traps.py), checked when a link is found; 0 turns a rule off. Refusals are
 # counted in the stats as govsi/traps/<rule>.
 # A path in which one segment occurs this many times (/a/b/a/b/a/b) is a trap.
@@ -213,6 +218,14 @@ COOKIES_ENABLED = False
 
 # --- Fetching --------------------------------------------------------------------------
 DOWNLOAD_TIMEOUT = 60
+# Host names are resolved in DNS_THREADS threads of their own (govsi/net/dns.py), not in
+# the reactor's pool where crawldb writes and lease rounds run: a zone whose nameserver
+# never answers then delays no write. A lookup not answered within DNS_TIMEOUT seconds of
+# being asked (waiting for a thread included) fails its host with the reason; its pages
+# stay in the frontier. A nameserver that answers does so in well under a second.
+TWISTED_DNS_RESOLVER = "govsi.net.dns.PooledResolver"
+DNS_THREADS = 12
+DNS_TIMEOUT = 30.0
 # An endless or huge response is cut off here and recorded as an error on its page.
 DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
@@ -275,6 +288,9 @@ ITEM_PIPELINES = {
 }
 DOWNLOADER_MIDDLEWARES = {
     "govsi.middlewares.StopUnwantedBodiesMiddleware": 50,
+    # Last before the download: the address guard asserted (it is the reactor's resolver,
+    # no untrusted proxy), and its refusals kept with their reason, never retried.
+    "govsi.middlewares.AddressGuardMiddleware": 950,
     # robots.txt is the frontier's (see ROBOTSTXT_OBEY): Scrapy's middleware would fetch it
     # outside the host's delay, ignore Crawl-delay and Sitemap, and allow all on a 5xx.
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,

@@ -34,7 +34,11 @@ def node(gov_web: SimWeb, tmp_path_factory: Any) -> Iterator[tuple[ScrapydNode, 
     (resolver / "__init__.py").write_text("")
     shutil.copy2(ROOT / "tests" / "simweb" / "resolver.py", resolver)
     env_db = f"sqlite:///{work / 'from-env.sqlite3'}"
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SCRAPY_SETTINGS_MODULE")}
+    # No proxy of the machine's either: the address guard would refuse to start the jobs.
+    dropped = ("PYTHONPATH", "SCRAPY_SETTINGS_MODULE")
+    env = {
+        k: v for k, v in os.environ.items() if k not in dropped and not k.lower().endswith("_proxy")
+    }
     env.update(
         PYTHONPATH=str(work / "pypath"),
         GOVSI_TEST_HOSTS=json.dumps(gov_web.hosts_map()),

@@ -103,7 +103,10 @@ class HostSetup:
             self.frontier.set_ip(host, f"unresolved:{host}")
             self.wake()
 
-        _reactor().resolve(host).addCallbacks(resolved, failed)
+        # Through the guard, with its reason kept (refused, or DNS's own: not answered
+        # within DNS_TIMEOUT, no such name).
+        lookup = self.guard.lookup(host) if self.guard is not None else _reactor().resolve(host)
+        lookup.addCallbacks(resolved, failed)
 
     def _send_robots(self, host: str) -> None:
         info = self.hosts[host]

@@ -13,19 +13,27 @@ browser) resolves its host through ``reactor.nameResolver``, IP literals include
 - ``address_refusal``: pure; why an address is refused (its kind) or None.
 - ``GuardedResolver``: an ``IHostnameResolver`` that passes on only allowed addresses.
 - ``AddressGuard``: the extension that installs it for the crawl, remembers which hosts
-  were refused and why (one log line per host), and counts refusals in the stats.
+  were refused and why (one log line per host), and counts refusals in the stats. It
+  refuses to start with an untrusted proxy configured (``govsi.net.proxies``), and is
+  asserted again before every request (``check_request``, from the downloader
+  middleware): Scrapy installs its resolver after the spider opens under some reactors.
+- ``AddressRefused``: what a refused request fails with, the reason as its message;
+  neither an ``OSError`` nor a connection error, so it is never retried.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
 
 from scrapy import signals
 from scrapy.crawler import Crawler
 from twisted.internet.address import IPv4Address, IPv6Address
+from twisted.internet.defer import Deferred
+from twisted.internet.error import DNSLookupError
 from twisted.internet.interfaces import (
     IAddress,
     IHostnameResolver,
@@ -34,7 +42,11 @@ from twisted.internet.interfaces import (
 )
 from zope.interface import implementer
 
-__all__ = ["AddressGuard", "GuardedResolver", "address_refusal", "parse_networks"]
+from govsi.net.dns import report_failure
+from govsi.net.proxies import ProxyNotTrusted, proxy_variables, shown_proxy, untrusted_proxy
+
+__all__ = ["AddressGuard", "AddressRefused", "GuardedResolver", "address_refusal",
+           "parse_networks"]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +55,18 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 _RFC1918 = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 _SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT, RFC 6598
-# NAT64 (RFC 6052, RFC 8215): the IPv4 address is in the low 32 bits.
-_NAT64 = tuple(ipaddress.ip_network(n) for n in ("64:ff9b::/96", "64:ff9b:1::/48"))
+# IPv6 prefixes whose low 32 bits are an IPv4 address packets end up at: NAT64 (RFC 6052,
+# RFC 8215), IPv4-compatible (RFC 4291 2.5.5.1, deprecated but still routed by some
+# stacks) and IPv4-translated (RFC 2765, ::ffff:0:a.b.c.d).
+_LOW32 = tuple(
+    ipaddress.ip_network(n) for n in ("64:ff9b::/96", "64:ff9b:1::/48", "::/96", "::ffff:0:0:0/96")
+)
+# :: and ::1 are themselves (unspecified, loopback), not IPv4-compatible addresses.
+_NOT_COMPATIBLE = ipaddress.ip_network("::/127")
+
+
+class AddressRefused(Exception):
+    """A request the address guard did not let out; the message says why."""
 
 
 def parse_networks(values: Iterable[str]) -> tuple[Network, ...]:
@@ -69,15 +91,18 @@ def _parse(ip: str) -> Address | None:
         return None
 
 
-def _embedded_v4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 one reaches in the end: mapped, 6to4 or NAT64."""
+def _embedded_v4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 one carries: mapped, compatible, translated, NAT64,
+    6to4, or Teredo's server and client."""
     if address.ipv4_mapped is not None:
-        return address.ipv4_mapped
+        return [address.ipv4_mapped]
     if address.sixtofour is not None:
-        return address.sixtofour
-    if any(address in net for net in _NAT64):
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-    return None
+        return [address.sixtofour]
+    if address.teredo is not None:
+        return list(address.teredo)
+    if address not in _NOT_COMPATIBLE and any(address in net for net in _LOW32):
+        return [ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)]
+    return []
 
 
 def _kind(address: Address) -> str | None:
@@ -104,16 +129,15 @@ def _kind(address: Address) -> str | None:
 def address_refusal(ip: str, allowed: Sequence[Network] = ()) -> str | None:
     """The kind of address ``ip`` is when the crawler must not connect to it ("loopback",
     "private", "link-local", "shared", "multicast", "unspecified", "reserved", "invalid"),
-    or None when it may. An IPv6 address carrying an IPv4 one (mapped, 6to4, NAT64) is
-    judged by both; ``allowed`` networks are never refused."""
+    or None when it may. An IPv6 address carrying an IPv4 one (mapped, compatible,
+    translated, NAT64, 6to4, Teredo) is refused when either is not public, unless one of
+    them is in an ``allowed`` network: those are never refused."""
     address = _parse(ip)
     if address is None:
         return "invalid"
     candidates: list[Address] = [address]
     if isinstance(address, ipaddress.IPv6Address):
-        inner = _embedded_v4(address)
-        if inner is not None:
-            candidates.append(inner)
+        candidates += _embedded_v4(address)
     if any(a in net for a in candidates for net in allowed if a.version == net.version):
         return None
     # The embedded IPv4 address first: it says where the packets end up.
@@ -139,8 +163,45 @@ class _Filter:
         if isinstance(ip, str) and self._admit(self._host, ip):
             self._receiver.addressResolved(address)
 
+    def resolutionFailed(self, reason: str) -> None:
+        report_failure(self._receiver, reason)
+
     def resolutionComplete(self) -> None:
         self._receiver.resolutionComplete()
+
+
+@implementer(IResolutionReceiver)
+class _Lookup:
+    """The first address of a host, or why there is none, as a Deferred."""
+
+    def __init__(self, host: str, guard: AddressGuard) -> None:
+        self.host = host
+        self.guard = guard
+        self.addresses: list[str] = []
+        self.failure: str | None = None
+        self.deferred: Deferred[str] = Deferred()
+
+    def resolutionBegan(self, resolution: IHostResolution) -> None:
+        pass
+
+    def addressResolved(self, address: IAddress) -> None:
+        ip = getattr(address, "host", None)
+        if isinstance(ip, str):
+            self.addresses.append(ip)
+
+    def resolutionFailed(self, reason: str) -> None:
+        self.failure = reason
+
+    def resolutionComplete(self) -> None:
+        if self.addresses:
+            self.deferred.callback(self.addresses[0])
+            return
+        refused = self.guard.reason(self.host)
+        if refused is not None:
+            self.deferred.errback(AddressRefused(refused))
+        else:
+            reason = self.failure or f"DNS lookup of {self.host} found no address"
+            self.deferred.errback(DNSLookupError(reason))
 
 
 @implementer(IHostResolution)
@@ -201,18 +262,30 @@ class AddressGuard:
     """Scrapy extension: the guard for the crawl, ``crawler.get_extension(AddressGuard)``
     for the components that record why a host was not fetched."""
 
-    def __init__(self, allowed: tuple[Network, ...], stats: Any = None) -> None:
+    def __init__(
+        self, allowed: tuple[Network, ...], stats: Any = None, proxy_trusted: bool = False
+    ) -> None:
         self.allowed = allowed
         self.stats = stats
+        self.proxy_trusted = proxy_trusted
         self.refused: dict[str, str] = {}
         self.pins: dict[str, str] = {}
         self._previous: Any = None
         self._reactor: Any = None
+        self._resolver: GuardedResolver | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> AddressGuard:
-        guard = cls(parse_networks(crawler.settings.getlist("ALLOWED_PRIVATE_NETWORKS")),
-                    crawler.stats)  # fmt: skip
+        s = crawler.settings
+        trusted = s.getbool("PROXY_TRUSTED")
+        names = proxy_variables(os.environ) if s.getbool("HTTPPROXY_ENABLED") else []
+        if names and not trusted:
+            # Before anything is fetched: every request would go through the proxy, which
+            # resolves names itself, where the guard never sees the address.
+            message = untrusted_proxy(names)
+            logger.error("%s", message)
+            raise ProxyNotTrusted(message)
+        guard = cls(parse_networks(s.getlist("ALLOWED_PRIVATE_NETWORKS")), crawler.stats, trusted)
         # Opening the spider comes after Scrapy installed the configured resolver and
         # before the engine sends any request.
         crawler.signals.connect(guard._opened, signal=signals.spider_opened)
@@ -227,14 +300,57 @@ class AddressGuard:
     def install(self, reactor: Any) -> None:
         if self._reactor is None:
             self._reactor = reactor
-            self._previous = reactor.installNameResolver(
-                GuardedResolver(reactor.nameResolver, self.admit, self.pins)
-            )
+            self._resolver = GuardedResolver(reactor.nameResolver, self.admit, self.pins)
+            self._previous = reactor.installNameResolver(self._resolver)
 
     def uninstall(self) -> None:
         if self._reactor is not None:
             self._reactor.installNameResolver(self._previous)
             self._reactor = None
+            self._resolver = None
+
+    def ensure_installed(self, reactor: Any = None) -> None:
+        """Make the guard the reactor's name resolver again if something replaced it
+        (Scrapy installs ``TWISTED_DNS_RESOLVER`` after the spider opens under a
+        non-asyncio reactor): it then guards the replacement. Raises ``AddressRefused``
+        when it cannot, so that nothing goes out unguarded."""
+        if self._reactor is None:
+            if reactor is None:
+                from twisted.internet import reactor
+            self.install(reactor)
+        current = self._reactor.nameResolver
+        if current is self._resolver:
+            return
+        logger.info("the reactor's name resolver was replaced (by %s) after the address "
+                    "guard was installed; guarding it again", type(current).__name__)  # fmt: skip
+        if self.stats is not None:
+            self.stats.inc_value("govsi/guard/reinstalled")
+        self._resolver = GuardedResolver(current, self.admit, self.pins)
+        self._reactor.installNameResolver(self._resolver)
+        if self._reactor.nameResolver is not self._resolver:
+            logger.error("address guard: the reactor's name resolver cannot be replaced; "
+                         "nothing is fetched")  # fmt: skip
+            raise AddressRefused("address guard: not installed on the reactor")
+
+    def check_request(self, proxy: str | None) -> None:
+        """Before a request goes out: raises ``AddressRefused`` when it would go through
+        an untrusted proxy, or when the guard is not the resolver and cannot be again."""
+        if proxy and not self.proxy_trusted:
+            if self.stats is not None:
+                self.stats.inc_value("govsi/guard/proxy_refused")
+            raise AddressRefused(
+                f"address guard: not fetched through the proxy {shown_proxy(proxy)} "
+                "(a proxy resolves names itself, past the guard; PROXY_TRUSTED is off)"
+            )
+        self.ensure_installed()
+
+    def lookup(self, host: str) -> Deferred[str]:
+        """``host``'s first IPv4 address through the guard; fails with ``AddressRefused``
+        (the guard's reason) or ``DNSLookupError`` (the resolver's reason)."""
+        self.ensure_installed()
+        receiver = _Lookup(host, self)
+        self._reactor.nameResolver.resolveHostName(receiver, host, 0, [IPv4Address])
+        return receiver.deferred
 
     def admit(self, host: str, ip: str) -> bool:
         kind = address_refusal(ip, self.allowed)

@@ -14,7 +14,7 @@ from typing import Any
 from lxml import etree
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
-from scrapy.exceptions import DownloadCancelledError, IgnoreRequest
+from scrapy.exceptions import CannotResolveHostError, DownloadCancelledError, IgnoreRequest
 from scrapy.http import Response
 from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
@@ -27,7 +27,7 @@ from govsi.dedup.index import DuplicateIndex, Verdict
 from govsi.frontier.seen import KnownUrls
 from govsi.frontier.traps import TrapGuard
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
-from govsi.net.guard import AddressGuard
+from govsi.net.guard import AddressGuard, AddressRefused
 from govsi.render.browser import configure as configure_rendering
 from govsi.render.decide import RenderPlanner
 from govsi.render.renderer import Renderer
@@ -414,9 +414,12 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
     def failure_reason(self, failure: Failure) -> str:
         """What went wrong, for page.fetch_error and the log."""
         message = failure.getErrorMessage()
+        if failure.check(AddressRefused):
+            return message[:1000]  # the guard's reason (govsi.middlewares)
         guard = self.crawler.get_extension(AddressGuard)
         host = host_of(failure.request.url) if hasattr(failure, "request") else ""
-        if failure.check(DNSLookupError) and guard is not None and guard.reason(host):
+        refusal = failure.check(DNSLookupError, CannotResolveHostError)
+        if refusal and guard is not None and guard.reason(host):
             # Connect time refused what the host's name resolved to (DNS rebinding, or an
             # address that changed after the scheduler looked).
             return str(guard.reason(host))

@@ -2,7 +2,8 @@
 
 Names listed in the JSON object in the ``GOVSI_TEST_HOSTS`` environment variable resolve
 to their loopback address; every other name fails to resolve, so a test crawl can never
-reach the internet. The crawler's own code paths are the production ones: only the
+reach the internet. A name listed with two addresses answers the first once, then the
+second (DNS rebinding). The crawler's own code paths are the production ones: only the
 answer to "what address does this host have" differs.
 """
 
@@ -21,9 +22,10 @@ from zope.interface import implementer
 
 @implementer(IResolverSimple)
 class SimWebResolver:
-    def __init__(self, reactor: Any, hosts: dict[str, str]) -> None:
+    def __init__(self, reactor: Any, hosts: dict[str, str | list[str]]) -> None:
         self.reactor = reactor
         self.hosts = {k.lower(): v for k, v in hosts.items()}
+        self.asked: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Any, reactor: Any) -> SimWebResolver:
@@ -33,7 +35,11 @@ class SimWebResolver:
         self.reactor.installResolver(self)
 
     def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> defer.Deferred[str]:
-        ip = self.hosts.get(name.lower().rstrip("."))
+        key = name.lower().rstrip(".")
+        ip = self.hosts.get(key)
         if ip is None:
             return defer.fail(DNSLookupError(f"simweb: no such host {name!r}"))
+        if isinstance(ip, list):
+            ip = ip[1] if key in self.asked else ip[0]
+        self.asked.add(key)
         return defer.succeed(ip)
