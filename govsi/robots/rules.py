@@ -50,9 +50,22 @@ from urllib.parse import urljoin, urlsplit
 logger = logging.getLogger(__name__)
 
 # RFC 9309 section 2.5: crawlers must parse at least 500 KiB; more is not worth the memory.
-# Google reads 500 KiB too. It also bounds the rules (about 50 000 at most) and so the
-# cost of a check, which is linear in the rules whose literal prefix the path has.
+# Google reads 500 KiB too. It also bounds the rules (about 50 000 at most).
 MAX_BODY_BYTES = 512_000
+# A longer path (path, params and query) is disallowed unchecked. Far above the crawl's
+# MAX_URL_LENGTH (2000), so only URLs that skipped that cap (a browser's sub-resources)
+# can reach it; it bounds the str.find work a check does per wildcard rule. Above twice
+# Google's line cut-off too, whose conformance cases check paths of 16 673 characters.
+MAX_PATH_CHARS = 32 * 1024
+# The work one check may do on wildcard rules, in characters scanned by str.find (about
+# 1.7 ns each at worst) plus a charge per rule and per piece for the Python around the
+# scan (about 1 us for a rule of three pieces): at most about 7 ms. Enough for some 5000
+# wildcard rules applying to a 100-character path, 1700 to a 2000-character one; a check
+# that needs more fails closed (disallowed), and so, without scanning, does every later
+# check of that policy whose bound (from the rules it would try) is over it.
+MAX_CHECK_WORK = 4_000_000
+_RULE_WORK = 384
+_PIECE_WORK = 128
 # robots.cc's line buffer holds kMaxLineLen = 2083 * 8 bytes including the final NUL.
 _MAX_LINE_BYTES = 2083 * 8 - 1
 _BOM = b"\xef\xbb\xbf"
@@ -92,12 +105,16 @@ class _Rule(NamedTuple):
     # with (the key the rule is filed under), the rest must follow in order.
     pieces: tuple[str, ...]
     anchored: bool  # a final "$": the last piece ends the path
+    # What checking it costs besides scanning the path once (0 for a rule without "*",
+    # whose check is a length comparison); counted against MAX_CHECK_WORK.
+    work: int
 
 
 def _rule(rank: int, is_allow: bool, pattern: str) -> _Rule:
     anchored = pattern.endswith("$")
-    return _Rule(rank, is_allow, tuple((pattern[:-1] if anchored else pattern).split("*")),
-                 anchored)  # fmt: skip
+    pieces = tuple((pattern[:-1] if anchored else pattern).split("*"))
+    work = _RULE_WORK + _PIECE_WORK * len(pieces) if len(pieces) > 1 else 0
+    return _Rule(rank, is_allow, pieces, anchored, work)
 
 
 def _matches(rule: _Rule, path: str) -> bool:
@@ -123,11 +140,16 @@ def _matches(rule: _Rule, path: str) -> bool:
 class _Policy:
     """The merged rules of the groups that apply to one crawler, filed by the literal
     prefix each starts with, so that a path is checked only against the rules whose
-    prefix it starts with (linear in those), and nothing is compiled."""
+    prefix it starts with, best first, stopping at the first match. Nothing is compiled.
 
-    __slots__ = ("_by_prefix", "_lengths", "crawl_delay")
+    A rule without "*" costs O(1); one with "*" costs a scan of the path. The work spent
+    on the latter is counted: past MAX_CHECK_WORK the path is disallowed (fail closed,
+    one warning per policy), and from then on a check whose bound is over the limit is
+    disallowed without scanning."""
 
-    def __init__(self, groups: list[_Group]) -> None:
+    __slots__ = ("_bounds", "_by_prefix", "_lengths", "_overrun", "_source", "crawl_delay")
+
+    def __init__(self, groups: list[_Group], source: str = "") -> None:
         rules = {
             variant for g in groups for rule in g.rules for variant in _with_index_variant(rule)
         }
@@ -135,34 +157,72 @@ class _Policy:
         # robots.cc (a rule must match with priority > 0 to count), so it is dropped.
         ordered = sorted((r for r in rules if r[1]), key=lambda r: (-len(r[1]), not r[0]))
         self._by_prefix: dict[str, list[_Rule]] = {}
+        # Per prefix: (wildcard rules, their summed work), for the bound after an overrun.
+        self._bounds: dict[str, tuple[int, int]] = {}
         for rank, (is_allow, pattern) in enumerate(ordered):
             rule = _rule(rank, is_allow, pattern)
-            self._by_prefix.setdefault(rule.pieces[0], []).append(rule)  # ranks ascending
+            prefix = rule.pieces[0]
+            self._by_prefix.setdefault(prefix, []).append(rule)  # ranks ascending
+            if rule.work:
+                count, work = self._bounds.get(prefix, (0, 0))
+                self._bounds[prefix] = (count + 1, work + rule.work)
         self._lengths = sorted({len(prefix) for prefix in self._by_prefix})
+        self._overrun = False
+        self._source = source
         self.crawl_delay = next((d for g in groups for d in g.delays), None)
 
-    def allows(self, path: str) -> bool:
+    def allows(self, path: str) -> bool | None:
+        """The decision for ``path``, or None if deciding needs more than MAX_CHECK_WORK."""
+        if self._overrun and self._bound(path) > MAX_CHECK_WORK:
+            return None
         best: _Rule | None = None
+        work = 0
         for length in self._lengths:
             if length > len(path):
                 break
             for rule in self._by_prefix.get(path[:length], ()):
                 if best is not None and rule.rank >= best.rank:
                     break
+                if rule.work:
+                    work += rule.work + len(path)
+                    if work > MAX_CHECK_WORK:
+                        self._note_overrun(path)
+                        return None
                 if _matches(rule, path):
                     best = rule
                     break
         return best is None or best.is_allow
 
+    def _bound(self, path: str) -> int:
+        bound = 0
+        for length in self._lengths:
+            if length > len(path):
+                break
+            count, work = self._bounds.get(path[:length], (0, 0))
+            bound += work + count * len(path)
+        return bound
+
+    def _note_overrun(self, path: str) -> None:
+        if not self._overrun:
+            self._overrun = True
+            logger.warning(
+                "robots.txt %s: checking a %d-character path against its wildcard rules "
+                "needs more than %d units of work; such paths are disallowed (fail closed)",
+                self._source or "(no URL)", len(path), MAX_CHECK_WORK,
+            )  # fmt: skip
+
 
 class RobotsRules:
     """The decisions one robots.txt makes; ``parse`` builds it."""
 
-    def __init__(self, groups: list[_Group], sitemaps: list[str]) -> None:
+    def __init__(self, groups: list[_Group], sitemaps: list[str], source: str = "") -> None:
         self._groups = groups
         self._sitemaps = sitemaps
+        self._source = source  # the robots.txt URL, for log lines
         # allowed() runs for every request; a crawl uses one or two user agents.
         self._policies: dict[str, _Policy] = {}
+        # Paths disallowed without a decision from the rules, by reason.
+        self.refusals: dict[str, int] = {}
 
     @classmethod
     def allow_all(cls) -> RobotsRules:
@@ -177,9 +237,17 @@ class RobotsRules:
         return list(self._sitemaps)
 
     def allowed(self, url: str, user_agent: str) -> bool:
+        """Whether the rules let ``user_agent`` fetch ``url``. Costs O(len(url)) plus at
+        most MAX_CHECK_WORK; a path over MAX_PATH_CHARS, or one whose check would need
+        more work, is disallowed and counted in ``refusals``."""
         path = _path_params_query(url)
         # RFC 9309 section 2.2.2: /robots.txt is implicitly allowed (robots.cc has no such rule).
-        return path == "/robots.txt" or self._policy(user_agent).allows(path)
+        if path == "/robots.txt":
+            return True
+        if len(path) > MAX_PATH_CHARS:
+            return self._refuse("path_too_long", len(path))
+        decision = self._policy(user_agent).allows(path)
+        return self._refuse("check_too_costly", len(path)) if decision is None else decision
 
     def crawl_delay(self, user_agent: str) -> float | None:
         return self._policy(user_agent).crawl_delay
@@ -192,8 +260,18 @@ class RobotsRules:
             groups = [g for g in self._groups if token in g.agents] or [
                 g for g in self._groups if "*" in g.agents
             ]
-            policy = self._policies[user_agent] = _Policy(groups)
+            policy = self._policies[user_agent] = _Policy(groups, self._source)
         return policy
+
+    def _refuse(self, reason: str, path_length: int) -> bool:
+        count = self.refusals[reason] = self.refusals.get(reason, 0) + 1
+        if count == 1 and reason == "path_too_long":
+            logger.warning(
+                "robots.txt %s: a %d-character path is over %d and is disallowed unchecked "
+                "(fail closed); later ones are only counted",
+                self._source or "(no URL)", path_length, MAX_PATH_CHARS,
+            )  # fmt: skip
+        return False
 
 
 def parse(body: bytes | str, robots_url: str) -> RobotsRules:
@@ -234,7 +312,7 @@ def parse(body: bytes | str, robots_url: str) -> RobotsRules:
             if _DELAY.fullmatch(value):
                 group.delays.append(float(value))
             group.closed = True
-    return RobotsRules(groups, sitemaps)
+    return RobotsRules(groups, sitemaps, robots_url)
 
 
 def rules_for_response(status: int | None, body: bytes, robots_url: str) -> RobotsRules:
