@@ -14,14 +14,8 @@ from typing import Any
 
 import pytest
 
-from govsi.robots.rules import (
-    MAX_BODY_BYTES,
-    MAX_CHECK_WORK,
-    MAX_PATH_CHARS,
-    RobotsRules,
-    parse,
-    rules_for_response,
-)
+from govsi.robots.matching import MAX_CHECK_WORK, MAX_PATH_CHARS
+from govsi.robots.rules import MAX_BODY_BYTES, RobotsRules, parse, rules_for_response
 from tests.support.growth import LINEAR_BOUND, growth
 
 DATA = Path(__file__).parent
@@ -427,7 +421,7 @@ def _wildcards(n: int) -> RobotsRules:
 def test_a_path_is_checked_only_against_the_rules_whose_prefix_it_has(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import govsi.robots.rules as module
+    import govsi.robots.matching as module
 
     checked: list[str] = []
     real = module._matches
@@ -472,7 +466,7 @@ def test_a_path_over_the_limit_is_disallowed_unchecked(caplog: pytest.LogCapture
     rules = parse("User-agent: *\nAllow: /\n", "https://x.gov.si/robots.txt")
     at_limit = "https://x.gov.si/" + "a" * (MAX_PATH_CHARS - 1)
     assert rules.allowed(at_limit, UA)
-    with caplog.at_level(logging.WARNING, logger="govsi.robots.rules"):
+    with caplog.at_level(logging.WARNING, logger="govsi.robots"):
         assert not rules.allowed(at_limit + "a", UA)
         assert not rules.allowed(at_limit + "aa", UA)
     assert rules.refusals == {"path_too_long": 2}
@@ -486,7 +480,7 @@ def test_a_path_over_the_limit_is_disallowed_unchecked(caplog: pytest.LogCapture
 def test_a_check_stops_at_the_work_limit_and_fails_closed(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import govsi.robots.rules as module
+    import govsi.robots.matching as module
 
     calls: list[str] = []
     real = module._matches
@@ -498,7 +492,7 @@ def test_a_check_stops_at_the_work_limit_and_fails_closed(
     monkeypatch.setattr(module, "_matches", counted)
     rules = _hostile(24_000)  # as many as fit in MAX_BODY_BYTES
     long_path = "https://x.gov.si/" + "a" * 2_000 + "b"  # no rule matches: allowed if finished
-    with caplog.at_level(logging.WARNING, logger="govsi.robots.rules"):
+    with caplog.at_level(logging.WARNING, logger="govsi.robots"):
         assert not rules.allowed(long_path, UA)
         # Each wildcard rule tried costs at least its path length: the work is bounded.
         assert 0 < len(calls) <= MAX_CHECK_WORK // 2_000
@@ -514,7 +508,7 @@ def test_a_check_stops_at_the_work_limit_and_fails_closed(
 
 
 def test_after_an_overrun_a_cheap_check_is_still_exact(monkeypatch: pytest.MonkeyPatch) -> None:
-    import govsi.robots.rules as module
+    import govsi.robots.matching as module
 
     monkeypatch.setattr(module, "MAX_CHECK_WORK", 50_000)
     body = "User-agent: *\nDisallow: /x*y\n" + "".join(f"Disallow: /a*{i}*b\n" for i in range(50))

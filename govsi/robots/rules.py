@@ -36,36 +36,24 @@ hex digits upper-cased; an Allow rule ending in ``/index.htm[l]`` also allows it
 directory URL (``/dir/``); lines are cut off after 16663 bytes; any prefix of a BOM is
 skipped. Our own extensions: ``Crawl-delay`` (a group member, like a rule) and ``Sitemap``
 (global, resolved against the robots.txt URL, http(s) only).
+
+How a path is matched, and what a check may cost: ``govsi.robots.matching``.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple
 from urllib.parse import urljoin, urlsplit
+
+from govsi.robots.matching import MAX_PATH_CHARS, Policy
 
 logger = logging.getLogger(__name__)
 
 # RFC 9309 section 2.5: crawlers must parse at least 500 KiB; more is not worth the memory.
 # Google reads 500 KiB too. It also bounds the rules (about 50 000 at most).
 MAX_BODY_BYTES = 512_000
-# A longer path (path, params and query) is disallowed unchecked. Far above the crawl's
-# MAX_URL_LENGTH (2000), so only URLs that skipped that cap (a browser's sub-resources)
-# can reach it; it bounds the str.find work a check does per wildcard rule. Above twice
-# Google's line cut-off too, whose conformance cases check paths of 16 673 characters.
-MAX_PATH_CHARS = 32 * 1024
-# The work one check may do on wildcard rules, in characters scanned by str.find (about
-# 1.7 ns each at worst) plus a charge per rule and per piece for the Python around the
-# scan (about 1 us for a rule of three pieces): at most about 7 ms. Enough for some 5000
-# wildcard rules applying to a 100-character path, 1700 to a 2000-character one; a check
-# that needs more fails closed (disallowed), and so, without scanning, does every later
-# check of that policy whose bound (from the rules it would try) is over it.
-MAX_CHECK_WORK = 4_000_000
-_RULE_WORK = 384
-_PIECE_WORK = 128
 # robots.cc's line buffer holds kMaxLineLen = 2083 * 8 bytes including the final NUL.
 _MAX_LINE_BYTES = 2083 * 8 - 1
 _BOM = b"\xef\xbb\xbf"
@@ -98,120 +86,6 @@ class _Group:
     closed: bool = False
 
 
-class _Rule(NamedTuple):
-    rank: int  # position in deciding order: longer first, Allow before Disallow
-    is_allow: bool
-    # The pattern split at "*": the first piece is the literal prefix a path must start
-    # with (the key the rule is filed under), the rest must follow in order.
-    pieces: tuple[str, ...]
-    anchored: bool  # a final "$": the last piece ends the path
-    # What checking it costs besides scanning the path once (0 for a rule without "*",
-    # whose check is a length comparison); counted against MAX_CHECK_WORK.
-    work: int
-
-
-def _rule(rank: int, is_allow: bool, pattern: str) -> _Rule:
-    anchored = pattern.endswith("$")
-    pieces = tuple((pattern[:-1] if anchored else pattern).split("*"))
-    work = _RULE_WORK + _PIECE_WORK * len(pieces) if len(pieces) > 1 else 0
-    return _Rule(rank, is_allow, pieces, anchored, work)
-
-
-def _matches(rule: _Rule, path: str) -> bool:
-    """robots.cc Matches for a path already known to start with the rule's prefix.
-    Matching each later piece at its leftmost place is always right for a glob of "*"
-    only, so this is a few ``str.find`` calls: linear in the path, no backtracking."""
-    pieces = rule.pieces
-    if len(pieces) == 1:
-        return not rule.anchored or len(path) == len(pieces[0])
-    pos = len(pieces[0])
-    for piece in pieces[1:-1]:
-        if piece:
-            found = path.find(piece, pos)
-            if found < 0:
-                return False
-            pos = found + len(piece)
-    last = pieces[-1]
-    if rule.anchored:
-        return len(path) - len(last) >= pos and path.endswith(last)
-    return not last or path.find(last, pos) >= 0
-
-
-class _Policy:
-    """The merged rules of the groups that apply to one crawler, filed by the literal
-    prefix each starts with, so that a path is checked only against the rules whose
-    prefix it starts with, best first, stopping at the first match. Nothing is compiled.
-
-    A rule without "*" costs O(1); one with "*" costs a scan of the path. The work spent
-    on the latter is counted: past MAX_CHECK_WORK the path is disallowed (fail closed,
-    one warning per policy), and from then on a check whose bound is over the limit is
-    disallowed without scanning."""
-
-    __slots__ = ("_bounds", "_by_prefix", "_lengths", "_overrun", "_source", "crawl_delay")
-
-    def __init__(self, groups: list[_Group], source: str = "") -> None:
-        rules = {
-            variant for g in groups for rule in g.rules for variant in _with_index_variant(rule)
-        }
-        # An empty pattern matches with priority 0, which never decides anything in
-        # robots.cc (a rule must match with priority > 0 to count), so it is dropped.
-        ordered = sorted((r for r in rules if r[1]), key=lambda r: (-len(r[1]), not r[0]))
-        self._by_prefix: dict[str, list[_Rule]] = {}
-        # Per prefix: (wildcard rules, their summed work), for the bound after an overrun.
-        self._bounds: dict[str, tuple[int, int]] = {}
-        for rank, (is_allow, pattern) in enumerate(ordered):
-            rule = _rule(rank, is_allow, pattern)
-            prefix = rule.pieces[0]
-            self._by_prefix.setdefault(prefix, []).append(rule)  # ranks ascending
-            if rule.work:
-                count, work = self._bounds.get(prefix, (0, 0))
-                self._bounds[prefix] = (count + 1, work + rule.work)
-        self._lengths = sorted({len(prefix) for prefix in self._by_prefix})
-        self._overrun = False
-        self._source = source
-        self.crawl_delay = next((d for g in groups for d in g.delays), None)
-
-    def allows(self, path: str) -> bool | None:
-        """The decision for ``path``, or None if deciding needs more than MAX_CHECK_WORK."""
-        if self._overrun and self._bound(path) > MAX_CHECK_WORK:
-            return None
-        best: _Rule | None = None
-        work = 0
-        for length in self._lengths:
-            if length > len(path):
-                break
-            for rule in self._by_prefix.get(path[:length], ()):
-                if best is not None and rule.rank >= best.rank:
-                    break
-                if rule.work:
-                    work += rule.work + len(path)
-                    if work > MAX_CHECK_WORK:
-                        self._note_overrun(path)
-                        return None
-                if _matches(rule, path):
-                    best = rule
-                    break
-        return best is None or best.is_allow
-
-    def _bound(self, path: str) -> int:
-        bound = 0
-        for length in self._lengths:
-            if length > len(path):
-                break
-            count, work = self._bounds.get(path[:length], (0, 0))
-            bound += work + count * len(path)
-        return bound
-
-    def _note_overrun(self, path: str) -> None:
-        if not self._overrun:
-            self._overrun = True
-            logger.warning(
-                "robots.txt %s: checking a %d-character path against its wildcard rules "
-                "needs more than %d units of work; such paths are disallowed (fail closed)",
-                self._source or "(no URL)", len(path), MAX_CHECK_WORK,
-            )  # fmt: skip
-
-
 class RobotsRules:
     """The decisions one robots.txt makes; ``parse`` builds it."""
 
@@ -220,7 +94,7 @@ class RobotsRules:
         self._sitemaps = sitemaps
         self._source = source  # the robots.txt URL, for log lines
         # allowed() runs for every request; a crawl uses one or two user agents.
-        self._policies: dict[str, _Policy] = {}
+        self._policies: dict[str, Policy] = {}
         # Paths disallowed without a decision from the rules, by reason.
         self.refusals: dict[str, int] = {}
 
@@ -252,7 +126,7 @@ class RobotsRules:
     def crawl_delay(self, user_agent: str) -> float | None:
         return self._policy(user_agent).crawl_delay
 
-    def _policy(self, user_agent: str) -> _Policy:
+    def _policy(self, user_agent: str) -> Policy:
         policy = self._policies.get(user_agent)
         if policy is None:
             token = _CALLER_TOKEN_END.split(user_agent.strip(), maxsplit=1)[0].lower()
@@ -260,7 +134,9 @@ class RobotsRules:
             groups = [g for g in self._groups if token in g.agents] or [
                 g for g in self._groups if "*" in g.agents
             ]
-            policy = self._policies[user_agent] = _Policy(groups, self._source)
+            rules = [rule for g in groups for rule in g.rules]
+            delay = next((d for g in groups for d in g.delays), None)
+            policy = self._policies[user_agent] = Policy(rules, delay, self._source)
         return policy
 
     def _refuse(self, reason: str, path_length: int) -> bool:
@@ -401,17 +277,6 @@ def _escape_pattern(value: bytes) -> str:
         return text.upper() if text[0] == 0x25 else b"%%%02X" % text[0]
 
     return _ESCAPE_OR_HIGH.sub(fix, value).decode("ascii")
-
-
-def _with_index_variant(rule: tuple[bool, str]) -> Iterable[tuple[bool, str]]:
-    # robots.cc: an Allow ending in "/index.htm..." also allows the bare directory ("/dir/$").
-    # robots.cc tries it only when the full pattern fails, but the full pattern is longer,
-    # so adding it unconditionally gives the same decisions.
-    yield rule
-    is_allow, pattern = rule
-    slash = pattern.rfind("/")
-    if is_allow and slash >= 0 and pattern.startswith("/index.htm", slash):
-        yield (True, pattern[: slash + 1] + "$")
 
 
 def _path_params_query(url: str) -> str:
