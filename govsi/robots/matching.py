@@ -60,15 +60,18 @@ class _Rule(NamedTuple):
     pieces: tuple[str, ...]
     anchored: bool  # a final "$": the last piece ends the path
     # What checking it costs besides scanning the path once (0 for a rule without "*",
-    # whose check is a length comparison); counted against MAX_CHECK_WORK.
+    # whose check is a length comparison), at most: counted against MAX_CHECK_WORK.
     work: int
 
 
 def _rule(rank: int, is_allow: bool, pattern: str) -> _Rule:
     anchored = pattern.endswith("$")
-    pieces = tuple((pattern[:-1] if anchored else pattern).split("*"))
-    work = _RULE_WORK + _PIECE_WORK * len(pieces) if len(pieces) > 1 else 0
-    return _Rule(rank, is_allow, pieces, anchored, work)
+    split = (pattern[:-1] if anchored else pattern).split("*")
+    if len(split) == 1:
+        return _Rule(rank, is_allow, tuple(split), anchored, 0)
+    # "**" is "*": an empty middle piece would cost a loop turn and match anything.
+    pieces = (split[0], *(piece for piece in split[1:-1] if piece), split[-1])
+    return _Rule(rank, is_allow, pieces, anchored, _RULE_WORK + _PIECE_WORK * (len(pieces) - 2))
 
 
 def _matches(rule: _Rule, path: str) -> bool:
@@ -79,12 +82,11 @@ def _matches(rule: _Rule, path: str) -> bool:
     if len(pieces) == 1:
         return not rule.anchored or len(path) == len(pieces[0])
     pos = len(pieces[0])
-    for piece in pieces[1:-1]:
-        if piece:
-            found = path.find(piece, pos)
-            if found < 0:
-                return False
-            pos = found + len(piece)
+    for piece in pieces[1:-1]:  # never empty (see _rule)
+        found = path.find(piece, pos)
+        if found < 0:
+            return False
+        pos = found + len(piece)
     last = pieces[-1]
     if rule.anchored:
         return len(path) - len(last) >= pos and path.endswith(last)
@@ -132,6 +134,9 @@ class Policy:
         best: _Rule | None = None
         size = len(path)
         budget = MAX_CHECK_WORK  # a local: this loop is the hot path of every request
+        # Each middle piece matched moves on by at least one character: a rule of many
+        # pieces costs at most one turn per character of the path.
+        cap = _RULE_WORK + _PIECE_WORK * (size + 1)
         for length in self._lengths:
             if length > size:
                 break
@@ -139,7 +144,7 @@ class Policy:
                 if best is not None and rule.rank >= best.rank:
                     break
                 if rule.work:
-                    budget -= rule.work + size
+                    budget -= (rule.work if rule.work < cap else cap) + size
                     if budget < 0:
                         self._note_overrun(path)
                         return None
@@ -149,12 +154,15 @@ class Policy:
         return best is None or best.is_allow
 
     def _bound(self, path: str) -> int:
+        """At least the work allows() would count for ``path``, without scanning it."""
         bound = 0
+        size = len(path)
+        cap = _RULE_WORK + _PIECE_WORK * (size + 1)
         for length in self._lengths:
-            if length > len(path):
+            if length > size:
                 break
             count, work = self._bounds.get(path[:length], (0, 0))
-            bound += work + count * len(path)
+            bound += min(work, count * cap) + count * size
         return bound
 
     def _note_overrun(self, path: str) -> None:
