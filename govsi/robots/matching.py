@@ -143,8 +143,9 @@ class Policy:
             for rule in self._by_prefix.get(path[:length], ()):
                 if best is not None and rule.rank >= best.rank:
                     break
-                if rule.work:
-                    budget -= (rule.work if rule.work < cap else cap) + size
+                work = rule.work
+                if work:
+                    budget -= (work if work < cap else cap) + size
                     if budget < 0:
                         self._note_overrun(path)
                         return None
