@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import logging
+import random
+import re
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from govsi.robots.matching import MAX_CHECK_WORK, MAX_PATH_CHARS
 from govsi.robots.rules import MAX_BODY_BYTES, RobotsRules, parse, rules_for_response
 from tests.support.growth import LINEAR_BOUND, growth
 
@@ -418,7 +421,7 @@ def _wildcards(n: int) -> RobotsRules:
 def test_a_path_is_checked_only_against_the_rules_whose_prefix_it_has(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import govsi.robots.rules as module
+    import govsi.robots.matching as module
 
     checked: list[str] = []
     real = module._matches
@@ -428,7 +431,8 @@ def test_a_path_is_checked_only_against_the_rules_whose_prefix_it_has(
         return real(rule, path)
 
     monkeypatch.setattr(module, "_matches", counted)
-    for n in (5_000, 10_000):
+    # As many rules as one check may try on this path (MAX_CHECK_WORK); see the tests below.
+    for n in (1_000, 2_000):
         rules = _wildcards(n)
         checked.clear()
         assert rules.allowed("https://x.gov.si/zemljevid", UA)
@@ -450,6 +454,128 @@ def test_a_long_wildcard_pattern_costs_linear_time() -> None:
 
     assert growth(check, rules, 2000) < LINEAR_BOUND
     assert check(rules(10)) is True
+
+
+def _hostile(n: int) -> RobotsRules:
+    # The issue's robots.txt: every rule shares the prefix "/a" and has two wildcards.
+    return parse("User-agent: *\n" + "".join(f"Disallow: /a*{i}*b\n" for i in range(n)),
+                 "https://x.gov.si/robots.txt")  # fmt: skip
+
+
+def test_a_path_over_the_limit_is_disallowed_unchecked(caplog: pytest.LogCaptureFixture) -> None:
+    rules = parse("User-agent: *\nAllow: /\n", "https://x.gov.si/robots.txt")
+    at_limit = "https://x.gov.si/" + "a" * (MAX_PATH_CHARS - 1)
+    assert rules.allowed(at_limit, UA)
+    with caplog.at_level(logging.WARNING, logger="govsi.robots"):
+        assert not rules.allowed(at_limit + "a", UA)
+        assert not rules.allowed(at_limit + "aa", UA)
+    assert rules.refusals == {"path_too_long": 2}
+    assert len(caplog.records) == 1  # one line per robots.txt, the rest counted
+    assert "https://x.gov.si/robots.txt" in caplog.text
+    assert f"over {MAX_PATH_CHARS}" in caplog.text
+    assert rules.allowed("https://x.gov.si/robots.txt?" + "a" * MAX_PATH_CHARS, UA) is False
+    assert rules.allowed("https://x.gov.si/robots.txt", UA)
+
+
+def test_a_check_stops_at_the_work_limit_and_fails_closed(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import govsi.robots.matching as module
+
+    calls: list[str] = []
+    real = module._matches
+
+    def counted(rule: Any, path: str) -> bool:
+        calls.append(path)
+        return real(rule, path)
+
+    monkeypatch.setattr(module, "_matches", counted)
+    rules = _hostile(24_000)  # as many as fit in MAX_BODY_BYTES
+    long_path = "https://x.gov.si/" + "a" * 2_000 + "b"  # no rule matches: allowed if finished
+    with caplog.at_level(logging.WARNING, logger="govsi.robots"):
+        assert not rules.allowed(long_path, UA)
+        # Each wildcard rule tried costs at least its path length: the work is bounded.
+        assert 0 < len(calls) <= MAX_CHECK_WORK // 2_000
+        calls.clear()
+        # Later checks whose bound is over the limit fail closed without trying a rule.
+        assert not rules.allowed("https://x.gov.si/a", UA)
+        assert not rules.allowed(long_path + "c", UA)
+        assert calls == []
+    assert rules.refusals == {"check_too_costly": 3}
+    assert len(caplog.records) == 1 and "fail closed" in caplog.text
+    # Paths under another prefix are decided as before.
+    assert rules.allowed("https://x.gov.si/b/" + "a" * 1_000, UA)
+
+
+def test_after_an_overrun_a_cheap_check_is_still_exact(monkeypatch: pytest.MonkeyPatch) -> None:
+    import govsi.robots.matching as module
+
+    monkeypatch.setattr(module, "MAX_CHECK_WORK", 50_000)
+    body = "User-agent: *\nDisallow: /x*y\n" + "".join(f"Disallow: /a*{i}*b\n" for i in range(50))
+    rules = parse(body, "https://x.gov.si/robots.txt")
+    assert not rules.allowed("https://x.gov.si/a" + "c" * 500, UA)  # 50 rules x 500: over
+    assert rules.allowed("https://x.gov.si/a", UA)  # 50 rules x 2: under, checked
+    assert not rules.allowed("https://x.gov.si/a7b", UA)
+    assert not rules.allowed("https://x.gov.si/x" + "c" * 500 + "y", UA)
+    assert rules.refusals == {"check_too_costly": 1}
+
+
+def test_a_rule_of_many_pieces_is_charged_no_more_than_the_path_allows() -> None:
+    # 30 rules of 8 000 pieces each: a short path fails each at its first piece.
+    lines = "".join("Disallow: /" + "*a" * 8_000 + f"*{i}b\n" for i in range(30))
+    rules = parse("User-agent: *\n" + lines, "https://x.gov.si/robots.txt")
+    assert rules.allowed("https://x.gov.si/", UA)
+    assert rules.allowed("https://x.gov.si/x/y", UA)
+    assert rules.allowed("https://x.gov.si/" + "a" * 100 + "7b", UA)  # too few a's
+    assert rules.refusals == {}
+
+
+# -- the matcher against a plain reading of the rules ----------------------------------------
+
+
+def _reference(rules: list[tuple[bool, str]], path: str) -> bool:
+    """robots.cc's decision, spelled out: every rule as a regex, the longest match wins,
+    Allow on a tie; an Allow ending in /index.htm... also allows its directory."""
+    best: tuple[int, bool] = (0, True)  # (priority, is_allow); priority 0 decides nothing
+    for is_allow, pattern in rules:
+        candidates = [pattern]
+        slash = pattern.rfind("/")
+        if is_allow and slash >= 0 and pattern.startswith("/index.htm", slash):
+            candidates.append(pattern[: slash + 1] + "$")
+        for glob in candidates:
+            anchored = glob.endswith("$")
+            body = glob[:-1] if anchored else glob
+            regex = ".*".join(map(re.escape, body.split("*"))) + (r"\Z" if anchored else "")
+            if glob and re.match(regex, path, re.DOTALL) and (len(glob), is_allow) > best:
+                best = (len(glob), is_allow)
+    return best[1]
+
+
+def _random_cases(seed: int, count: int) -> list[tuple[list[tuple[bool, str]], str]]:
+    rng = random.Random(seed)
+    alphabet = "/ab*$?=.x"
+
+    def text(low: int, high: int) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(low, high)))
+
+    cases = []
+    for _ in range(count):
+        rules = [(rng.random() < 0.4, "/" + text(0, 7)) for _ in range(rng.randint(1, 6))]
+        if rng.random() < 0.1:
+            rules.append((True, "/" + text(0, 3) + "/index.html"))
+        path = "/" + text(0, 12)
+        cases.append((rules, path))
+    return cases
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_decisions_agree_with_a_plain_reading_of_the_rules(seed: int) -> None:
+    for rules, path in _random_cases(seed, 2_000):
+        body = "User-agent: *\n" + "".join(
+            f"{'Allow' if allow else 'Disallow'}: {pattern}\n" for allow, pattern in rules
+        )
+        decided = parse(body, ROBOTS_URL).allowed("https://www.gov.si" + path, UA)
+        assert decided is _reference(rules, path), (rules, path)
 
 
 def test_a_body_over_the_limit_is_cut_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:

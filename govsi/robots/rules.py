@@ -36,22 +36,23 @@ hex digits upper-cased; an Allow rule ending in ``/index.htm[l]`` also allows it
 directory URL (``/dir/``); lines are cut off after 16663 bytes; any prefix of a BOM is
 skipped. Our own extensions: ``Crawl-delay`` (a group member, like a rule) and ``Sitemap``
 (global, resolved against the robots.txt URL, http(s) only).
+
+How a path is matched, and what a check may cost: ``govsi.robots.matching``.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple
 from urllib.parse import urljoin, urlsplit
+
+from govsi.robots.matching import MAX_PATH_CHARS, Policy
 
 logger = logging.getLogger(__name__)
 
 # RFC 9309 section 2.5: crawlers must parse at least 500 KiB; more is not worth the memory.
-# Google reads 500 KiB too. It also bounds the rules (about 50 000 at most) and so the
-# cost of a check, which is linear in the rules whose literal prefix the path has.
+# Google reads 500 KiB too. It also bounds the rules (about 50 000 at most).
 MAX_BODY_BYTES = 512_000
 # robots.cc's line buffer holds kMaxLineLen = 2083 * 8 bytes including the final NUL.
 _MAX_LINE_BYTES = 2083 * 8 - 1
@@ -85,84 +86,17 @@ class _Group:
     closed: bool = False
 
 
-class _Rule(NamedTuple):
-    rank: int  # position in deciding order: longer first, Allow before Disallow
-    is_allow: bool
-    # The pattern split at "*": the first piece is the literal prefix a path must start
-    # with (the key the rule is filed under), the rest must follow in order.
-    pieces: tuple[str, ...]
-    anchored: bool  # a final "$": the last piece ends the path
-
-
-def _rule(rank: int, is_allow: bool, pattern: str) -> _Rule:
-    anchored = pattern.endswith("$")
-    return _Rule(rank, is_allow, tuple((pattern[:-1] if anchored else pattern).split("*")),
-                 anchored)  # fmt: skip
-
-
-def _matches(rule: _Rule, path: str) -> bool:
-    """robots.cc Matches for a path already known to start with the rule's prefix.
-    Matching each later piece at its leftmost place is always right for a glob of "*"
-    only, so this is a few ``str.find`` calls: linear in the path, no backtracking."""
-    pieces = rule.pieces
-    if len(pieces) == 1:
-        return not rule.anchored or len(path) == len(pieces[0])
-    pos = len(pieces[0])
-    for piece in pieces[1:-1]:
-        if piece:
-            found = path.find(piece, pos)
-            if found < 0:
-                return False
-            pos = found + len(piece)
-    last = pieces[-1]
-    if rule.anchored:
-        return len(path) - len(last) >= pos and path.endswith(last)
-    return not last or path.find(last, pos) >= 0
-
-
-class _Policy:
-    """The merged rules of the groups that apply to one crawler, filed by the literal
-    prefix each starts with, so that a path is checked only against the rules whose
-    prefix it starts with (linear in those), and nothing is compiled."""
-
-    __slots__ = ("_by_prefix", "_lengths", "crawl_delay")
-
-    def __init__(self, groups: list[_Group]) -> None:
-        rules = {
-            variant for g in groups for rule in g.rules for variant in _with_index_variant(rule)
-        }
-        # An empty pattern matches with priority 0, which never decides anything in
-        # robots.cc (a rule must match with priority > 0 to count), so it is dropped.
-        ordered = sorted((r for r in rules if r[1]), key=lambda r: (-len(r[1]), not r[0]))
-        self._by_prefix: dict[str, list[_Rule]] = {}
-        for rank, (is_allow, pattern) in enumerate(ordered):
-            rule = _rule(rank, is_allow, pattern)
-            self._by_prefix.setdefault(rule.pieces[0], []).append(rule)  # ranks ascending
-        self._lengths = sorted({len(prefix) for prefix in self._by_prefix})
-        self.crawl_delay = next((d for g in groups for d in g.delays), None)
-
-    def allows(self, path: str) -> bool:
-        best: _Rule | None = None
-        for length in self._lengths:
-            if length > len(path):
-                break
-            for rule in self._by_prefix.get(path[:length], ()):
-                if best is not None and rule.rank >= best.rank:
-                    break
-                if _matches(rule, path):
-                    best = rule
-                    break
-        return best is None or best.is_allow
-
-
 class RobotsRules:
     """The decisions one robots.txt makes; ``parse`` builds it."""
 
-    def __init__(self, groups: list[_Group], sitemaps: list[str]) -> None:
+    def __init__(self, groups: list[_Group], sitemaps: list[str], source: str = "") -> None:
         self._groups = groups
         self._sitemaps = sitemaps
+        self._source = source  # the robots.txt URL, for log lines
         # allowed() runs for every request; a crawl uses one or two user agents.
-        self._policies: dict[str, _Policy] = {}
+        self._policies: dict[str, Policy] = {}
+        # Paths disallowed without a decision from the rules, by reason.
+        self.refusals: dict[str, int] = {}
 
     @classmethod
     def allow_all(cls) -> RobotsRules:
@@ -177,14 +111,22 @@ class RobotsRules:
         return list(self._sitemaps)
 
     def allowed(self, url: str, user_agent: str) -> bool:
+        """Whether the rules let ``user_agent`` fetch ``url``. Costs O(len(url)) plus at
+        most MAX_CHECK_WORK; a path over MAX_PATH_CHARS, or one whose check would need
+        more work, is disallowed and counted in ``refusals``."""
         path = _path_params_query(url)
         # RFC 9309 section 2.2.2: /robots.txt is implicitly allowed (robots.cc has no such rule).
-        return path == "/robots.txt" or self._policy(user_agent).allows(path)
+        if path == "/robots.txt":
+            return True
+        if len(path) > MAX_PATH_CHARS:
+            return self._refuse("path_too_long", len(path))
+        decision = self._policy(user_agent).allows(path)
+        return self._refuse("check_too_costly", len(path)) if decision is None else decision
 
     def crawl_delay(self, user_agent: str) -> float | None:
         return self._policy(user_agent).crawl_delay
 
-    def _policy(self, user_agent: str) -> _Policy:
+    def _policy(self, user_agent: str) -> Policy:
         policy = self._policies.get(user_agent)
         if policy is None:
             token = _CALLER_TOKEN_END.split(user_agent.strip(), maxsplit=1)[0].lower()
@@ -192,8 +134,20 @@ class RobotsRules:
             groups = [g for g in self._groups if token in g.agents] or [
                 g for g in self._groups if "*" in g.agents
             ]
-            policy = self._policies[user_agent] = _Policy(groups)
+            rules = [rule for g in groups for rule in g.rules]
+            delay = next((d for g in groups for d in g.delays), None)
+            policy = self._policies[user_agent] = Policy(rules, delay, self._source)
         return policy
+
+    def _refuse(self, reason: str, path_length: int) -> bool:
+        count = self.refusals[reason] = self.refusals.get(reason, 0) + 1
+        if count == 1 and reason == "path_too_long":
+            logger.warning(
+                "robots.txt %s: a %d-character path is over %d and is disallowed unchecked "
+                "(fail closed); later ones are only counted",
+                self._source or "(no URL)", path_length, MAX_PATH_CHARS,
+            )  # fmt: skip
+        return False
 
 
 def parse(body: bytes | str, robots_url: str) -> RobotsRules:
@@ -234,7 +188,7 @@ def parse(body: bytes | str, robots_url: str) -> RobotsRules:
             if _DELAY.fullmatch(value):
                 group.delays.append(float(value))
             group.closed = True
-    return RobotsRules(groups, sitemaps)
+    return RobotsRules(groups, sitemaps, robots_url)
 
 
 def rules_for_response(status: int | None, body: bytes, robots_url: str) -> RobotsRules:
@@ -323,17 +277,6 @@ def _escape_pattern(value: bytes) -> str:
         return text.upper() if text[0] == 0x25 else b"%%%02X" % text[0]
 
     return _ESCAPE_OR_HIGH.sub(fix, value).decode("ascii")
-
-
-def _with_index_variant(rule: tuple[bool, str]) -> Iterable[tuple[bool, str]]:
-    # robots.cc: an Allow ending in "/index.htm..." also allows the bare directory ("/dir/$").
-    # robots.cc tries it only when the full pattern fails, but the full pattern is longer,
-    # so adding it unconditionally gives the same decisions.
-    yield rule
-    is_allow, pattern = rule
-    slash = pattern.rfind("/")
-    if is_allow and slash >= 0 and pattern.startswith("/index.htm", slash):
-        yield (True, pattern[: slash + 1] + "$")
 
 
 def _path_params_query(url: str) -> str:
