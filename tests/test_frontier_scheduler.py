@@ -20,7 +20,7 @@ import govsi.frontier.hostsetup as hostsetup_module
 import govsi.frontier.refills as refills_module
 import govsi.frontier.scheduler as scheduler_module
 from govsi.frontier.config import SchedulerConfig
-from govsi.frontier.scheduler import FrontierScheduler
+from govsi.frontier.scheduler import ROBOTS_REFUSALS, FrontierScheduler
 from govsi.items import FetchedPage, SiteInfo
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, KIND_ROBOTS, META_KIND, META_URL
 from govsi.store.extension import CrawlStore
@@ -440,3 +440,28 @@ def test_from_crawler_reads_the_settings(monkeypatch: pytest.MonkeyPatch) -> Non
     assert scheduler.config.crawl_delay == 2.5 and scheduler.config.depth_limit == 7
     assert scheduler.config.robots_token == "govsi-crawler"
     assert isinstance(scheduler.df, FakeDupeFilter)
+
+
+def test_a_robots_check_too_costly_fails_closed_with_its_reason(
+    harnesses: list[Harness], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import govsi.robots.matching as matching
+
+    monkeypatch.setattr(matching, "MAX_CHECK_WORK", 50_000)
+    h = make(harnesses, monkeypatch, {"a.gov.si": "10.0.0.1"})
+    costly = "https://a.gov.si/a" + "c" * 500  # 50 wildcard rules x 500 characters
+    for url in ("https://a.gov.si/javno", costly):
+        h.page(url)
+    robots = h.take()
+    assert robots is not None
+    h.answer_robots(
+        robots, body="User-agent: *\n" + "".join(f"Disallow: /a*{i}*b\n" for i in range(50))
+    )
+    got: list[str] = []
+    for _ in range(4):
+        h.at(DELAY)
+        got += urls(h.drain())
+    assert got == ["https://a.gov.si/javno"]
+    refused = {(r.url, r.fetch_error) for r in h.store.not_fetched()}
+    assert refused == {(costly, ROBOTS_REFUSALS["check_too_costly"][0])}
+    assert h.stats.get_value("govsi/robots/refused/check_too_costly") == 1

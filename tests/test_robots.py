@@ -589,3 +589,24 @@ def test_a_body_over_the_limit_is_cut_with_a_warning(caplog: pytest.LogCaptureFi
         caplog.clear()
         parse(body[:MAX_BODY_BYTES], ROBOTS_URL)
         assert not caplog.records
+
+
+def test_refusal_says_why_a_url_may_not_be_fetched(monkeypatch: pytest.MonkeyPatch) -> None:
+    import govsi.robots.matching as module
+
+    monkeypatch.setattr(module, "MAX_CHECK_WORK", 50_000)
+    body = "User-agent: *\nDisallow: /zasebno\n" + "".join(
+        f"Disallow: /a*{i}*b\n" for i in range(50)
+    )
+    rules = parse(body, "https://x.gov.si/robots.txt")
+    cases = [
+        ("https://x.gov.si/javno", None),
+        ("https://x.gov.si/zasebno/x", "forbidden"),
+        ("https://x.gov.si/a7b", "forbidden"),
+        ("https://x.gov.si/a" + "c" * 500, "check_too_costly"),
+        ("https://x.gov.si/" + "a" * MAX_PATH_CHARS, "path_too_long"),
+        ("https://x.gov.si/robots.txt", None),
+    ]
+    for url, why in cases:
+        assert rules.refusal(url, UA) == why, url
+        assert rules.allowed(url, UA) is (why is None)

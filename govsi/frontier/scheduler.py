@@ -53,12 +53,27 @@ from govsi.requestmeta import (
     RequestFactory,
 )
 from govsi.robots.fetching import RobotsFetcher, robots_url_for
+from govsi.robots.rules import Refusal
 from govsi.sharing.addresses import AddressSharing
 from govsi.store.database import is_sqlite
 from govsi.store.extension import CrawlStore, pages_fetched
 from govsi.web.urls import fingerprint, host_of, in_scope
 
 logger = logging.getLogger(__name__)
+
+# A page robots.txt keeps us from: the reason its FRONTIER row keeps, and the stat. A check
+# refused unchecked (govsi.robots.matching's bounds) fails closed, with its own reason.
+ROBOTS_REFUSALS: dict[Refusal, tuple[str, str]] = {
+    "forbidden": ("forbidden by robots.txt", "govsi/robots/forbidden"),
+    "path_too_long": (
+        "robots.txt: path too long to check, refused (fail closed)",
+        "govsi/robots/refused/path_too_long",
+    ),
+    "check_too_costly": (
+        "robots.txt: rules too costly to check for this path, refused (fail closed)",
+        "govsi/robots/refused/check_too_costly",
+    ),
+}
 
 # Robots.txt first, then what renders wait for, then sitemaps, then the host's pages.
 DEPTH_RESOURCE, DEPTH_SITEMAP = -2, -1  # after robots.txt (DEPTH_ROBOTS, -3)
@@ -212,7 +227,7 @@ class FrontierScheduler(HostSetup, Refills, BaseScheduler):
             return "host_unavailable"
         if self.obey and info.rules is None:
             return "robots_unknown"
-        if self.obey and not info.rules.allowed(url, self.token):  # type: ignore[union-attr]
+        if self.obey and info.rules.refusal(url, self.token) is not None:  # type: ignore[union-attr]
             return "robots"
         return None
 
@@ -347,8 +362,9 @@ class FrontierScheduler(HostSetup, Refills, BaseScheduler):
                 self.frontier.push(state.name, entry.depth, entry, spillable=False)
                 self._send_robots(state.name)
                 return False
-            if not info.rules.allowed(entry.url, self.token):
-                self._not_fetched(entry, "forbidden by robots.txt", "govsi/robots/forbidden")
+            refusal = info.rules.refusal(entry.url, self.token)
+            if refusal is not None:
+                self._not_fetched(entry, *ROBOTS_REFUSALS[refusal])
                 return False
         spent = self.budgets.release(state.name, entry.kind == KIND_IMAGE)
         if spent is not None:

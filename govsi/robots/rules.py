@@ -45,6 +45,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 from urllib.parse import urljoin, urlsplit
 
 from govsi.robots.matching import MAX_PATH_CHARS, Policy
@@ -86,6 +87,10 @@ class _Group:
     closed: bool = False
 
 
+# Why a URL may not be fetched: the rules forbid it, or the check was refused unchecked.
+Refusal = Literal["forbidden", "path_too_long", "check_too_costly"]
+
+
 class RobotsRules:
     """The decisions one robots.txt makes; ``parse`` builds it."""
 
@@ -111,17 +116,23 @@ class RobotsRules:
         return list(self._sitemaps)
 
     def allowed(self, url: str, user_agent: str) -> bool:
-        """Whether the rules let ``user_agent`` fetch ``url``. Costs O(len(url)) plus at
-        most MAX_CHECK_WORK; a path over MAX_PATH_CHARS, or one whose check would need
-        more work, is disallowed and counted in ``refusals``."""
+        """Whether the rules let ``user_agent`` fetch ``url`` (``refusal`` is None)."""
+        return self.refusal(url, user_agent) is None
+
+    def refusal(self, url: str, user_agent: str) -> Refusal | None:
+        """Why ``user_agent`` may not fetch ``url``, or None when it may. Costs O(len(url))
+        plus at most MAX_CHECK_WORK: a path over MAX_PATH_CHARS, or one whose check would
+        need more work, is refused unchecked (fail closed) and counted in ``refusals``."""
         path = _path_params_query(url)
         # RFC 9309 section 2.2.2: /robots.txt is implicitly allowed (robots.cc has no such rule).
         if path == "/robots.txt":
-            return True
+            return None
         if len(path) > MAX_PATH_CHARS:
             return self._refuse("path_too_long", len(path))
         decision = self._policy(user_agent).allows(path)
-        return self._refuse("check_too_costly", len(path)) if decision is None else decision
+        if decision is None:
+            return self._refuse("check_too_costly", len(path))
+        return None if decision else "forbidden"
 
     def crawl_delay(self, user_agent: str) -> float | None:
         return self._policy(user_agent).crawl_delay
@@ -139,7 +150,7 @@ class RobotsRules:
             policy = self._policies[user_agent] = Policy(rules, delay, self._source)
         return policy
 
-    def _refuse(self, reason: str, path_length: int) -> bool:
+    def _refuse(self, reason: Refusal, path_length: int) -> Refusal:
         count = self.refusals[reason] = self.refusals.get(reason, 0) + 1
         if count == 1 and reason == "path_too_long":
             logger.warning(
@@ -147,7 +158,7 @@ class RobotsRules:
                 "(fail closed); later ones are only counted",
                 self._source or "(no URL)", path_length, MAX_PATH_CHARS,
             )  # fmt: skip
-        return False
+        return reason
 
 
 def parse(body: bytes | str, robots_url: str) -> RobotsRules:
