@@ -79,6 +79,11 @@ DUPLICATE_DETECTION = True
 # Measured on bench/dedup_accuracy (650 labelled pairs): 0.75 gives precision 1.000, recall
 # 0.994; 0.85 gives 1.000 / 0.920 (small edits to short pages fall below it).
 NEAR_DUPLICATE_THRESHOLD = 0.75
+# HTML pages of at least this many characters get their main text and signature in the
+# spider's worker process (govsi/spiders/workers.py) instead of on the reactor thread: a
+# 32 MB page costs seconds of CPU, and while the reactor computes, every host waits. Below
+# it a page costs the reactor under ~20 ms. 0 = always on the reactor.
+WORKER_MIN_PAGE_CHARS = 512 * 1024
 # MinHash permutations per signature, and words per shingle.
 MINHASH_PERMUTATIONS = 128
 SHINGLE_SIZE = 5

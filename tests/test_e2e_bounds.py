@@ -54,6 +54,16 @@ def test_a_30_mb_one_word_page_costs_bounded_memory(crawled: Result) -> None:
     assert crawled.run.stats["memusage/max"] < 1024 * 2**20
 
 
+def test_a_30_mb_page_is_measured_for_copies_in_the_worker_not_on_the_reactor(
+    crawled: Result,
+) -> None:
+    # Seconds of CPU for its main text and signature: in the worker process.
+    assert crawled.run.stats["govsi/duplicates/in_worker"] >= 1
+    assert "govsi/duplicates/check_failed" not in crawled.run.stats
+    [(key,)] = crawled.rows("SELECT content_hash FROM page WHERE url LIKE '%/beseda'")
+    assert key
+
+
 def test_a_50_mb_sitemap_of_empty_elements_stops_at_the_element_limit(crawled: Result) -> None:
     assert crawled.run.stats["govsi/sitemaps/stopped/elements"] == 1
     assert f"sitemap {fw.P}/prazen.xml.gz: read cut at its limit of elements" in crawled.run.log

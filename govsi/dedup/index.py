@@ -127,6 +127,24 @@ def nearest(
     return best
 
 
+def question(
+    url: str, html: str, *, num_perm: int, shingle_size: int, bands: int, rows: int
+) -> Question:
+    """``DuplicateIndex.prepare`` as a pure function of the page (``measures()`` gives the
+    rest), for a worker process: it parses ``html`` itself and always makes the signature.
+    Its result is picklable."""
+    text = main_text(html)
+    return _question(url, exact_key_of(text, html), text, num_perm=num_perm,
+                     shingle_size=shingle_size, bands=bands, rows=rows)  # fmt: skip
+
+
+def _question(
+    url: str, key: str, text: str, *, num_perm: int, shingle_size: int, bands: int, rows: int
+) -> Question:
+    sig = signature_of_text(text, num_perm=num_perm, shingle_size=shingle_size)
+    return Question(url, key, sig, band_keys(sig, bands, rows) if sig is not None else [])
+
+
 class DuplicateIndex:
     def __init__(
         self, engine: Engine, *, threshold: float, num_perm: int, shingle_size: int
@@ -162,9 +180,12 @@ class DuplicateIndex:
         key = exact_key_of(text, html)
         if self._recent_exact.get(key) not in (None, url):
             return Question(url, key, None, [])  # a copy memory knows: no signature needed
-        sig = signature_of_text(text, num_perm=self.num_perm, shingle_size=self.shingle_size)
-        keys = band_keys(sig, self.bands, self.rows) if sig is not None else []
-        return Question(url, key, sig, keys)
+        return _question(url, key, text, **self.measures())
+
+    def measures(self) -> dict[str, int]:
+        """``question``'s keyword arguments for this index: how its signatures are made."""
+        return {"num_perm": self.num_perm, "shingle_size": self.shingle_size,
+                "bands": self.bands, "rows": self.rows}  # fmt: skip
 
     def needs_lookup(self, question: Question) -> bool:
         """False when memory already knows an exact copy: no need to ask crawldb."""

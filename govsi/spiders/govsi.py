@@ -23,7 +23,7 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
-from govsi.dedup.index import DuplicateIndex, Verdict
+from govsi.dedup.index import DuplicateIndex, Verdict, question
 from govsi.frontier.seen import KnownUrls
 from govsi.frontier.traps import TrapGuard
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
@@ -33,7 +33,8 @@ from govsi.render.decide import RenderPlanner
 from govsi.render.renderer import Renderer
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_URL
 from govsi.spiders import render
-from govsi.spiders.sitemapping import SitemapMixin, SitemapReader
+from govsi.spiders.sitemapping import SitemapMixin
+from govsi.spiders.workers import WorkerProcess
 from govsi.store.database import HidePasswords
 from govsi.store.extension import CrawlStore
 from govsi.store.schema import utcnow
@@ -64,6 +65,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
     name = "govsi"
     # Set by from_crawler from settings (the mixins declare what they read themselves).
     max_url_length: int
+    worker_min_chars: int
     depth_limit: int
     robots_token: str
     traps: TrapGuard
@@ -96,6 +98,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         spider.suffixes = s.getlist("ALLOWED_DOMAIN_SUFFIXES")
         spider.max_url_length = s.getint("MAX_URL_LENGTH")
         spider.max_links = s.getint("MAX_LINKS_PER_PAGE")
+        spider.worker_min_chars = s.getint("WORKER_MIN_PAGE_CHARS")
         spider.depth_limit = s.getint("DEPTH_LIMIT")
         spider.max_size = s.getint("DOWNLOAD_MAXSIZE")
         spider.robots_token = s.get("ROBOTSTXT_USER_AGENT").lower()
@@ -105,7 +108,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         spider._sitemap_files = {}
         spider.sitemap_store_max = s.getint("SITEMAP_STORE_MAX_BYTES")
         spider._sitemap_stored = {}
-        spider.sitemap_reader = SitemapReader()
+        spider.worker = WorkerProcess()
         spider.traps = TrapGuard(
             max_repeats=s.getint("TRAP_MAX_REPEATED_SEGMENTS"),
             max_query_variants=s.getint("TRAP_MAX_QUERY_VARIANTS"),
@@ -225,7 +228,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
                 yield self.image_request(url, depth=0)
 
     def closed(self, reason: str) -> None:
-        self.sitemap_reader.close()
+        self.worker.close()
         if self._lookups is not None:
             self._lookups.stop()  # waits for a lookup in progress
         if self.duplicates is not None:
@@ -371,20 +374,29 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         """The duplicate check; when it fails, the page is kept as an original, never lost.
 
         The crawldb lookup runs in a thread of its own, so the reactor goes on with other
-        responses while the database answers (a remote one takes milliseconds)."""
+        responses while the database answers (a remote one takes milliseconds). A page of
+        WORKER_MIN_PAGE_CHARS or more is measured (main text, signature) in the worker
+        process; a worker that dies fails this page's check only."""
         assert self.duplicates is not None and self._lookups is not None
         try:
-            question = self.duplicates.prepare(url, text, root)
+            if len(text) >= self.worker_min_chars > 0:
+                # Seconds of CPU for a page of megabytes: in the worker, not on the reactor.
+                self.crawler.stats.inc_value("govsi/duplicates/in_worker")
+                asked = await maybe_deferred_to_future(
+                    self.worker.run(question, url, text, **self.duplicates.measures())
+                )
+            else:
+                asked = self.duplicates.prepare(url, text, root)
             rows: list[Any] = []
-            if self.duplicates.needs_lookup(question):
+            if self.duplicates.needs_lookup(asked):
                 # Imported here: importing the reactor at module level would install the
                 # default one before Scrapy installs the configured one.
                 from twisted.internet import reactor
 
                 rows = await maybe_deferred_to_future(
-                    deferToThreadPool(reactor, self._lookups, self.duplicates.lookup, question)
+                    deferToThreadPool(reactor, self._lookups, self.duplicates.lookup, asked)
                 )
-            return self.duplicates.decide(question, rows)
+            return self.duplicates.decide(asked, rows)
         except Exception:
             logger.exception("duplicate check of %s failed; keeping the page as it is", url)
             self.crawler.stats.inc_value("govsi/duplicates/check_failed")

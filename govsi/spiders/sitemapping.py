@@ -1,71 +1,29 @@
 """The sitemap half of GovsiSpider: sitemap requests (from robots.txt and sitemap
 indexes), the URLs they list, and what is kept of the documents, within per-site budgets.
 
-Documents are inflated and parsed in a worker process (``SitemapReader``), never on the
-reactor thread: a 50 MB sitemap costs seconds of CPU even within ``govsi.web.sitemaps``'
-limits, and a thread would hold the GIL the reactor needs."""
+Documents are inflated and parsed in the spider's worker process
+(``govsi.spiders.workers``), never on the reactor thread: a 50 MB sitemap costs seconds of
+CPU even within ``govsi.web.sitemaps``' limits, and a thread would hold the GIL the reactor
+needs."""
 
 from __future__ import annotations
 
 import logging
-import multiprocessing
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from scrapy import Request
 from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 from govsi.items import DiscoveredPage, SitemapFile
 from govsi.requestmeta import KIND_SITEMAP, META_KIND, META_SITEMAP, META_URL
+from govsi.spiders.workers import WorkerProcess
 from govsi.web import sitemaps
 from govsi.web.urls import host_of
 
 logger = logging.getLogger(__name__)
-
-
-class SitemapReader:
-    """``sitemaps.read_sitemap`` in one worker process, started at the first sitemap.
-    One worker: the machine's other core is the reactor's, and a host's sitemaps come one
-    at a time anyway (its crawl delay)."""
-
-    def __init__(self) -> None:
-        self._pool: ProcessPoolExecutor | None = None
-
-    def read(self, body: bytes, url: str, *, max_urls: int, keep: int) -> Deferred[Any]:
-        """A Deferred of the ``SitemapRead``, fired on the reactor thread; it fails when
-        the worker does (killed, out of memory), and the next read starts a new one."""
-        if self._pool is None:
-            # spawn: a fork of a process with threads (the reactor's pools) may deadlock.
-            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
-        pool = self._pool
-        future = pool.submit(sitemaps.read_sitemap, body, url, max_urls=max_urls, keep=keep)
-        done: Deferred[Any] = Deferred()
-
-        def settle(future: Future[Any]) -> None:
-            error = future.exception()
-            if isinstance(error, BrokenProcessPool) and self._pool is pool:
-                self._pool = None
-                pool.shutdown(wait=False, cancel_futures=True)
-            if error is None:
-                done.callback(future.result())
-            else:
-                done.errback(Failure(error))
-
-        # Called in the pool's thread (or here, if already done): settle on the reactor's.
-        from twisted.internet import reactor  # here: importing it installs one
-
-        future.add_done_callback(lambda f: reactor.callFromThread(settle, f))
-        return done
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
 
 
 class SitemapMixin:
@@ -80,7 +38,7 @@ class SitemapMixin:
     _sitemap_files: dict[str, int]
     _sitemap_urls: dict[str, int]
     _sitemap_stored: dict[str, int]
-    sitemap_reader: SitemapReader
+    worker: WorkerProcess
 
     def admit(self, url: str | None) -> str | None:
         raise NotImplementedError
@@ -127,7 +85,7 @@ class SitemapMixin:
         room = self._sitemap_room(site)
         try:
             read = await maybe_deferred_to_future(
-                self.sitemap_reader.read(response.body, url, max_urls=left, keep=room)
+                self.worker.run(sitemaps.read_sitemap, response.body, url, max_urls=left, keep=room)
             )
         except Exception as exc:  # the worker died or could not start: skip this file
             logger.error("sitemap %s: not read, the sitemap worker failed: %r", url, exc)
