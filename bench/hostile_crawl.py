@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import inspect
 import json
 import os
 import socket
@@ -37,6 +38,7 @@ from typing import Any
 
 from bench.memory import proc_mem
 from bench.sysinfo import code, machine, write_result
+from govsi import settings as project
 from tests.simweb.server import Host, Resource, SimWeb, html
 from tests.support.crawl import descendants, query, start_crawl
 
@@ -151,6 +153,33 @@ def image_variants(case: Case) -> list[Host]:
     return [host]
 
 
+DEAD_SUBDOMAINS = 10_000
+
+
+def dead_zone(case: Case) -> list[Host]:
+    # A page linking 10 000 hosts of a zone whose nameserver never answers. The crawler
+    # resolves with its production resolver; bench/deadzone/sitecustomize.py answers.
+    links = [f"http://s{i}.mrtva.gov.si/" for i in range(DEAD_SUBDOMAINS)]
+    return [Host("povezave.gov.si", 1, {"/": _page("Povezave", links)})]
+
+
+def failed_sandbox(case: Case) -> list[Host]:
+    # A Chromium that starts only without its sandbox (as where user namespaces are off).
+    from govsi.render.browser import find_chromium
+
+    folder = Path(tempfile.mkdtemp(prefix="govsi-fake-chromium-"))
+    folder.chmod(0o755)
+    fake = folder / "chromium"
+    fake.write_text(
+        '#!/bin/sh\ncase " $* " in *" --no-sandbox "*) exec '
+        f'{find_chromium()} "$@";; esac\necho "no sandbox here" >&2; exit 1\n'
+    )
+    fake.chmod(0o755)
+    case.settings["CHROMIUM_PATH"] = str(fake)
+    root = _page("Aplikacija", [], body='<div id="app"></div><script>document.title="x"</script>')
+    return [Host("aplikacija.gov.si", 1, {"/": root})]
+
+
 CASES = [
     Case("one-word page", "a 30 MiB page of one word (30 KB gzipped)", one_word,
          "http://beseda.gov.si/"),
@@ -163,6 +192,14 @@ CASES = [
          "http://webrtc.gov.si/"),
     Case("image variants", f"{IMAGE_VARIANTS} <img src=/logo.png?v=N>", image_variants,
          "http://slike.gov.si/"),
+    Case("dead DNS zone", f"a page linking {DEAD_SUBDOMAINS} hosts whose DNS never answers",
+         dead_zone, "http://povezave.gov.si/",
+         # The production resolver (the default), over bench/deadzone's socket functions.
+         settings={"TWISTED_DNS_RESOLVER": getattr(project, "TWISTED_DNS_RESOLVER",
+                                                   "scrapy.resolver.CachingThreadedResolver")},
+         env={"PYTHONPATH": f"{ROOT / 'bench' / 'deadzone'}{os.pathsep}{ROOT}"}),
+    Case("failed sandbox", "a Chromium whose sandbox cannot start", failed_sandbox,
+         "http://aplikacija.gov.si/"),
     Case("http_proxy", "http_proxy set in the environment", lambda c: [], "http://10.0.0.1/secret",
          env={"http_proxy": "http://127.0.0.1:9"}),
 ]  # fmt: skip
@@ -213,12 +250,14 @@ def run_case(case: Case, kill_mb: float, timeout: float) -> dict[str, Any]:
     web = SimWeb([_ordinary(case.root), *case.hosts(case)]).start()
     work = Path(tempfile.mkdtemp(prefix="govsi-hostile-"))
     db_url = f"sqlite:///{work / 'crawldb.sqlite3'}"
+    extra: dict[str, Any] = {"RENDER_JS": "auto", "DOWNLOAD_TIMEOUT": 60, **case.settings}
+    if "env" in inspect.signature(start_crawl).parameters:
+        extra["env"] = case.env
     saved = {k: os.environ.get(k) for k in case.env}
-    os.environ.update(case.env)
+    os.environ.update(case.env)  # for a tree whose start_crawl takes no env (older code)
     try:
         started = time.monotonic()
-        running = start_crawl(web, db_url, work, [f"http://{ORDINARY}/"],
-                              RENDER_JS="auto", DOWNLOAD_TIMEOUT=60, **case.settings)  # fmt: skip
+        running = start_crawl(web, db_url, work, [f"http://{ORDINARY}/"], **extra)
     finally:
         for k, v in saved.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)

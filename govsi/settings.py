@@ -82,8 +82,9 @@ NEAR_DUPLICATE_THRESHOLD = 0.75
 # HTML pages of at least this many characters get their main text and signature in the
 # spider's worker process (govsi/spiders/workers.py) instead of on the reactor thread: a
 # 32 MB page costs seconds of CPU, and while the reactor computes, every host waits. Below
-# it a page costs the reactor under ~20 ms. 0 = always on the reactor.
-WORKER_MIN_PAGE_CHARS = 512 * 1024
+# it a page costs the reactor at most ~0.1 s (a page of nothing but links; 2-5 ms for a
+# typical 50 KB page). 0 = always on the reactor.
+WORKER_MIN_PAGE_CHARS = 256 * 1024
 # MinHash permutations per signature, and words per shingle.
 MINHASH_PERMUTATIONS = 128
 SHINGLE_SIZE = 5

@@ -3,6 +3,7 @@ spent (a fake clock, DNS and store, as in test_frontier_scheduler)."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -187,13 +188,13 @@ def test_image_variants_past_the_trap_rule_are_neither_recorded_nor_requested() 
     s = image_spider(max_query_variants=3)
     sources = [f"https://{A}/logo.png?v={i}" for i in range(10)]
     sources += [f"https://{A}/logo.png?v=0", f"https://{A}/a/a/a/x.png", "https://x.com/o.png"]
-    got = s._images(sources)
+    got = asyncio.run(s._admitted(sources, s._image))
     # Out of scope: recorded (the page shows it), never requested (may_fetch_image).
     assert got == [f"https://{A}/logo.png?v={i}" for i in range(3)] + ["https://x.com/o.png"]
     assert s.crawler.stats.get_value("govsi/traps/query_variants") == 7
     assert s.crawler.stats.get_value("govsi/traps/repeated_segment") == 1
     # A page met again gets the same images (admitted once, always).
-    assert s._images(sources) == got
+    assert asyncio.run(s._admitted(sources, s._image)) == got
 
 
 # -- spill files on disk (CrawlStore) --------------------------------------------------

@@ -8,7 +8,7 @@ only wires them to Scrapy.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from lxml import etree
@@ -19,6 +19,7 @@ from scrapy.http import Response
 from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.error import DNSLookupError
+from twisted.internet.task import deferLater
 from twisted.internet.threads import deferToThreadPool
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
@@ -45,6 +46,16 @@ from govsi.web.extract import ExtractedLinks, extract_links, header_says_nofollo
 from govsi.web.urls import canonicalize, host_of, in_scope, resolve, url_too_long
 
 logger = logging.getLogger(__name__)
+
+# Links (or images) of one page admitted per reactor turn: about 30 ms of work.
+ADMIT_CHUNK = 1000
+
+
+async def _reactor_turn() -> None:
+    """Let the reactor run everything else that is ready, then go on."""
+    from twisted.internet import reactor  # here: importing it installs one
+
+    await maybe_deferred_to_future(deferLater(reactor, 0, lambda: None))
 
 
 def header(response: Response, name: str) -> str | None:
@@ -291,7 +302,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             if plan != "plain":
                 # The served HTML's links go out now, not after the render, nor after the
                 # samples a page waits for: its rendering never holds up the pages below.
-                self._follow_now(record, found)
+                await self._follow_now(record, found)
                 plan = await self._decide(record.url, plan, signature)
                 if plan != "plain":
                     rendered = await self._rendered(response, record, root, found, plan, signature)
@@ -299,15 +310,14 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
                         text, root, found = rendered
         return await self._finish_html(record, text, root, found)
 
-    def _follow_now(self, record: FetchedPage, found: ExtractedLinks) -> None:
+    async def _follow_now(self, record: FetchedPage, found: ExtractedLinks) -> None:
         """FRONTIER rows and requests for the links of a page's served HTML, before the
         page itself is done (the record stored later links them; a URL already known is
         not asked for again). Out of band, so that the callback's output stays a list,
         which Scrapy handles far more cheaply than an asynchronous generator."""
         if found.nofollow:
             return
-        urls = list(dict.fromkeys(u for u in map(self.admit, found.links) if u))
-        urls = self.traps.chain(record.url, urls, self.is_new)
+        urls = self.traps.chain(record.url, await self._admitted(found.links), self.is_new)
         for request in self.follow(urls, record.link_depth):
             self.store.add(DiscoveredPage(url=request.meta[META_URL], depth=record.link_depth))
             self.crawler.engine.crawl(request)
@@ -327,22 +337,37 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
                 return [as_duplicate(record, verdict.original)]
             if verdict is not None:
                 record.minhash, record.band_keys = verdict.minhash, verdict.band_keys
-        return list(self._html_output(record, text, found))
+        # Not followed, so not stored either: a FRONTIER row would be crawled later.
+        links = [] if found.nofollow else await self._admitted(found.links)
+        images = await self._admitted(found.images, self._image)
+        return list(self._html_output(record, text, found.nofollow, links, images))
 
-    def _html_output(self, record: FetchedPage, text: str, found: ExtractedLinks) -> Iterator[Any]:
+    async def _admitted(
+        self, urls: list[str], admit: Callable[[str], str | None] | None = None
+    ) -> list[str]:
+        """``admit`` (default: ``self.admit``) of each URL, the Nones left out, each once,
+        in order; ADMIT_CHUNK at a time with a reactor turn between, so that a page of
+        MAX_LINKS_PER_PAGE links (tens of microseconds each) never stalls the crawl."""
+        admit = admit or self.admit
+        admitted: dict[str, None] = {}
+        for start in range(0, len(urls), ADMIT_CHUNK):
+            if start:
+                await _reactor_turn()
+            for url in urls[start : start + ADMIT_CHUNK]:
+                target = admit(url)
+                if target is not None:
+                    admitted.setdefault(target)
+        return list(admitted)
+
+    def _html_output(
+        self, record: FetchedPage, text: str, nofollow: bool, links: list[str], images: list[str]
+    ) -> Iterator[Any]:
         record.html_content = text
-        links: dict[str, None] = {}
-        if found.nofollow:
-            # Not followed, so not stored either: a FRONTIER row would be crawled later.
+        if nofollow:
             record.nofollow = True
             self.crawler.stats.inc_value("govsi/pages/nofollow")
-        else:
-            for href in found.links:
-                target = self.admit(href)
-                if target:
-                    links.setdefault(target)
-        record.links = self.traps.chain(record.url, list(links), self.is_new)
-        record.images = self._images(found.images)
+        record.links = self.traps.chain(record.url, links, self.is_new)
+        record.images = images
         self.crawler.stats.inc_value("govsi/pages/html")
         yield record
         yield from self.follow(record.links, record.link_depth)
@@ -350,23 +375,18 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             if f"{KIND_IMAGE} {image}" not in self.known and self.may_fetch_image(image):
                 yield self.image_request(image, record.link_depth)
 
-    def _images(self, sources: list[str]) -> list[str]:
-        """A page's images as recorded: canonical, each once. An in-scope image that breaks
-        a trap rule (``/logo.png?v=N`` past TRAP_MAX_QUERY_VARIANTS) is neither recorded
-        nor requested, as a trap's link gets no FRONTIER row; it is counted under
+    def _image(self, src: str) -> str | None:
+        """An image as a page's record keeps it: canonical, or None. An in-scope image that
+        breaks a trap rule (``/logo.png?v=N`` past TRAP_MAX_QUERY_VARIANTS) is neither
+        recorded nor requested, as a trap's link gets no FRONTIER row; it is counted under
         govsi/traps/<rule>. Images out of scope are recorded, never requested."""
-        images: dict[str, None] = {}
-        for src in sources:
-            try:
-                image = canonicalize(src)
-            except ValueError:
-                continue
-            if image in images:
-                continue
-            if self.may_fetch_image(image) and self.traps.check(image) is not None:
-                continue
-            images[image] = None
-        return list(images)
+        try:
+            image = canonicalize(src)
+        except ValueError:
+            return None
+        if self.may_fetch_image(image) and self.traps.check(image) is not None:
+            return None
+        return image
 
     async def _duplicate_verdict(
         self, url: str, text: str, root: etree._Element | None
