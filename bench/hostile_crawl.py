@@ -6,8 +6,8 @@ web's name resolution and ``DEFAULT_CRAWL_DELAY=0``, which only makes the hostil
 harder) of two hosts: ``www.mirno.gov.si``, an ordinary site of 30 pages, and the case's
 hostile host, linked from the ordinary home page. Figures per case:
 
-- the crawler's peak RSS (VmHWM of its process), and the browser's (Chromium and the
-  driver, sampled), in MB; a crawler over ``--kill-mb`` is killed (the code before the
+- the crawler's peak RSS (VmHWM of its process), and its children's (Chromium, the
+  driver, the worker process; sampled), in MB; a crawler over ``--kill-mb`` is killed (the code before the
   fix can take the machine down);
 - the longest reactor stall and the stalls over 1 s (``govsi/reactor/*`` stats, the
   loop-lag probe of ``govsi/health/stalls.py``);
@@ -237,7 +237,7 @@ def _watch(pid: int, kill_mb: float, box: dict[str, Any], done: threading.Event)
             continue
         box["crawler_peak_mb"] = max(box.get("crawler_peak_mb", 0.0), mem[1])
         below = [m for kid in descendants(pid) if (m := proc_mem(kid))]
-        box["browser_peak_mb"] = max(box.get("browser_peak_mb", 0.0), sum(m[0] for m in below))
+        box["children_peak_mb"] = max(box.get("children_peak_mb", 0.0), sum(m[0] for m in below))
         if mem[0] > kill_mb:
             box["killed_at_mb"] = round(mem[0])
             os.kill(pid, 9)
@@ -281,7 +281,7 @@ def run_case(case: Case, kill_mb: float, timeout: float) -> dict[str, Any]:
         "returncode": run.returncode,
         "elapsed_s": round(elapsed, 1),
         "crawler_peak_rss_mb": round(box.get("crawler_peak_mb", 0.0)),
-        "browser_peak_rss_mb": round(box.get("browser_peak_mb", 0.0)),
+        "children_peak_rss_mb": round(box.get("children_peak_mb", 0.0)),
         "killed_at_mb": box.get("killed_at_mb"),
         "timed_out": box.get("timed_out", False),
         "max_stall_s": run.stats.get("govsi/reactor/max_stall_seconds"),

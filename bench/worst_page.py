@@ -13,6 +13,11 @@ included: it consumes the tree), ``needs_browser`` and ``onload_scripts`` (on a 
 tree), robots.txt ``parse`` and one ``allowed`` check.
 
     PYTHONPATH=. python -m bench.worst_page      # ~1 min; bench/results/worst_page.json
+
+Issue 27's hostile hosts, each crawled for real beside an ordinary site (peak RSS, the
+reactor's longest stall, what was recorded): ``bench/hostile_crawl.py``, also run as
+
+    PYTHONPATH=. python -m bench.worst_page --crawl [--only NAME]   # ~8 min
 """
 
 from __future__ import annotations
@@ -165,7 +170,12 @@ def main() -> int:
     ap.add_argument("--out", default=str(RESULTS / "worst_page.json"))
     ap.add_argument("--repeat", type=int, default=3, help="best of this many runs")
     ap.add_argument("--only", default="", help="only the cases whose page or operation has this")
-    args = ap.parse_args()
+    ap.add_argument("--crawl", action="store_true", help="the hostile hosts, crawled")
+    args, rest = ap.parse_known_args()
+    if args.crawl:
+        from bench import hostile_crawl
+
+        return hostile_crawl.main([*(["--only", args.only] if args.only else []), *rest])
     rows = measure(args.repeat, args.only)
     print(f"{'page':34} {'operation':28} {'n':>9} {'KB':>8} {'ms':>9} {'ms/100KB':>9}")
     for r in rows:
