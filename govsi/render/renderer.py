@@ -30,20 +30,25 @@ from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
 from twisted.internet import task
 
-from govsi.render.browser import Browser, browser_args, find_chromium
+from govsi.render.browser import Browser, BrowserUnavailable, browser_args, find_chromium
 from govsi.render.decide import render_mode
 from govsi.render.httpcache import ResourceCache
 from govsi.render.resources import ResourceFetcher, ResourcePolicy
 from govsi.render.routes import Document, PageRoutes
 from govsi.web.urls import host_of, in_scope
 
-__all__ = ["RenderFailed", "Rendered", "Renderer"]
+__all__ = ["RenderFailed", "RenderOff", "Rendered", "Renderer"]
 
 logger = logging.getLogger(__name__)
 
 
 class RenderFailed(Exception):
     """The page could not be rendered; the plain version stands."""
+
+
+class RenderOff(RenderFailed):
+    """Rendering is off for the crawl (the browser cannot run sandboxed here, said once):
+    the page is stored as fetched, nothing failed on its side."""
 
 
 @dataclass(frozen=True)
@@ -171,15 +176,21 @@ class Renderer:
     # -- rendering ------------------------------------------------------------------------
     async def render(self, url: str, document: Document) -> Rendered:
         """``url``'s DOM after its scripts ran, the document being the response the crawler
-        fetched. Raises RenderFailed; the caller keeps the plain page then."""
+        fetched. Raises RenderFailed (RenderOff when rendering is off); the caller keeps the
+        plain page then."""
         if self.browser is None:
             raise RenderFailed("no browser")
+        if self.mode == "off":
+            raise RenderOff("rendering is off")
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_pages)
             self._idle_loop = task.LoopingCall(self._close_if_idle)
             self._idle_loop.start(max(1.0, min(10.0, self.idle_close / 4)), now=False)
         with self.waiting_for(url):
             await self._slots.acquire()
+        if self.mode == "off":  # switched off while the page waited
+            self._slots.release()
+            raise RenderOff("rendering is off")
         self.active += 1
         routes = PageRoutes(url, document, self._fetch_for(url), self._in_scope, self._count)
         began = time.monotonic()
@@ -187,6 +198,9 @@ class Renderer:
             response = await self.browser.render(url, routes.install, self._steps(routes, url))
         except Refused as e:
             raise RenderFailed(str(e)) from None
+        except BrowserUnavailable as e:
+            self.mode = "off"
+            raise RenderOff(f"rendering is off: {e}") from None
         except Exception as e:
             first = (str(e).strip().splitlines() or ["no message"])[0][:300]
             raise RenderFailed(f"{type(e).__name__}: {first}") from e
@@ -288,8 +302,8 @@ class Renderer:
         return deferred_from_coro(self._close_if_idle_async())
 
     def _spider_opened(self) -> None:
-        if self.browser is not None:
-            self.browser.check_sandbox()
+        if self.browser is not None and not self.browser.check_sandbox():
+            self.mode = "off"
 
     async def _spider_closed(self) -> None:
         if self._idle_loop is not None and self._idle_loop.running:

@@ -6,7 +6,8 @@ crawler could open. So when we are root, Chromium is started through a small wra
 hands the profile Playwright made to an unprivileged account and becomes that account
 before starting Chromium; Chromium's namespace sandbox then starts as it would for any
 user. Where even that is impossible (no such account, no ``setpriv``, no user
-namespaces), the browser module says so once and runs without a sandbox.
+namespaces), the browser is never started: rendering is switched off for the crawl
+(fail closed, ``govsi.render.browser``), never run with ``--no-sandbox``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ __all__ = ["Launch", "sandbox_problem", "sandboxed_launch"]
 class Launch:
     executable: str
     sandbox: bool
-    # Why the browser runs without its sandbox (None when it has one).
+    # Why the browser cannot run sandboxed, so must not run at all (None: it can).
     problem: str | None = None
 
 
