@@ -50,6 +50,7 @@ __all__ = [
     "configure",
     "dispatch_promptly",
     "find_chromium",
+    "launch_options",
     "settled_dom",
 ]
 
@@ -301,6 +302,17 @@ async def settled_dom(page: Any, steps: Iterable[PageStep]) -> str:
     return dom if dom is not None else await page.content()
 
 
+def launch_options(executable: str, refusing_proxy: str, extra: list[str]) -> dict[str, Any]:
+    """Playwright's launch options for the crawl's Chromium: sandboxed (never
+    ``--no-sandbox``), fenced (``govsi.render.fence.chromium_args``)."""
+    return {
+        "executable_path": executable,
+        "chromium_sandbox": True,
+        "headless": True,
+        "args": chromium_args(refusing_proxy, extra),
+    }
+
+
 def _launch_error(error: Exception) -> str:
     """Playwright's launch error in one line: its first, and what Chromium itself said on
     its stderr (the launch error says only that it closed), else Playwright's hint."""
@@ -349,12 +361,7 @@ class Browser:
 
     def _launch_options(self, launch: Launch) -> dict[str, Any]:
         host, port = self._refuser.getsockname()
-        return {
-            "executable_path": launch.executable,
-            "chromium_sandbox": True,  # never --no-sandbox
-            "headless": True,
-            "args": chromium_args(f"{host}:{port}", self.extra_args),
-        }
+        return launch_options(launch.executable, f"{host}:{port}", self.extra_args)
 
     async def _engine_for(self, launch: Launch) -> Any:
         engine = _handler_class()(self.crawler)

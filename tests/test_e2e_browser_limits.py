@@ -1,0 +1,90 @@
+"""The crawl's Chromium, launched as the crawl launches it (sandboxed, fenced), probed by a
+page: WebRTC sends no UDP packet anywhere. No crawl here, only the browser."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from govsi.render.browser import find_chromium, launch_options
+from govsi.render.sandbox import sandboxed_launch
+
+STUN_PROBE = """<!doctype html><title>p</title><script>
+const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:127.0.0.1:%d'}]});
+pc.createDataChannel('x');
+pc.createOffer().then(offer => pc.setLocalDescription(offer));
+</script>"""
+
+
+class UdpCounter:
+    """Counts the datagrams reaching a loopback UDP port."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.packets = 0
+        self._stop = False
+        self._thread = threading.Thread(target=self._count, daemon=True)
+        self._thread.start()
+
+    def _count(self) -> None:
+        while not self._stop:
+            try:
+                self.sock.recvfrom(2048)
+                self.packets += 1
+            except OSError:
+                continue
+
+    def close(self) -> None:
+        self._stop = True
+        self._thread.join()
+        self.sock.close()
+
+
+async def _render(html: str, args: list[str] | None = None, wait: float = 2.0) -> None:
+    from playwright.async_api import async_playwright
+
+    chromium = find_chromium()
+    if chromium is None:
+        pytest.fail("Chromium is missing: scripts/setup.sh installs Debian's chromium")
+    launch = sandboxed_launch(chromium, "nobody")
+    refuser = socket.socket()
+    refuser.bind(("127.0.0.1", 0))
+    host, port = refuser.getsockname()
+    options = launch_options(launch.executable, f"{host}:{port}", [])
+    if args is not None:
+        options["args"] = args
+    try:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(**options)
+            page = await browser.new_page()
+
+            async def serve(route: Any) -> None:
+                await route.fulfill(status=200, content_type="text/html", body=html)
+
+            await page.route("**", serve)
+            await page.goto("http://probe.gov.si/")
+            await asyncio.sleep(wait)
+            await browser.close()
+    finally:
+        refuser.close()
+        if launch.executable != chromium:
+            shutil.rmtree(launch.executable.rsplit("/", 1)[0], ignore_errors=True)
+
+
+def test_webrtc_sends_no_udp_packet() -> None:
+    stun = UdpCounter()
+    try:
+        asyncio.run(_render(STUN_PROBE % stun.port))
+        time.sleep(0.5)
+    finally:
+        stun.close()
+    assert stun.packets == 0
