@@ -107,6 +107,12 @@ RENDER_RESAMPLE_EVERY = 200
 # snapshot, and a template's script must not cost a request per page).
 RENDER_CACHE_MAX_BYTES = 64 * 1024 * 1024
 RENDER_CACHE_TTL = 24 * 3600.0
+# Sub-resource requests one render may send through the crawler (cache hits and redirect
+# hops included); the rest are refused in the browser. An ordinary page needs a few dozen;
+# the cap keeps a page making thousands of fetch() calls from flooding its host's queue.
+# Whatever a render still has queued when it ends (settled, timed out, failed) is
+# cancelled. A sub-resource URL longer than MAX_URL_LENGTH is refused before any check.
+RENDER_MAX_REQUESTS_PER_PAGE = 150
 
 # --- Storage ---------------------------------------------------------------------------
 # SQLAlchemy URL of crawldb. The CRAWLDB_URL environment variable overrides the default,

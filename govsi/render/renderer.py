@@ -33,7 +33,7 @@ from twisted.internet import task
 from govsi.render.browser import Browser, BrowserUnavailable, browser_args, find_chromium
 from govsi.render.decide import render_mode
 from govsi.render.httpcache import ResourceCache
-from govsi.render.resources import ResourceFetcher, ResourcePolicy
+from govsi.render.resources import PageRequests, ResourceCancel, ResourceFetcher, ResourcePolicy
 from govsi.render.routes import Document, PageRoutes
 from govsi.web.urls import host_of, in_scope
 
@@ -96,6 +96,8 @@ class Renderer:
         settle_quiet: float,
         cache: ResourceCache,
         browser: Browser | None,
+        max_requests: int,
+        max_url_length: int,
     ) -> None:
         self.stats = stats
         # Hands a sub-resource request to the engine, which passes it to the scheduler.
@@ -110,8 +112,15 @@ class Renderer:
         self.idle_close = idle_close
         self.settle_quiet = settle_quiet
         self.browser = browser
+        self.max_requests = max(0, max_requests)
+        self.max_url_length = max_url_length
         self.fetcher = ResourceFetcher(
-            cache, self._schedule, self._in_scope, self._count, stale_after=3 * timeout
+            cache,
+            self._schedule,
+            self._in_scope,
+            self._count,
+            stale_after=3 * timeout,
+            max_url_length=max_url_length,
         )
         self._slots: asyncio.Semaphore | None = None
         self.waiting = 0
@@ -156,17 +165,26 @@ class Renderer:
                 heuristic_ttl=s.getfloat("RENDER_CACHE_TTL"),
             ),
             browser=browser,
+            max_requests=s.getint("RENDER_MAX_REQUESTS_PER_PAGE"),
+            max_url_length=s.getint("MAX_URL_LENGTH"),
         )
         crawler.signals.connect(renderer._spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(renderer._spider_closed, signal=signals.spider_closed)
         return renderer
 
     # -- the scheduler's side -------------------------------------------------------------
-    def bind(self, policy: ResourcePolicy, hold: Callable[[str | None, bool], None]) -> None:
-        """The scheduler says which sub-resources may go out, and how to hold a host's pages
+    def bind(
+        self,
+        policy: ResourcePolicy,
+        hold: Callable[[str | None, bool], None],
+        cancel: ResourceCancel,
+    ) -> None:
+        """The scheduler says which sub-resources may go out, how to hold a host's pages
         back (``hold(host, True)``; every host's: ``hold(None, True)``) and let them go
-        (``False``). Holds follow the queue: each is said once when it starts and ends."""
+        (``False``), and how to take a render's queued requests out when it ends
+        (``cancel``). Holds follow the queue: each is said once when it starts and ends."""
         self.fetcher.policy = policy
+        self.fetcher.cancel = cancel
         self._hold = hold
 
     def saturated(self) -> bool:
@@ -192,7 +210,15 @@ class Renderer:
             self._slots.release()
             raise RenderOff("rendering is off")
         self.active += 1
-        routes = PageRoutes(url, document, self._fetch_for(url), self._in_scope, self._count)
+        requests = PageRequests(url, self.max_requests)
+        routes = PageRoutes(
+            url,
+            document,
+            self._fetch_for(requests),
+            self._in_scope,
+            self._count,
+            max_url_length=self.max_url_length,
+        )
         began = time.monotonic()
         try:
             response = await self.browser.render(url, routes.install, self._steps(routes, url))
@@ -205,6 +231,8 @@ class Renderer:
             first = (str(e).strip().splitlines() or ["no message"])[0][:300]
             raise RenderFailed(f"{type(e).__name__}: {first}") from e
         finally:
+            # Settled, timed out or failed: what it still waits for in the queue goes.
+            self.fetcher.end(requests)
             self.active -= 1
             self._slots.release()
             # Browser time per page (the wait for a slot not included): the cost of a render.
@@ -253,9 +281,9 @@ class Renderer:
             if self.waiting == self.queue_pages - 1:
                 self._hold(None, False)
 
-    def _fetch_for(self, page_url: str) -> Any:
+    def _fetch_for(self, page: PageRequests) -> Any:
         async def fetch(url: str, headers: dict[str, str]) -> Any:
-            return await self.fetcher.fetch(url, headers, referer=page_url)
+            return await self.fetcher.fetch(url, headers, referer=page.url, page=page)
 
         return fetch
 
