@@ -284,6 +284,36 @@ def test_a_hostile_page_cannot_take_the_browser_anywhere(tmp_path: Path) -> None
     assert stats.get("govsi/render/too_large") == 1, said
 
 
+def test_a_page_making_thousands_of_requests_gets_its_cap_and_the_host_goes_on(
+    tmp_path: Path,
+) -> None:
+    web = jsweb.build(with_flood=True).start()
+    try:
+        # A delay, so the render's requests would queue ahead of the host's pages.
+        run, pages = crawl(
+            web, tmp_path, "auto", seeds=["http://poplava.gov.si/"], DEFAULT_CRAWL_DELAY=0.2,
+            RENDER_MAX_REQUESTS_PER_PAGE=20, RENDER_TIMEOUT=3,
+        )  # fmt: skip
+    finally:
+        web.stop()
+    hits = [h.target for h in web.requested() if h.host == "poplava.gov.si"]
+    api = [t for t in hits if t.startswith("/api/")]
+    stats = run.stats
+    # At most the cap went out, none of them past MAX_URL_LENGTH; the rest were refused
+    # in the browser, and what was still queued when the render ended was cancelled.
+    assert 0 < len(api) <= 20 and all(len(t) < 2000 for t in api)
+    assert stats["govsi/render/browser/refused/url_too_long"] >= 1
+    assert stats["govsi/render/browser/refused/too_many_requests"] >= 1
+    assert stats.get("govsi/render/browser/requests", 0) <= 20
+    assert len(api) + stats.get("govsi/render/browser/cancelled", 0) == stats.get(
+        "govsi/render/browser/requests", 0
+    )
+    # The render ended, and the host's ordinary pages were all stored.
+    assert "http://poplava.gov.si/" in pages
+    for p in jsweb.FLOOD_PAGES:
+        assert pages[f"http://poplava.gov.si{p}"][0] == "HTML", p
+
+
 def test_the_crawl_says_at_start_when_the_browser_cannot_be_sandboxed(
     js_web: SimWeb, tmp_path: Path
 ) -> None:
