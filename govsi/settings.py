@@ -73,6 +73,14 @@ RENDER_BROWSER_ARGS: list[str] = []
 # When the crawler runs as root, Chromium runs as this account, so that its sandbox can
 # start (Chromium refuses to run sandboxed as root). Not used otherwise.
 RENDER_BROWSER_USER = "nobody"
+# Memory (govsi/render/limits.py, docs/rendering.md "Memory"): each page's V8 heap is
+# capped at RENDER_JS_HEAP_MB (a page needing more crashes alone and is kept as fetched),
+# and the whole browser process tree at RENDER_MEMORY_MB through a cgroup v2 child of the
+# crawler's own, where one can be made (cgroup v2 with the memory controller delegated;
+# an rlimit cannot bound Chromium). Where none can, the crawl says so once and goes on
+# under the V8 cap alone. 0: no limit. 4 pages at once fit well within 2 GiB.
+RENDER_JS_HEAP_MB = 512
+RENDER_MEMORY_MB = 2048
 # Seconds a page may take to load and settle (network idle); a page past it is kept as
 # fetched plainly. Its scripts' requests to its host wait the host's delay each (once per
 # URL for the crawl, see RENDER_CACHE_*).

@@ -17,6 +17,8 @@ fence``), so rendering is not a request in Scrapy's downloader and holds no host
   account to run as under root, no user namespaces) the browser is marked unavailable
   with one log line, ``BrowserUnavailable`` is raised for every page from then on, and
   the crawl goes on without rendering. It is never launched with ``--no-sandbox``.
+- Bounded in memory (``govsi.render.limits``): a V8 heap cap per page, and the browser's
+  process tree in a memory cgroup where one can be made; one log line says which applies.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from scrapy.settings import BaseSettings
 
 from govsi.render.decide import render_mode
 from govsi.render.fence import chromium_args
+from govsi.render.limits import MemoryLimit, browser_cgroup, js_heap_args, remove_cgroup
 from govsi.render.sandbox import Launch, sandbox_problem, sandboxed_launch
 from govsi.requestmeta import META_SETTLE
 
@@ -302,14 +305,17 @@ async def settled_dom(page: Any, steps: Iterable[PageStep]) -> str:
     return dom if dom is not None else await page.content()
 
 
-def launch_options(executable: str, refusing_proxy: str, extra: list[str]) -> dict[str, Any]:
+def launch_options(
+    executable: str, refusing_proxy: str, extra: list[str], js_heap_mb: int = 0
+) -> dict[str, Any]:
     """Playwright's launch options for the crawl's Chromium: sandboxed (never
-    ``--no-sandbox``), fenced (``govsi.render.fence.chromium_args``)."""
+    ``--no-sandbox``), fenced (``govsi.render.fence.chromium_args``), each page's V8 heap
+    capped at ``js_heap_mb`` (before ``extra``: a --js-flags there replaces it)."""
     return {
         "executable_path": executable,
         "chromium_sandbox": True,
         "headless": True,
-        "args": chromium_args(refusing_proxy, extra),
+        "args": chromium_args(refusing_proxy, [*js_heap_args(js_heap_mb), *extra]),
     }
 
 
@@ -333,8 +339,13 @@ class Browser:
         timeout: float,
         context_pages: int,
         idle_close: float,
+        js_heap_mb: int = 0,
+        memory_mb: int = 0,
     ) -> None:
         self.crawler = crawler
+        self.js_heap_mb = js_heap_mb
+        self.memory_mb = memory_mb
+        self.memory: MemoryLimit | None = None
         self.stats = crawler.stats
         self.chromium = chromium
         self.user = user
@@ -361,7 +372,7 @@ class Browser:
 
     def _launch_options(self, launch: Launch) -> dict[str, Any]:
         host, port = self._refuser.getsockname()
-        return launch_options(launch.executable, f"{host}:{port}", self.extra_args)
+        return launch_options(launch.executable, f"{host}:{port}", self.extra_args, self.js_heap_mb)
 
     async def _engine_for(self, launch: Launch) -> Any:
         engine = _handler_class()(self.crawler)
@@ -381,8 +392,10 @@ class Browser:
                 raise BrowserUnavailable(self.unavailable)
             if self._engine is None:
                 if self._launch is None:
-                    launch = sandboxed_launch(self.chromium, self.user)
+                    self.memory = self._limit_memory()
+                    launch = sandboxed_launch(self.chromium, self.user, cgroup=self.memory.cgroup)
                     if not launch.sandbox:
+                        remove_cgroup(self.memory)
                         self.disable(launch.problem or "no sandbox")
                         raise BrowserUnavailable(self.unavailable)
                     self._launch = launch
@@ -390,6 +403,24 @@ class Browser:
                 self.stats.inc_value("govsi/render/browser/starts")
                 self.stats.set_value("govsi/render/browser/sandbox", 1)
         return self._engine
+
+    def _limit_memory(self) -> MemoryLimit:
+        """The browser's process-tree memory limit, said once. None possible is not a
+        reason to stop: the V8 cap still bounds every page's scripts (docs/rendering.md)."""
+        limit = browser_cgroup(self.memory_mb, f"govsi-browser-{os.getpid()}")
+        heap = f"{self.js_heap_mb} MiB" if self.js_heap_mb > 0 else "none"
+        if limit.cgroup is not None:
+            self.stats.set_value("govsi/render/browser/memory_limit_mb", self.memory_mb)
+            logger.info("browser memory: %s; V8 heap per page: %s", limit.said, heap)
+        else:
+            self.stats.set_value("govsi/render/browser/memory_limit_mb", 0)
+            logger.warning(
+                "browser memory: no process-tree limit can apply (%s); only the V8 heap cap "
+                "per page does (RENDER_JS_HEAP_MB: %s)",
+                limit.said,
+                heap,
+            )
+        return limit
 
     def check_sandbox(self) -> bool:
         """At the start of the crawl: whether the sandbox can start here; when it cannot,
@@ -516,5 +547,7 @@ class Browser:
         """The crawl is over: the browser, the refusing socket and the sandbox wrapper go."""
         await self.close()
         self._refuser.close()
+        if self.memory is not None:
+            remove_cgroup(self.memory)
         if self._launch is not None and self._launch.executable != self.chromium:
             shutil.rmtree(os.path.dirname(self._launch.executable), ignore_errors=True)

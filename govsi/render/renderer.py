@@ -146,6 +146,8 @@ class Renderer:
                 timeout=timeout,
                 context_pages=s.getint("RENDER_CONTEXT_PAGES"),
                 idle_close=s.getfloat("RENDER_IDLE_CLOSE"),
+                js_heap_mb=s.getint("RENDER_JS_HEAP_MB"),
+                memory_mb=s.getint("RENDER_MEMORY_MB"),
             )
         renderer = cls(
             crawler.stats,
