@@ -10,9 +10,9 @@ whole browser process tree where the system lets us set one.
   unit with ``Delegate=yes``, a container with its own cgroup namespace).
 
 An rlimit is no substitute: RLIMIT_AS breaks Chromium (it reserves terabytes of address
-space), and RLIMIT_DATA neither bounds V8's heap (3.2 GB of arrays allocated under a 2 GB
-limit) nor lets Chromium start at 1 GB. Where no cgroup can be made the crawl says so
-once and goes on with the V8 cap alone (docs/rendering.md, "Memory").
+space), and RLIMIT_DATA is per process, so it bounds no tree (each renderer gets it
+whole), while at 1 GB Chromium did not even start. Where no cgroup can be made the crawl
+says so once and goes on with the V8 cap alone (docs/rendering.md, "Memory").
 """
 
 from __future__ import annotations
