@@ -69,9 +69,12 @@ RENDER_JS = "auto"
 # crawl logs it and does not render.
 CHROMIUM_PATH = ""
 # Extra Chromium command-line switches (a list, a JSON list, or comma-separated with -s).
+# Switches that would take the sandbox down (--no-sandbox and kin) are dropped, logged.
 RENDER_BROWSER_ARGS: list[str] = []
 # When the crawler runs as root, Chromium runs as this account, so that its sandbox can
-# start (Chromium refuses to run sandboxed as root). Not used otherwise.
+# start (Chromium refuses to run sandboxed as root). Not used otherwise. Where the sandbox
+# cannot start (no such account, user namespaces restricted), rendering is switched off
+# for the crawl, logged once: Chromium never runs without its sandbox.
 RENDER_BROWSER_USER = "nobody"
 # Memory (govsi/render/limits.py, docs/rendering.md "Memory"): each page's V8 heap is
 # capped at RENDER_JS_HEAP_MB (a page needing more crashes alone and is kept as fetched),
