@@ -7,8 +7,8 @@ harder) of two hosts: ``www.mirno.gov.si``, an ordinary site of 30 pages, and th
 hostile host, linked from the ordinary home page. Figures per case:
 
 - the crawler's peak RSS (VmHWM of its process), and its children's (Chromium, the
-  driver, the worker process; sampled), in MB; a crawler over ``--kill-mb`` is killed (the code before the
-  fix can take the machine down);
+  driver, the worker process; sampled), in MB; a crawler over ``--kill-mb`` is killed
+  (the code before the fix can take the machine down);
 - the longest reactor stall and the stalls over 1 s (``govsi/reactor/*`` stats, the
   loop-lag probe of ``govsi/health/stalls.py``);
 - whether the ordinary site was stored whole, the crawl's elapsed time, and what was

@@ -100,10 +100,21 @@ RENDER_JS = "auto"
 # crawl logs it and does not render.
 CHROMIUM_PATH = ""
 # Extra Chromium command-line switches (a list, a JSON list, or comma-separated with -s).
+# Switches that would take the sandbox down (--no-sandbox and kin) are dropped, logged.
 RENDER_BROWSER_ARGS: list[str] = []
 # When the crawler runs as root, Chromium runs as this account, so that its sandbox can
-# start (Chromium refuses to run sandboxed as root). Not used otherwise.
+# start (Chromium refuses to run sandboxed as root). Not used otherwise. Where the sandbox
+# cannot start (no such account, user namespaces restricted), rendering is switched off
+# for the crawl, logged once: Chromium never runs without its sandbox.
 RENDER_BROWSER_USER = "nobody"
+# Memory (govsi/render/limits.py, docs/rendering.md "Memory"): each page's V8 heap is
+# capped at RENDER_JS_HEAP_MB (a page needing more crashes alone and is kept as fetched),
+# and the whole browser process tree at RENDER_MEMORY_MB through a cgroup v2 child of the
+# crawler's own, where one can be made (cgroup v2 with the memory controller delegated;
+# an rlimit cannot bound Chromium). Where none can, the crawl says so once and goes on
+# under the V8 cap alone. 0: no limit. 4 pages at once fit well within 2 GiB.
+RENDER_JS_HEAP_MB = 512
+RENDER_MEMORY_MB = 2048
 # Seconds a page may take to load and settle (network idle); a page past it is kept as
 # fetched plainly. Its scripts' requests to its host wait the host's delay each (once per
 # URL for the crawl, see RENDER_CACHE_*).
@@ -138,6 +149,12 @@ RENDER_RESAMPLE_EVERY = 200
 # snapshot, and a template's script must not cost a request per page).
 RENDER_CACHE_MAX_BYTES = 64 * 1024 * 1024
 RENDER_CACHE_TTL = 24 * 3600.0
+# Sub-resource requests one render may send through the crawler (cache hits and redirect
+# hops included); the rest are refused in the browser. An ordinary page needs a few dozen;
+# the cap keeps a page making thousands of fetch() calls from flooding its host's queue.
+# Whatever a render still has queued when it ends (settled, timed out, failed) is
+# cancelled. A sub-resource URL longer than MAX_URL_LENGTH is refused before any check.
+RENDER_MAX_REQUESTS_PER_PAGE = 150
 
 # --- Storage ---------------------------------------------------------------------------
 # SQLAlchemy URL of crawldb. The CRAWLDB_URL environment variable overrides the default,

@@ -284,36 +284,83 @@ def test_a_hostile_page_cannot_take_the_browser_anywhere(tmp_path: Path) -> None
     assert stats.get("govsi/render/too_large") == 1, said
 
 
+def test_a_page_making_thousands_of_requests_gets_its_cap_and_the_host_goes_on(
+    tmp_path: Path,
+) -> None:
+    web = jsweb.build(with_flood=True).start()
+    try:
+        # A delay, so the render's requests would queue ahead of the host's pages.
+        run, pages = crawl(
+            web, tmp_path, "auto", seeds=["http://poplava.gov.si/"], DEFAULT_CRAWL_DELAY=0.2,
+            RENDER_MAX_REQUESTS_PER_PAGE=20, RENDER_TIMEOUT=3,
+        )  # fmt: skip
+    finally:
+        web.stop()
+    hits = [h.target for h in web.requested() if h.host == "poplava.gov.si"]
+    api = [t for t in hits if t.startswith("/api/")]
+    stats = run.stats
+    # At most the cap went out, none of them past MAX_URL_LENGTH; the rest were refused
+    # in the browser, and what was still queued when the render ended was cancelled.
+    assert 0 < len(api) <= 20 and all(len(t) < 2000 for t in api)
+    assert stats["govsi/render/browser/refused/url_too_long"] >= 1
+    assert stats["govsi/render/browser/refused/too_many_requests"] >= 1
+    assert stats.get("govsi/render/browser/requests", 0) <= 20
+    assert len(api) + stats.get("govsi/render/browser/cancelled", 0) == stats.get(
+        "govsi/render/browser/requests", 0
+    )
+    # The render ended, and the host's ordinary pages were all stored.
+    assert "http://poplava.gov.si/" in pages
+    for p in jsweb.FLOOD_PAGES:
+        assert pages[f"http://poplava.gov.si{p}"][0] == "HTML", p
+
+
 def test_the_crawl_says_at_start_when_the_browser_cannot_be_sandboxed(
     js_web: SimWeb, tmp_path: Path
 ) -> None:
-    run, _ = crawl(js_web, tmp_path, "auto", seeds=[f"{T}/"], RENDER_BROWSER_USER="no-such-user")
-    # Said once, though no page needed the browser (root only: others need no account).
+    run, pages = crawl(
+        js_web, tmp_path, "auto", seeds=[f"{S}/app"], RENDER_BROWSER_USER="no-such-user"
+    )
     if os.geteuid() == 0:
-        assert run.log.count("WITHOUT its sandbox") == 1
+        # Root without the account: said once at start, no browser, pages stored plainly.
+        assert run.log.count("rendering is OFF") == 1
         assert "no-such-user" in run.log
+        assert run.stats["govsi/render/disabled"] == 1
+        assert "govsi/render/browser/starts" not in run.stats
+        assert f"{S}/app" in pages and not pages[f"{S}/app"][1]
     else:
-        assert "WITHOUT its sandbox" not in run.log
+        assert "rendering is OFF" not in run.log
 
 
-def test_a_browser_that_cannot_start_sandboxed_runs_without_and_says_so(
+def test_a_browser_that_cannot_start_sandboxed_is_never_run_without(
     js_web: SimWeb, tmp_path: Path
 ) -> None:
     # A Chromium that refuses to start unless told --no-sandbox (as one does where user
-    # namespaces are missing), where the unprivileged account can reach it.
+    # namespaces are restricted), where the unprivileged account can reach it. Every
+    # start is noted; one with --no-sandbox would render the page.
     chromium = find_chromium()
     folder = Path(tempfile.mkdtemp(prefix="govsi-test-"))
+    starts = folder / "starts"
     try:
-        folder.chmod(0o755)
+        folder.chmod(0o777)
         fake = folder / "chromium"
         fake.write_text(
-            '#!/bin/sh\ncase " $* " in *" --no-sandbox "*) exec '
-            f'{chromium} "$@";; esac\necho "no sandbox here" >&2; exit 1\n'
+            f'#!/bin/sh\necho "$*" >> {starts}\ncase " $* " in *" --no-sandbox "*) exec '
+            f'{chromium} "$@";; esac\n'
+            'echo "FATAL: No usable sandbox! (user namespaces restricted)" >&2; exit 1\n'
         )
         fake.chmod(0o755)
-        run, pages = crawl(js_web, tmp_path, "auto", seeds=[f"{S}/app"], CHROMIUM_PATH=fake)
+        run, pages = crawl(js_web, tmp_path, "always", seeds=[f"{S}/"], CHROMIUM_PATH=fake)
+        started = starts.read_text().splitlines() if starts.exists() else []
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    assert pages[f"{S}/app"][1]  # rendered all the same
-    assert run.log.count("WITHOUT its sandbox") == 1
+    assert started and not [a for a in started if "--no-sandbox" in a.split()]
+    assert run.log.count("rendering is OFF") == 1, run.log[-3000:]
+    assert "No usable sandbox" in run.log
+    assert run.stats["govsi/render/disabled"] == 1
     assert run.stats["govsi/render/browser/sandbox"] == 0
+    assert "govsi/render/pages" not in run.stats
+    # The crawl went on: the host's pages, those that waited for the browser included,
+    # are stored as fetched.
+    spa = {u: v for u, v in pages.items() if u.startswith(S)}
+    assert len(spa) >= 3 and not any(v[1] for v in spa.values())
+    assert all(v[2] for v in spa.values() if v[0] == "HTML")

@@ -22,7 +22,14 @@ import govsi.frontier.scheduler as scheduler_module
 from govsi.frontier.config import SchedulerConfig
 from govsi.frontier.scheduler import ROBOTS_REFUSALS, FrontierScheduler
 from govsi.items import FetchedPage, SiteInfo
-from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, KIND_ROBOTS, META_KIND, META_URL
+from govsi.requestmeta import (
+    KIND_IMAGE,
+    KIND_PAGE,
+    KIND_RESOURCE,
+    KIND_ROBOTS,
+    META_KIND,
+    META_URL,
+)
 from govsi.store.extension import CrawlStore
 from tests.support.stats import DictStats
 
@@ -465,3 +472,35 @@ def test_a_robots_check_too_costly_fails_closed_with_its_reason(
     refused = {(r.url, r.fetch_error) for r in h.store.not_fetched()}
     assert refused == {(costly, ROBOTS_REFUSALS["check_too_costly"][0])}
     assert h.stats.get_value("govsi/robots/refused/check_too_costly") == 1
+
+
+def test_a_finished_renders_queued_requests_are_taken_out_and_the_pages_go_on(
+    harnesses: list[Harness], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = make(harnesses, monkeypatch, {"a.gov.si": "10.0.0.1"})
+    h.page("https://a.gov.si/1")
+    h.page("https://a.gov.si/2")
+    [robots] = h.drain()
+    h.answer_robots(robots)
+    # A render queues its sub-resources ahead of the host's pages.
+    wanted = [
+        Request(f"https://a.gov.si/api/{i}", dont_filter=True, meta={META_KIND: KIND_RESOURCE})
+        for i in range(5)
+    ]
+    for request in wanted:
+        h.scheduler.enqueue_request(request)
+    h.at(DELAY)
+    first = h.take()
+    assert first is wanted[0]  # left already: it cannot be called back
+    # The render ended: the other four go, a request of another render stays.
+    other = Request("https://a.gov.si/x.js", dont_filter=True, meta={META_KIND: KIND_RESOURCE})
+    h.scheduler.enqueue_request(other)
+    taken = h.scheduler.cancel_resources(wanted)
+    assert sorted(r.url for r in taken) == sorted(r.url for r in wanted[1:])
+    assert h.scheduler.stats.get_value("govsi/frontier/resources_cancelled") == 4
+    assert h.scheduler.cancel_resources(wanted) == []  # nothing twice
+    after = []
+    for _ in range(4):
+        h.at(DELAY)
+        after += h.drain()
+    assert urls(after) == ["https://a.gov.si/x.js", "https://a.gov.si/1", "https://a.gov.si/2"]

@@ -94,6 +94,7 @@ def test_chromium_has_no_network_of_its_own() -> None:
     assert "--proxy-server=http://127.0.0.1:4567" in args
     assert "--proxy-bypass-list=<-loopback>" in args  # loopback goes to the proxy too
     assert "--host-resolver-rules=MAP * ~NOTFOUND" in args
+    assert "--force-webrtc-ip-handling-policy=disable_non_proxied_udp" in args  # no UDP
     assert args[-1] == "--lang=sl"
 
 

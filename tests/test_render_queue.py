@@ -28,7 +28,7 @@ class HeldBrowser:
 
 def renderer(browser: HeldBrowser, holds: list[tuple[str | None, bool]]) -> Renderer:
     r = make_renderer(browser, mode="always", max_pages=2, queue_pages=5, host_queue_pages=3)
-    r.bind(lambda url: None, lambda host, held: holds.append((host, held)))
+    r.bind(lambda url: None, lambda host, held: holds.append((host, held)), lambda rs: [])
     return r
 
 

@@ -11,7 +11,7 @@ from scrapy import Request
 from scrapy.http import Response
 
 from govsi.render.httpcache import ResourceCache
-from govsi.render.resources import ResourceFetcher
+from govsi.render.resources import PageRequests, ResourceFetcher
 from govsi.render.routes import Reply
 from govsi.requestmeta import KIND_RESOURCE
 from govsi.web.urls import in_scope
@@ -139,3 +139,82 @@ def test_a_304_naming_another_version_is_not_trusted_and_the_body_is_fetched_aga
     assert again is not None and again.body == b"m2"  # type: ignore[union-attr]
     assert [r.headers.get("If-None-Match") for r in crawl.sent] == [None, b'"v1"', None]
     assert crawl.counts["revalidation_mismatch"] == 1 and crawl.counts["revalidated"] == 0
+
+
+class QueuedCrawl(FakeCrawl):
+    """Stands in for the frontier: holds every scheduled request until it is sent or
+    cancelled, as the scheduler's cancel_resources does."""
+
+    def schedule(self, request: Request) -> None:
+        self.sent.append(request)
+
+    def cancel(self, requests: Any) -> list[Request]:
+        ids = {id(r) for r in requests}
+        taken = [r for r in self.sent if id(r) in ids]
+        self.sent = [r for r in self.sent if id(r) not in ids]
+        return taken
+
+    def answer(self, request: Request) -> None:
+        self.sent.remove(request)
+        request.callback(Response(request.url, status=200, body=b"ok", request=request))
+
+    def fetcher(self, policy: object = None) -> ResourceFetcher:
+        f = super().fetcher(policy)
+        f.cancel = self.cancel
+        return f
+
+
+def test_a_render_sends_at_most_its_cap_and_the_rest_is_refused_unchecked() -> None:
+    async def scenario() -> None:
+        crawl = QueuedCrawl({})
+        checked: list[str] = []
+        fetcher = crawl.fetcher(policy=lambda url: checked.append(url))
+        page = PageRequests(f"{A}/", limit=100)
+        asks = [fetcher.fetch(f"{A}/api/{i}?q={'x' * 100}", {}, page=page) for i in range(2000)]
+        tasks = [asyncio.ensure_future(a) for a in asks]
+        await asyncio.sleep(0)
+        # A hundred went to the queue, the other 1 900 were refused before any check.
+        assert len(crawl.sent) == 100 and len(checked) == 100
+        assert crawl.counts["refused/too_many_requests"] == 1900
+        # The render ends: what it still has queued leaves the queue and its routes end.
+        crawl.answer(crawl.sent[0])
+        await asyncio.sleep(0)
+        assert fetcher.end(page) == 99
+        assert crawl.sent == [] and crawl.counts["cancelled"] == 99
+        replies = await asyncio.gather(*tasks)
+        assert sum(r is not None for r in replies) == 1
+        # Over: nothing more, not even a cached URL.
+        assert await fetcher.fetch(f"{A}/api/0?q={'x' * 100}", {}, page=page) is None
+        assert crawl.counts["refused/render_over"] == 1
+
+    asyncio.run(scenario())
+
+
+def test_a_request_another_render_waits_for_stays_queued() -> None:
+    async def scenario() -> None:
+        crawl = QueuedCrawl({})
+        fetcher = crawl.fetcher()
+        one, two = PageRequests(f"{A}/1", limit=10), PageRequests(f"{A}/2", limit=10)
+        a = asyncio.ensure_future(fetcher.fetch(f"{A}/app.js", {}, page=one))
+        b = asyncio.ensure_future(fetcher.fetch(f"{A}/app.js", {}, page=two))
+        only = asyncio.ensure_future(fetcher.fetch(f"{A}/own.js", {}, page=one))
+        await asyncio.sleep(0)
+        assert len(crawl.sent) == 2
+        assert fetcher.end(one) == 1  # own.js; app.js is still the other render's
+        assert [r.url for r in crawl.sent] == [f"{A}/app.js"]
+        assert await only is None  # the ended render's route for it ends
+        crawl.answer(crawl.sent[0])
+        for reply in await asyncio.gather(a, b):
+            assert reply is not None and reply.body == b"ok"
+
+    asyncio.run(scenario())
+
+
+def test_a_url_past_the_limit_is_refused_before_the_policy_sees_it() -> None:
+    crawl = FakeCrawl({})
+    checked: list[str] = []
+    fetcher = crawl.fetcher(policy=lambda url: checked.append(url))
+    page = PageRequests(f"{A}/", limit=10)
+    assert run(fetcher.fetch(f"{A}/{'a' * 400_000}", {}, page=page)) is None
+    assert checked == [] and crawl.sent == [] and page.made == 0
+    assert crawl.counts["refused/url_too_long"] == 1

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from functools import partial
 from typing import Any
 
@@ -205,7 +205,7 @@ class FrontierScheduler(HostSetup, Refills, BaseScheduler):
         self._watchdog.start(10.0, now=False)
         # Pages wait while the browser's queue holds enough of them (a host's, or all).
         if self.renderer is not None:
-            self.renderer.bind(self.resource_refusal, self.hold_pages)
+            self.renderer.bind(self.resource_refusal, self.hold_pages, self.cancel_resources)
 
     def hold_pages(self, host: str | None, held: bool) -> None:
         """The renderer holds ``host``'s pages back (every host's when None), or lets them
@@ -230,6 +230,27 @@ class FrontierScheduler(HostSetup, Refills, BaseScheduler):
         if self.obey and info.rules.refusal(url, self.token) is not None:  # type: ignore[union-attr]
             return "robots"
         return None
+
+    def cancel_resources(self, requests: Collection[Request]) -> list[Request]:
+        """Take rendered pages' sub-resource requests that are still queued out of the
+        frontier (their render ended); returns those taken out (the others have left)."""
+        # Queued under the host enqueue_request gave them.
+        hosts = {request.meta.get(META_HOST) or host_of(request.url) for request in requests}
+        wanted = {id(request) for request in requests}
+        taken: list[Request] = []
+
+        def drop(entry: Any) -> bool:
+            if isinstance(entry, Request) and id(entry) in wanted:
+                taken.append(entry)
+                return True
+            return False
+
+        for host in hosts:
+            if self.frontier.queued(host):
+                self.frontier.discard(host, drop)
+        if taken:
+            self.stats.inc_value("govsi/frontier/resources_cancelled", len(taken))
+        return taken
 
     def close(self, reason: str) -> None:
         for call in [self._wake_call] + [h.robots_retry for h in self.hosts.values()]:

@@ -13,7 +13,12 @@ fence``), so rendering is not a request in Scrapy's downloader and holds no host
 - A page (a tab) that rendered well renders the next one: opening and closing a tab cost
   Chromium about as much CPU as the render itself. One that failed, timed out or was
   refused is closed, never reused.
-- Sandboxed (``govsi.render.sandbox``); when that is impossible it says so once.
+- Sandboxed (``govsi.render.sandbox``), or not at all: when the sandbox cannot start (no
+  account to run as under root, no user namespaces) the browser is marked unavailable
+  with one log line, ``BrowserUnavailable`` is raised for every page from then on, and
+  the crawl goes on without rendering. It is never launched with ``--no-sandbox``.
+- Bounded in memory (``govsi.render.limits``): a V8 heap cap per page, and the browser's
+  process tree in a memory cgroup where one can be made; one log line says which applies.
 """
 
 from __future__ import annotations
@@ -36,16 +41,19 @@ from scrapy.settings import BaseSettings
 
 from govsi.render.decide import render_mode
 from govsi.render.fence import chromium_args
+from govsi.render.limits import MemoryLimit, browser_cgroup, js_heap_args, remove_cgroup
 from govsi.render.sandbox import Launch, sandbox_problem, sandboxed_launch
 from govsi.requestmeta import META_SETTLE
 
 __all__ = [
     "Browser",
+    "BrowserUnavailable",
     "ContextRotation",
     "browser_args",
     "configure",
     "dispatch_promptly",
     "find_chromium",
+    "launch_options",
     "settled_dom",
 ]
 
@@ -66,6 +74,12 @@ CHROMIUM_CANDIDATES = (
 CONTEXT_KWARGS = {"service_workers": "block", "accept_downloads": False}
 # Seconds a page gets to close before it is left to its context's closing.
 CLOSE_TIMEOUT = 5.0
+# Switches that would take Chromium's sandbox down: never passed, whatever the settings say.
+UNSANDBOXING = frozenset({"--no-sandbox", "--disable-setuid-sandbox", "--no-zygote-sandbox"})
+
+
+class BrowserUnavailable(Exception):
+    """Chromium cannot run sandboxed here: rendering is off for the rest of the crawl."""
 
 
 def find_chromium(configured: str | None = None) -> str | None:
@@ -85,12 +99,17 @@ def find_chromium(configured: str | None = None) -> str | None:
 
 def browser_args(value: Any) -> list[str]:
     """RENDER_BROWSER_ARGS: a list, a JSON list (for switches that contain commas), or
-    comma-separated switches."""
+    comma-separated switches. Switches that would switch the sandbox off are dropped, with
+    a log line: the browser runs sandboxed or not at all."""
     if not value:
         return []
     if isinstance(value, str):
         value = json.loads(value) if value.lstrip().startswith("[") else value.split(",")
-    return [str(v).strip() for v in value if str(v).strip()]
+    args = [str(v).strip() for v in value if str(v).strip()]
+    dropped = [a for a in args if a.split("=", 1)[0] in UNSANDBOXING]
+    if dropped:
+        logger.error("RENDER_BROWSER_ARGS: %s ignored (Chromium runs sandboxed)", dropped)
+    return [a for a in args if a not in dropped]
 
 
 class _WithoutTraceback(logging.Filter):
@@ -286,6 +305,29 @@ async def settled_dom(page: Any, steps: Iterable[PageStep]) -> str:
     return dom if dom is not None else await page.content()
 
 
+def launch_options(
+    executable: str, refusing_proxy: str, extra: list[str], js_heap_mb: int = 0
+) -> dict[str, Any]:
+    """Playwright's launch options for the crawl's Chromium: sandboxed (never
+    ``--no-sandbox``), fenced (``govsi.render.fence.chromium_args``), each page's V8 heap
+    capped at ``js_heap_mb`` (before ``extra``: a --js-flags there replaces it)."""
+    return {
+        "executable_path": executable,
+        "chromium_sandbox": True,
+        "headless": True,
+        "args": chromium_args(refusing_proxy, [*js_heap_args(js_heap_mb), *extra]),
+    }
+
+
+def _launch_error(error: Exception) -> str:
+    """Playwright's launch error in one line: its first, and what Chromium itself said on
+    its stderr (the launch error says only that it closed), else Playwright's hint."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    said = [line.split("[err]", 1)[1].strip() for line in lines if "[err]" in line]
+    said += [line for line in lines[1:] if "sandbox" in line.lower()]
+    return "; ".join((lines or ["no message"])[:1] + said[:1])[:400]
+
+
 class Browser:
     def __init__(
         self,
@@ -297,8 +339,13 @@ class Browser:
         timeout: float,
         context_pages: int,
         idle_close: float,
+        js_heap_mb: int = 0,
+        memory_mb: int = 0,
     ) -> None:
         self.crawler = crawler
+        self.js_heap_mb = js_heap_mb
+        self.memory_mb = memory_mb
+        self.memory: MemoryLimit | None = None
         self.stats = crawler.stats
         self.chromium = chromium
         self.user = user
@@ -309,7 +356,8 @@ class Browser:
         self._engine: Any = None
         self._starting: asyncio.Lock | None = None
         self._launch: Launch | None = None
-        self._warned = False
+        # Why the browser cannot run (sandboxed) here; set once, never cleared.
+        self.unavailable: str | None = None
         self._in_use = 0
         # Tabs that rendered well, by context generation, ready for the next page.
         self._idle_pages: list[tuple[int, Any]] = []
@@ -324,12 +372,7 @@ class Browser:
 
     def _launch_options(self, launch: Launch) -> dict[str, Any]:
         host, port = self._refuser.getsockname()
-        return {
-            "executable_path": launch.executable,
-            "chromium_sandbox": launch.sandbox,
-            "headless": True,
-            "args": chromium_args(f"{host}:{port}", self.extra_args),
-        }
+        return launch_options(launch.executable, f"{host}:{port}", self.extra_args, self.js_heap_mb)
 
     async def _engine_for(self, launch: Launch) -> Any:
         engine = _handler_class()(self.crawler)
@@ -345,26 +388,61 @@ class Browser:
         if self._starting is None:
             self._starting = asyncio.Lock()
         async with self._starting:
+            if self.unavailable is not None:
+                raise BrowserUnavailable(self.unavailable)
             if self._engine is None:
                 if self._launch is None:
-                    self._launch = sandboxed_launch(self.chromium, self.user)
-                    if not self._launch.sandbox:
-                        self._unsandboxed(self._launch.problem or "unknown")
+                    self.memory = self._limit_memory()
+                    launch = sandboxed_launch(self.chromium, self.user, cgroup=self.memory.cgroup)
+                    if not launch.sandbox:
+                        remove_cgroup(self.memory)
+                        self.disable(launch.problem or "no sandbox")
+                        raise BrowserUnavailable(self.unavailable)
+                    self._launch = launch
                 self._engine = await self._engine_for(self._launch)
                 self.stats.inc_value("govsi/render/browser/starts")
-                self.stats.set_value("govsi/render/browser/sandbox", int(self._launch.sandbox))
+                self.stats.set_value("govsi/render/browser/sandbox", 1)
         return self._engine
 
-    def check_sandbox(self) -> None:
-        """Say at the start of the crawl, once, when the browser will run unsandboxed."""
+    def _limit_memory(self) -> MemoryLimit:
+        """The browser's process-tree memory limit, said once. None possible is not a
+        reason to stop: the V8 cap still bounds every page's scripts (docs/rendering.md)."""
+        limit = browser_cgroup(self.memory_mb, f"govsi-browser-{os.getpid()}")
+        heap = f"{self.js_heap_mb} MiB" if self.js_heap_mb > 0 else "none"
+        if limit.cgroup is not None:
+            self.stats.set_value("govsi/render/browser/memory_limit_mb", self.memory_mb)
+            logger.info("browser memory: %s; V8 heap per page: %s", limit.said, heap)
+        else:
+            self.stats.set_value("govsi/render/browser/memory_limit_mb", 0)
+            logger.warning(
+                "browser memory: no process-tree limit can apply (%s); only the V8 heap cap "
+                "per page does (RENDER_JS_HEAP_MB: %s)",
+                limit.said,
+                heap,
+            )
+        return limit
+
+    def check_sandbox(self) -> bool:
+        """At the start of the crawl: whether the sandbox can start here; when it cannot,
+        the browser is unavailable (said once) before any page needs it."""
         problem = sandbox_problem(self.user)
         if problem is not None:
-            self._unsandboxed(problem)
+            self.disable(problem)
+        return self.unavailable is None
 
-    def _unsandboxed(self, why: str) -> None:
-        if not self._warned:
-            self._warned = True
-            logger.warning("Chromium runs WITHOUT its sandbox: %s", why)
+    def disable(self, why: str) -> None:
+        """No browser for the rest of the crawl, said once: it cannot run sandboxed."""
+        if self.unavailable is not None:
+            return
+        self.unavailable = why
+        self.stats.set_value("govsi/render/browser/sandbox", 0)
+        self.stats.set_value("govsi/render/disabled", 1)
+        logger.error(
+            "Chromium cannot run sandboxed here (%s): rendering is OFF for this crawl and "
+            "pages are stored as fetched. It is never run without its sandbox; enable user "
+            "namespaces or RENDER_BROWSER_USER (README, 'JavaScript rendering').",
+            why,
+        )
 
     async def render(self, url: str, install: PageHook, steps: list[PageStep]) -> Response:
         """The page at ``url`` after its scripts ran and the network went quiet; ``install``
@@ -377,24 +455,20 @@ class Browser:
             except Exception as e:
                 if not self._first_launch_failed(e):
                     raise
-                # The sandbox could not start here: say so, and go on without it.
-                assert self._launch is not None
-                self._launch = Launch(self.chromium, sandbox=False, problem=str(e)[:300])
-                self._unsandboxed(f"it failed to start sandboxed ({self._launch.problem})")
+                # The sandbox could not start here: no browser, never one without it.
+                self.disable(f"it failed to start sandboxed: {_launch_error(e)}")
                 await self.close()
-                return await self._render_once(url, install, steps)
+                raise BrowserUnavailable(self.unavailable) from e
         finally:
             self._in_use -= 1
             self.idle_since = time.monotonic()
 
     def _first_launch_failed(self, error: Exception) -> bool:
-        """Whether Chromium itself failed to start sandboxed (never a page's failure: a
-        passing error must not turn the sandbox off)."""
+        """Whether Chromium itself failed to start (never a page's failure: a passing error
+        must not turn rendering off)."""
         engine = self._engine
         return (
             engine is not None
-            and self._launch is not None
-            and self._launch.sandbox
             and "BrowserType.launch" in str(error)
             and self.stats.get_value("playwright/browser_count") is None
             and not hasattr(engine, "browser")
@@ -473,5 +547,7 @@ class Browser:
         """The crawl is over: the browser, the refusing socket and the sandbox wrapper go."""
         await self.close()
         self._refuser.close()
+        if self.memory is not None:
+            remove_cgroup(self.memory)
         if self._launch is not None and self._launch.executable != self.chromium:
             shutil.rmtree(os.path.dirname(self._launch.executable), ignore_errors=True)

@@ -15,6 +15,8 @@ the crawler, which answers it in one of three ways (``verdict``):
 Chromium does not route everything to us (a redirect it follows, a WebSocket, DNS
 prefetching), so ``chromium_args`` also points it at a proxy that refuses every
 connection and makes every host name unresolvable: what escapes the routing goes nowhere.
+WebRTC's UDP (STUN, TURN, peer connections) takes no proxy and needs no host name, so it
+is switched off apart: a page's ``RTCPeerConnection`` sends no packet anywhere.
 """
 
 from __future__ import annotations
@@ -107,6 +109,11 @@ def chromium_args(refusing_proxy: str, extra: Iterable[str] = ()) -> list[str]:
         "--disable-sync",
         "--no-first-run",
         "--disable-quic",
+        # WebRTC may use only proxied connections, and there are none (UDP is never
+        # proxied): without it a page's STUN server at any address, private or loopback,
+        # got packets straight from the browser, past the proxy and the address guard
+        # (tests/test_e2e_browser_limits.py: 4 packets without it, 0 with it).
+        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
         # No --disable-features here: Chromium keeps the last one given, and Playwright's
         # own list (HttpsUpgrades among it: http:// pages must stay http://) must stand.
         *extra,

@@ -30,20 +30,25 @@ from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
 from twisted.internet import task
 
-from govsi.render.browser import Browser, browser_args, find_chromium
+from govsi.render.browser import Browser, BrowserUnavailable, browser_args, find_chromium
 from govsi.render.decide import render_mode
 from govsi.render.httpcache import ResourceCache
-from govsi.render.resources import ResourceFetcher, ResourcePolicy
+from govsi.render.resources import PageRequests, ResourceCancel, ResourceFetcher, ResourcePolicy
 from govsi.render.routes import Document, PageRoutes
 from govsi.web.urls import host_of, in_scope
 
-__all__ = ["RenderFailed", "Rendered", "Renderer"]
+__all__ = ["RenderFailed", "RenderOff", "Rendered", "Renderer"]
 
 logger = logging.getLogger(__name__)
 
 
 class RenderFailed(Exception):
     """The page could not be rendered; the plain version stands."""
+
+
+class RenderOff(RenderFailed):
+    """Rendering is off for the crawl (the browser cannot run sandboxed here, said once):
+    the page is stored as fetched, nothing failed on its side."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,8 @@ class Renderer:
         settle_quiet: float,
         cache: ResourceCache,
         browser: Browser | None,
+        max_requests: int,
+        max_url_length: int,
     ) -> None:
         self.stats = stats
         # Hands a sub-resource request to the engine, which passes it to the scheduler.
@@ -105,8 +112,15 @@ class Renderer:
         self.idle_close = idle_close
         self.settle_quiet = settle_quiet
         self.browser = browser
+        self.max_requests = max(0, max_requests)
+        self.max_url_length = max_url_length
         self.fetcher = ResourceFetcher(
-            cache, self._schedule, self._in_scope, self._count, stale_after=3 * timeout
+            cache,
+            self._schedule,
+            self._in_scope,
+            self._count,
+            stale_after=3 * timeout,
+            max_url_length=max_url_length,
         )
         self._slots: asyncio.Semaphore | None = None
         self.waiting = 0
@@ -132,6 +146,8 @@ class Renderer:
                 timeout=timeout,
                 context_pages=s.getint("RENDER_CONTEXT_PAGES"),
                 idle_close=s.getfloat("RENDER_IDLE_CLOSE"),
+                js_heap_mb=s.getint("RENDER_JS_HEAP_MB"),
+                memory_mb=s.getint("RENDER_MEMORY_MB"),
             )
         renderer = cls(
             crawler.stats,
@@ -151,17 +167,26 @@ class Renderer:
                 heuristic_ttl=s.getfloat("RENDER_CACHE_TTL"),
             ),
             browser=browser,
+            max_requests=s.getint("RENDER_MAX_REQUESTS_PER_PAGE"),
+            max_url_length=s.getint("MAX_URL_LENGTH"),
         )
         crawler.signals.connect(renderer._spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(renderer._spider_closed, signal=signals.spider_closed)
         return renderer
 
     # -- the scheduler's side -------------------------------------------------------------
-    def bind(self, policy: ResourcePolicy, hold: Callable[[str | None, bool], None]) -> None:
-        """The scheduler says which sub-resources may go out, and how to hold a host's pages
+    def bind(
+        self,
+        policy: ResourcePolicy,
+        hold: Callable[[str | None, bool], None],
+        cancel: ResourceCancel,
+    ) -> None:
+        """The scheduler says which sub-resources may go out, how to hold a host's pages
         back (``hold(host, True)``; every host's: ``hold(None, True)``) and let them go
-        (``False``). Holds follow the queue: each is said once when it starts and ends."""
+        (``False``), and how to take a render's queued requests out when it ends
+        (``cancel``). Holds follow the queue: each is said once when it starts and ends."""
         self.fetcher.policy = policy
+        self.fetcher.cancel = cancel
         self._hold = hold
 
     def saturated(self) -> bool:
@@ -171,26 +196,45 @@ class Renderer:
     # -- rendering ------------------------------------------------------------------------
     async def render(self, url: str, document: Document) -> Rendered:
         """``url``'s DOM after its scripts ran, the document being the response the crawler
-        fetched. Raises RenderFailed; the caller keeps the plain page then."""
+        fetched. Raises RenderFailed (RenderOff when rendering is off); the caller keeps the
+        plain page then."""
         if self.browser is None:
             raise RenderFailed("no browser")
+        if self.mode == "off":
+            raise RenderOff("rendering is off")
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_pages)
             self._idle_loop = task.LoopingCall(self._close_if_idle)
             self._idle_loop.start(max(1.0, min(10.0, self.idle_close / 4)), now=False)
         with self.waiting_for(url):
             await self._slots.acquire()
+        if self.mode == "off":  # switched off while the page waited
+            self._slots.release()
+            raise RenderOff("rendering is off")
         self.active += 1
-        routes = PageRoutes(url, document, self._fetch_for(url), self._in_scope, self._count)
+        requests = PageRequests(url, self.max_requests)
+        routes = PageRoutes(
+            url,
+            document,
+            self._fetch_for(requests),
+            self._in_scope,
+            self._count,
+            max_url_length=self.max_url_length,
+        )
         began = time.monotonic()
         try:
             response = await self.browser.render(url, routes.install, self._steps(routes, url))
         except Refused as e:
             raise RenderFailed(str(e)) from None
+        except BrowserUnavailable as e:
+            self.mode = "off"
+            raise RenderOff(f"rendering is off: {e}") from None
         except Exception as e:
             first = (str(e).strip().splitlines() or ["no message"])[0][:300]
             raise RenderFailed(f"{type(e).__name__}: {first}") from e
         finally:
+            # Settled, timed out or failed: what it still waits for in the queue goes.
+            self.fetcher.end(requests)
             self.active -= 1
             self._slots.release()
             # Browser time per page (the wait for a slot not included): the cost of a render.
@@ -239,9 +283,9 @@ class Renderer:
             if self.waiting == self.queue_pages - 1:
                 self._hold(None, False)
 
-    def _fetch_for(self, page_url: str) -> Any:
+    def _fetch_for(self, page: PageRequests) -> Any:
         async def fetch(url: str, headers: dict[str, str]) -> Any:
-            return await self.fetcher.fetch(url, headers, referer=page_url)
+            return await self.fetcher.fetch(url, headers, referer=page.url, page=page)
 
         return fetch
 
@@ -288,8 +332,8 @@ class Renderer:
         return deferred_from_coro(self._close_if_idle_async())
 
     def _spider_opened(self) -> None:
-        if self.browser is not None:
-            self.browser.check_sandbox()
+        if self.browser is not None and not self.browser.check_sandbox():
+            self.mode = "off"
 
     async def _spider_closed(self) -> None:
         if self._idle_loop is not None and self._idle_loop.running:

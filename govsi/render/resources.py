@@ -8,6 +8,12 @@ under HTTP's caching rules, so a site template's scripts cost one request per ho
 the crawl, not one per page; several renders asking for one URL at once share a request.
 Redirects are followed here, each hop under the same rules, so the browser never follows
 one itself.
+
+Each render's requests are bounded (``PageRequests``): a URL longer than MAX_URL_LENGTH is
+refused before any other check, at most ``limit`` requests per render go past it, and when
+the render ends the requests still queued for it alone are cancelled in the frontier
+(``ResourceCancel``, which the scheduler binds), so a page that asks for thousands of URLs
+holds neither the reactor nor its host's pages.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
 from typing import Any
 
 from scrapy import Request
@@ -27,7 +34,7 @@ from govsi.render.routes import Reply
 from govsi.requestmeta import KIND_RESOURCE, META_KIND, META_RESOURCE, META_STALE
 from govsi.web.urls import resolve
 
-__all__ = ["KIND_RESOURCE", "ResourceFetcher", "ResourcePolicy"]
+__all__ = ["KIND_RESOURCE", "PageRequests", "ResourceCancel", "ResourceFetcher", "ResourcePolicy"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +42,30 @@ MAX_REDIRECTS = 5
 # Why a request the browser wants may not go out now (None: it may): the scheduler's
 # robots.txt and host knowledge.
 ResourcePolicy = Callable[[str], str | None]
+# Takes requests that have not left yet out of the queue, and says which it took out (one
+# already sent cannot be called back: its answer fills the cache).
+ResourceCancel = Callable[[Collection[Request]], Collection[Request]]
+
+
+@dataclass(eq=False)
+class PageRequests:
+    """One render's sub-resource requests: how many it made (at most ``limit``), the URLs
+    it waits for, and whether it is over (then it may make none)."""
+
+    url: str
+    limit: int
+    made: int = 0
+    over: bool = False
+    waiting: set[str] = field(default_factory=set)
+
+
+@dataclass(eq=False)
+class _Pending:
+    since: float
+    future: asyncio.Future[Reply | None]
+    request: Request
+    # The renders waiting for it; when the last one ends, it is cancelled.
+    waiters: set[PageRequests] = field(default_factory=set)
 
 
 def _headers(response: Response) -> tuple[tuple[str, str], ...]:
@@ -60,6 +91,7 @@ class ResourceFetcher:
         in_scope: Callable[[str], bool],
         count: Callable[[str], None],
         stale_after: float = 180.0,
+        max_url_length: int = 2000,
     ) -> None:
         self.cache = cache
         # A request unanswered this long (lost with a host given up on) is asked again.
@@ -67,14 +99,23 @@ class ResourceFetcher:
         self.schedule = schedule
         self.in_scope = in_scope
         self.count = count
+        self.max_url_length = max_url_length
         self.policy: ResourcePolicy | None = None
-        self._pending: dict[str, tuple[float, asyncio.Future[Reply | None]]] = {}
+        self.cancel: ResourceCancel | None = None
+        self._pending: dict[str, _Pending] = {}
         self.requests = 0
 
-    async def fetch(self, url: str, headers: dict[str, str], referer: str = "") -> Reply | None:
-        """The answer for ``url``: from the cache, or fetched (following redirects)."""
+    async def fetch(
+        self,
+        url: str,
+        headers: dict[str, str],
+        referer: str = "",
+        page: PageRequests | None = None,
+    ) -> Reply | None:
+        """The answer for ``url``: from the cache, or fetched (following redirects); None
+        when refused or failed. ``page``: the render asking, whose bounds apply."""
         for _ in range(MAX_REDIRECTS + 1):
-            reply = await self._one(url, headers, referer)
+            reply = await self._one(url, headers, referer, page)
             if reply is None or not (300 <= reply.status < 400):
                 return reply
             location = next((v for k, v in reply.headers if k.lower() == "location"), None)
@@ -88,8 +129,32 @@ class ResourceFetcher:
         self.count("refused/too_many_redirects")
         return None
 
-    async def _one(self, url: str, headers: dict[str, str], referer: str) -> Reply | None:
-        refusal = self.policy(url) if self.policy is not None else "no_policy"
+    def _bounded(self, url: str, page: PageRequests | None) -> str | None:
+        """Why ``url`` is refused before anything else looks at it (None: it is not)."""
+        if len(url) > self.max_url_length:
+            return "url_too_long"  # first: every later check costs with its length
+        if page is None:
+            return None
+        if page.over:
+            return "render_over"
+        if page.made >= page.limit:
+            if page.made == page.limit:
+                logger.info(
+                    "%s: more than %d sub-resource requests in one render; the rest refused",
+                    page.url[:300],
+                    page.limit,
+                )
+                page.made += 1  # said once
+            return "too_many_requests"
+        page.made += 1
+        return None
+
+    async def _one(
+        self, url: str, headers: dict[str, str], referer: str, page: PageRequests | None
+    ) -> Reply | None:
+        refusal = self._bounded(url, page)
+        if refusal is None:
+            refusal = self.policy(url) if self.policy is not None else "no_policy"
         if refusal is not None:
             self.count(f"refused/{refusal}")
             return None
@@ -98,11 +163,9 @@ class ResourceFetcher:
             self.count("cache_hits")
             return Reply(stored.status, stored.headers, stored.body)
         pending = self._pending.get(url)
-        if pending is not None and time.monotonic() - pending[0] < self.stale_after:
+        if pending is not None and time.monotonic() - pending.since < self.stale_after:
             self.count("shared")
-            return await asyncio.shield(pending[1])
-        future: asyncio.Future[Reply | None] = asyncio.get_running_loop().create_future()
-        self._pending[url] = (time.monotonic(), future)
+            return await self._wait(pending, url, page)
         conditional = self.cache.conditional_headers(stored) if stored is not None else {}
         request = Request(
             url,
@@ -118,16 +181,54 @@ class ResourceFetcher:
                 META_STALE: stored if state == "stale" else None,
             },
         )
+        future: asyncio.Future[Reply | None] = asyncio.get_running_loop().create_future()
+        pending = self._pending[url] = _Pending(time.monotonic(), future, request)
         self.requests += 1
         self.count("requests")
         self.schedule(request)
-        # Shielded: a render that gives up must not cancel what other renders wait for.
-        return await asyncio.shield(future)
+        return await self._wait(pending, url, page)
+
+    @staticmethod
+    async def _wait(pending: _Pending, url: str, page: PageRequests | None) -> Reply | None:
+        if page is not None:
+            pending.waiters.add(page)
+            page.waiting.add(url)
+        try:
+            # Shielded: a render that gives up must not cancel what other renders wait for.
+            return await asyncio.shield(pending.future)
+        finally:
+            if page is not None:
+                page.waiting.discard(url)
+                pending.waiters.discard(page)
+
+    def end(self, page: PageRequests) -> int:
+        """``page``'s render is over: it may make no more requests, and those still queued
+        that no other render waits for are taken out of the queue (answered None, so its
+        routes end). Returns how many were cancelled."""
+        page.over = True
+        orphans: dict[str, _Pending] = {}
+        for url in page.waiting:
+            pending = self._pending.get(url)
+            if pending is not None:
+                pending.waiters.discard(page)
+                if not pending.waiters:
+                    orphans[url] = pending
+        page.waiting.clear()
+        if not orphans or self.cancel is None:
+            return 0
+        url_of = {id(p.request): url for url, p in orphans.items()}
+        cancelled = self.cancel([p.request for p in orphans.values()])
+        # Never answered now: settled here, so nothing waits for them. What had left
+        # already is answered as usual and fills the cache.
+        for request in cancelled:
+            self.count("cancelled")
+            self._settle(url_of[id(request)], None)
+        return len(cancelled)
 
     def _settle(self, url: str, reply: Reply | None) -> None:
         pending = self._pending.pop(url, None)
-        if pending is not None and not pending[1].done():
-            pending[1].set_result(reply)
+        if pending is not None and not pending.future.done():
+            pending.future.set_result(reply)
 
     def _answered(self, response: Response) -> list[Any]:
         url: str = response.meta[META_RESOURCE]
@@ -141,7 +242,10 @@ class ResourceFetcher:
                 self.count("revalidation_mismatch")
                 self.cache.revalidated(url, headers, now)  # drops the entry
                 assert response.request is not None  # a downloaded response has its request
-                self.schedule(_unconditional(response.request))
+                again = _unconditional(response.request)
+                if url in self._pending:
+                    self._pending[url].request = again  # the one to cancel now
+                self.schedule(again)
                 return []
             self.count("revalidated")
             fresh = self.cache.revalidated(url, headers, now) or stale

@@ -44,8 +44,10 @@ class PageRoutes:
         fetch: Fetch,
         in_scope: Callable[[str], bool],
         count: Callable[[str], None],
+        max_url_length: int = 2000,
     ) -> None:
         self.url = url
+        self.max_url_length = max_url_length
         self.document = document
         self.fetch = fetch
         self.in_scope = in_scope
@@ -112,6 +114,12 @@ class PageRoutes:
     async def _answer(self, route: Any) -> None:
         request = route.request
         url: str = request.url
+        if len(url) > self.max_url_length:
+            # Before any other look at it: scope, robots.txt and the queue cost with its length.
+            self.count("refused/url_too_long")
+            with contextlib.suppress(Exception):
+                await route.abort(_refusal_code(request))
+            return
         decided = verdict(
             request.resource_type,
             request.method,

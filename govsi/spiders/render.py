@@ -20,7 +20,7 @@ from scrapy.http import Response
 
 from govsi.items import FetchedPage
 from govsi.render.decide import RenderPlanner
-from govsi.render.renderer import Renderer, RenderFailed
+from govsi.render.renderer import Renderer, RenderFailed, RenderOff
 from govsi.render.routes import Document
 from govsi.render.scripts import (
     needs_browser,
@@ -128,6 +128,13 @@ class RenderingMixin:
         assert self.renderer is not None
         try:
             rendered = await self.renderer.render(record.url, document_of(response))
+        except RenderOff:
+            # Said once when it was switched off; the page is simply not rendered.
+            self.crawler.stats.inc_value("govsi/render/skipped_off")
+            if plan == "sample" and signature is not None:
+                self.planner.given_up(signature)
+                self._decided(signature)
+            return None
         except RenderFailed as e:
             logger.warning("rendering %s failed (%s); keeping it as fetched", record.url, e)
             self.crawler.stats.inc_value("govsi/render/failed")

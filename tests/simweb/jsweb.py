@@ -11,6 +11,8 @@
   downloaded once.
 - ``zlobni.gov.si`` (``hostile``): a page whose scripts try every way out of the browser
   towards a loopback port (``build(trap_port=...)``).
+- ``poplava.gov.si`` (``build(with_flood=True)``): a page making 2 000 ``fetch()`` calls
+  to long URLs, and the host's ordinary pages.
 - All ask for a stylesheet, a font and a script from outside scope, which must never be
   requested.
 """
@@ -187,12 +189,43 @@ def hostile(trap_port: int) -> Host:
     return Host("zlobni.gov.si", 4, r)
 
 
+FLOOD_FETCHES = 2000
+FLOOD_PAGES = [f"/stran-{i}" for i in range(1, 13)]
+
+
+def flood() -> Host:
+    """``poplava.gov.si``: an app page whose script makes 2 000 ``fetch()`` calls, every
+    other one to a URL longer than any MAX_URL_LENGTH, the rest a few hundred characters
+    long; and a dozen ordinary pages that must not wait behind them."""
+    script = f"""
+    const pad = 'x'.repeat(300), past = 'y'.repeat(5000);
+    for (let i = 0; i < {FLOOD_FETCHES}; i++) {{
+      fetch('/api/' + i + '?' + pad + (i % 2 ? past : '')).catch(() => 0);
+    }}
+    """
+    links = " ".join(f'<a href="{p}">{p}</a>' for p in FLOOD_PAGES)
+    r = {
+        "/": html(_page("Poplava", f'{links}<div id="app"></div><script>{script}</script>',
+                        head="")),
+    }  # fmt: skip
+    r.update({p: html(_page(p, _text(p))) for p in FLOOD_PAGES})
+
+    def api(target: str) -> Resource | None:
+        if target.startswith("/api/"):
+            return Resource(b"{}", headers={"Content-Type": "application/json"})
+        return None
+
+    return Host("poplava.gov.si", 5, r, dynamic=api)
+
+
 SEEDS = ["http://spa.gov.si/", "http://staticno.gov.si/", "http://cms.gov.si/"]
 JS_ONLY = {"/storitve-js", "/vloge-js", "/dodano-js", "/iz-b-js"}
 
 
-def build(trap_port: int | None = None) -> SimWeb:
+def build(trap_port: int | None = None, with_flood: bool = False) -> SimWeb:
     hosts = [spa(), static(), cms()]
     if trap_port is not None:
         hosts.append(hostile(trap_port))
+    if with_flood:
+        hosts.append(flood())
     return SimWeb(hosts, outside=["cdn.example.com"])

@@ -20,6 +20,7 @@ def make_renderer(
     max_pages: int = 4,
     queue_pages: int = 32,
     host_queue_pages: int = 8,
+    max_requests: int = 150,
 ) -> Renderer:
     return Renderer(
         DictStats(),  # type: ignore[arg-type]
@@ -35,4 +36,6 @@ def make_renderer(
         settle_quiet=0.1,
         cache=ResourceCache(max_bytes=1000, max_entry_bytes=100, heuristic_ttl=60),
         browser=browser,
+        max_requests=max_requests,
+        max_url_length=2000,
     )
