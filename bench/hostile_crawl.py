@@ -25,7 +25,6 @@ import gzip
 import inspect
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,7 @@ from bench.sysinfo import code, machine, write_result
 from govsi import settings as project
 from tests.simweb.server import Host, Resource, SimWeb, html
 from tests.support.crawl import descendants, query, start_crawl
+from tests.support.listeners import UdpCounter
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -205,31 +205,6 @@ CASES = [
 ]  # fmt: skip
 
 
-class UdpCounter:
-    """Counts the UDP datagrams that reach a loopback port."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.count = 0
-        self._done = threading.Event()
-        threading.Thread(target=self._run, daemon=True).start()
-
-    def _run(self) -> None:
-        while not self._done.is_set():
-            try:
-                self.sock.recv(65536)
-                self.count += 1
-            except OSError:
-                pass
-
-    def stop(self) -> int:
-        self._done.set()
-        return self.count
-
-
 def _watch(pid: int, kill_mb: float, box: dict[str, Any], done: threading.Event) -> None:
     while not done.wait(0.2):
         mem = proc_mem(pid)
@@ -286,7 +261,7 @@ def run_case(case: Case, kill_mb: float, timeout: float) -> dict[str, Any]:
         "timed_out": box.get("timed_out", False),
         "max_stall_s": run.stats.get("govsi/reactor/max_stall_seconds"),
         "stalls_over_1s": run.stats.get("govsi/reactor/stalls_over_warn"),
-        "udp_packets": udp.stop(),
+        "udp_packets": udp.close(),
         "requests": len(web.requested()),
         "stats": {
             k: v

@@ -9,7 +9,6 @@ import contextlib
 import os
 import shutil
 import socket
-import threading
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -18,39 +17,13 @@ import pytest
 
 from govsi.render.browser import find_chromium, launch_options
 from govsi.render.sandbox import sandboxed_launch
+from tests.support.listeners import UdpCounter
 
 STUN_PROBE = """<!doctype html><title>p</title><script>
 const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:127.0.0.1:%d'}]});
 pc.createDataChannel('x');
 pc.createOffer().then(offer => pc.setLocalDescription(offer));
 </script>"""
-
-
-class UdpCounter:
-    """Counts the datagrams reaching a loopback UDP port."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.packets = 0
-        self._stop = False
-        self._thread = threading.Thread(target=self._count, daemon=True)
-        self._thread.start()
-
-    def _count(self) -> None:
-        while not self._stop:
-            try:
-                self.sock.recvfrom(2048)
-                self.packets += 1
-            except OSError:
-                continue
-
-    def close(self) -> None:
-        self._stop = True
-        self._thread.join()
-        self.sock.close()
 
 
 @contextlib.asynccontextmanager

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from functools import cache
 
 from tests.simweb.server import Host, Resource, SimWeb, html
+from tests.support.listeners import TcpListener
 
 P = "http://www.poplava.gov.si"
 GLAVE, POLJA = "glave.gov.si", "polja.gov.si"
@@ -79,7 +80,7 @@ def _poplava() -> Host:
     return Host("www.poplava.gov.si", 0, resources, dynamic=lambda t: lazy.get(t, lambda: None)())
 
 
-class HeaderFlood:
+class HeaderFlood(TcpListener):
     """A raw HTTP/1.1 server on ``ip``:80: robots.txt is a 404; any other page of
     ``glave.gov.si`` gets FLOOD_BYTES of continuation lines, of ``polja.gov.si``
     FLOOD_HEADERS headers, then a small body. ``sent[host]``: the bytes of each flood
@@ -87,22 +88,10 @@ class HeaderFlood:
 
     def __init__(self, ip: str) -> None:
         self.sent: dict[str, int] = {}
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((ip, 80))
-        self._sock.listen(16)
-        self._sock.settimeout(0.2)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._accept, daemon=True)
-        self._thread.start()
+        super().__init__(ip, 80)
 
-    def _accept(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self._sock.accept()
-            except (TimeoutError, OSError):
-                continue
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+    def handle(self, conn: socket.socket, peer: tuple[str, int]) -> None:
+        threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
         with conn:

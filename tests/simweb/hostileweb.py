@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import re
 import socket
-import threading
 
 from tests.simweb.server import Host, Resource, SimWeb, html, redirect
+from tests.support.listeners import TcpListener
 
 Z, ZS, MD, PR, K, D, T, PO = (
     "http://www.zlo.gov.si",
@@ -155,34 +155,17 @@ def _pocasi() -> Host:
     })  # fmt: skip
 
 
-class Listener:
+class Listener(TcpListener):
     """A TCP listener on the private address ``zasebni.gov.si`` resolves to: every
     connection that reaches it is counted (none may)."""
 
     def __init__(self, ip: str, port: int = 80) -> None:
         self.connections: list[tuple[str, int]] = []
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((ip, port))
-        self._sock.listen(16)
-        self._sock.settimeout(0.2)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._accept, daemon=True)
-        self._thread.start()
+        super().__init__(ip, port)
 
-    def _accept(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, peer = self._sock.accept()
-            except (TimeoutError, OSError):
-                continue
-            self.connections.append(peer)
-            conn.close()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._sock.close()
+    def handle(self, conn: socket.socket, peer: tuple[str, int]) -> None:
+        self.connections.append(peer)
+        conn.close()
 
 
 def build() -> tuple[SimWeb, Listener]:
