@@ -165,7 +165,7 @@ def dead_zone(case: Case) -> list[Host]:
 
 def failed_sandbox(case: Case) -> list[Host]:
     # A Chromium that starts only without its sandbox (as where user namespaces are off).
-    from govsi.render.browser import find_chromium
+    from govsi.render.engine import find_chromium
 
     folder = Path(tempfile.mkdtemp(prefix="govsi-fake-chromium-"))
     folder.chmod(0o755)

@@ -44,7 +44,7 @@ from bench.plain_spider import start_plain
 from bench.politeness import analyse
 from bench.sysinfo import CpuSnapshot, code, machine, proc_cpu, write_result
 from bench.webgen import _text
-from govsi.render.browser import find_chromium
+from govsi.render.engine import find_chromium
 from tests.simweb.server import Host, Resource, SimWeb, html
 from tests.support.crawl import ROOT, descendants, query, start_crawl
 

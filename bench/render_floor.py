@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from bench import render_speed
-from govsi.render.browser import find_chromium
+from govsi.render.engine import find_chromium
 from govsi.render.fence import chromium_args
 
 

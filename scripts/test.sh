@@ -10,7 +10,7 @@ PY=${PYTHON:-python3}
 bash scripts/setup.sh
 # The crawler's own search (headless shell first, then the chromium package's browser), so
 # CI accepts exactly the browsers the crawl would drive.
-if [ -n "${CI:-}" ] && ! "$PY" -c 'import sys; from govsi.render.browser import find_chromium
+if [ -n "${CI:-}" ] && ! "$PY" -c 'import sys; from govsi.render.engine import find_chromium
 import os; sys.exit(find_chromium(os.environ.get("CHROMIUM_PATH")) is None)' 2>/dev/null; then
   echo "test.sh: Chromium is required for the rendering tests" >&2
   exit 1

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from govsi.render.browser import find_chromium, launch_options
+from govsi.render.engine import find_chromium, launch_options
 from govsi.render.sandbox import sandboxed_launch
 from tests.support.listeners import UdpCounter
 

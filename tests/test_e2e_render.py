@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from govsi.render.browser import find_chromium
+from govsi.render.engine import find_chromium
 from tests.simweb import jsweb
 from tests.simweb.expected import E2E_SETTINGS
 from tests.simweb.server import SimWeb

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from govsi.render.browser import find_chromium
+from govsi.render.engine import find_chromium
 from tests.simweb import govweb
 from tests.simweb.expected import (
     E2E_SETTINGS,

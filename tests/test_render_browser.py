@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from scrapy.settings import Settings
 
-from govsi.render import browser
+from govsi.render import engine
 from govsi.render.renderer import Refused
 from govsi.render.routes import PageRoutes, Reply
 from tests.support.renderer import make_renderer
@@ -57,7 +57,7 @@ def test_playwright_messages_do_not_wait_for_a_busy_crawl() -> None:
     # Without it, each message waits up to 100 turns of the crawl's callbacks: renders
     # begun while the crawl was busy took seconds (bench/README).
     assert asyncio.run(_turns_taken_by_wait_for_next_task()) >= 50
-    assert browser.dispatch_promptly() is True
+    assert engine.dispatch_promptly() is True
     assert asyncio.run(_turns_taken_by_wait_for_next_task()) <= 1
 
 
@@ -80,9 +80,9 @@ def test_scrapy_playwrights_per_request_log_is_off_unless_the_crawl_logs_debug(
     log_level: str,
     expected: int,
 ) -> None:
-    monkeypatch.setattr(browser, "find_chromium", lambda configured=None: "/bin/true")
+    monkeypatch.setattr(engine, "find_chromium", lambda configured=None: "/bin/true")
     settings = Settings({"RENDER_JS": "auto", "LOG_LEVEL": log_level, "RENDER_MAX_PAGES": 4})
-    assert browser.configure(settings) == "auto"
+    assert engine.configure(settings) == "auto"
     # The handler attaches its request and response loggers when the logger's effective
     # level is DEBUG or lower, which NOTSET is under Scrapy (its root logger is NOTSET).
     assert playwright_log.level == expected
@@ -120,7 +120,7 @@ def _settle_and_check(page: RecordingPage, max_dom: int = 1_000_000) -> str:
     renderer.max_dom = max_dom
     routes = _routes()
     routes.last_activity -= 1  # its network has been quiet for a second
-    return asyncio.run(browser.settled_dom(page, renderer._steps(routes, "http://a.gov.si/p")))
+    return asyncio.run(engine.settled_dom(page, renderer._steps(routes, "http://a.gov.si/p")))
 
 
 def test_a_settled_page_costs_two_messages_to_the_page() -> None:

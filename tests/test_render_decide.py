@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from govsi.render.browser import browser_args, find_chromium
 from govsi.render.decide import MAX_RESAMPLE_DOUBLINGS, RenderPlanner, render_mode
+from govsi.render.engine import browser_args, find_chromium
 
 
 @pytest.mark.parametrize(

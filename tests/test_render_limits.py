@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from govsi.render.browser import launch_options
+from govsi.render.engine import launch_options
 from govsi.render.limits import MIB, browser_cgroup, js_heap_args, remove_cgroup
 from govsi.render.sandbox import sandboxed_launch
 

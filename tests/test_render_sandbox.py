@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from govsi.render.browser import BrowserUnavailable, _launch_error, browser_args
+from govsi.render.browser import BrowserUnavailable
+from govsi.render.engine import browser_args, launch_error
 from govsi.render.renderer import RenderFailed, RenderOff
 from govsi.render.routes import Document
 from tests.support.renderer import make_renderer
@@ -66,7 +67,7 @@ def test_a_pages_own_failure_leaves_rendering_on() -> None:
 
 
 def test_the_reason_names_what_chromium_said() -> None:
-    said = _launch_error(Exception(LAUNCH_FAILED))
+    said = launch_error(Exception(LAUNCH_FAILED))
     assert said.startswith("BrowserType.launch: Target page")
     assert said.endswith("FATAL: No usable sandbox! Update your kernel")
     assert "\n" not in said

@@ -25,146 +25,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import shutil
 import socket
 import time
-from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.http import Response
-from scrapy.settings import BaseSettings
 
-from govsi.render.decide import render_mode
-from govsi.render.fence import chromium_args
-from govsi.render.limits import MemoryLimit, browser_cgroup, js_heap_args, remove_cgroup
+from govsi.render.engine import PageHook, PageStep, handler_class, launch_error, launch_options
+from govsi.render.limits import MemoryLimit, browser_cgroup, remove_cgroup
 from govsi.render.sandbox import Launch, sandbox_problem, sandboxed_launch
 from govsi.requestmeta import META_SETTLE
 
-__all__ = [
-    "Browser",
-    "BrowserUnavailable",
-    "ContextRotation",
-    "browser_args",
-    "configure",
-    "dispatch_promptly",
-    "find_chromium",
-    "launch_options",
-    "settled_dom",
-]
+__all__ = ["Browser", "BrowserUnavailable", "ContextRotation"]
 
 logger = logging.getLogger(__name__)
 
-# Debian's chromium-headless-shell first: the same engine without the desktop browser's
-# user interface, and about half the CPU per render (bench/render_floor.py). Then the
-# chromium package: the binary itself, then the wrapper script on the PATH.
-CHROMIUM_CANDIDATES = (
-    "/usr/lib/chromium/chromium-headless-shell",
-    "/usr/bin/chromium-headless-shell",
-    "/usr/lib/chromium/chromium",
-    "/usr/bin/chromium",
-    "/usr/bin/chromium-browser",
-)
 # Options of every context: no service workers (they would serve and fetch outside the
 # routing), no downloads.
 CONTEXT_KWARGS = {"service_workers": "block", "accept_downloads": False}
 # Seconds a page gets to close before it is left to its context's closing.
 CLOSE_TIMEOUT = 5.0
-# Switches that would take Chromium's sandbox down: never passed, whatever the settings say.
-UNSANDBOXING = frozenset({"--no-sandbox", "--disable-setuid-sandbox", "--no-zygote-sandbox"})
 
 
 class BrowserUnavailable(Exception):
     """Chromium cannot run sandboxed here: rendering is off for the rest of the crawl."""
-
-
-def find_chromium(configured: str | None = None) -> str | None:
-    """The Chromium executable to drive: ``configured`` (CHROMIUM_PATH) if it is one, else
-    Debian's; None when there is none."""
-    if configured:
-        return configured if os.access(configured, os.X_OK) else None
-    for path in CHROMIUM_CANDIDATES:
-        if os.access(path, os.X_OK):
-            return path
-    return (
-        shutil.which("chromium-headless-shell")
-        or shutil.which("chromium")
-        or shutil.which("chromium-browser")
-    )
-
-
-def browser_args(value: Any) -> list[str]:
-    """RENDER_BROWSER_ARGS: a list, a JSON list (for switches that contain commas), or
-    comma-separated switches. Switches that would switch the sandbox off are dropped, with
-    a log line: the browser runs sandboxed or not at all."""
-    if not value:
-        return []
-    if isinstance(value, str):
-        value = json.loads(value) if value.lstrip().startswith("[") else value.split(",")
-    args = [str(v).strip() for v in value if str(v).strip()]
-    dropped = [a for a in args if a.split("=", 1)[0] in UNSANDBOXING]
-    if dropped:
-        logger.error("RENDER_BROWSER_ARGS: %s ignored (Chromium runs sandboxed)", dropped)
-    return [a for a in args if a not in dropped]
-
-
-class _WithoutTraceback(logging.Filter):
-    """scrapy-playwright logs a page that timed out or crashed with its traceback; it is an
-    expected outcome here, logged by the spider in one line and kept in fetch_error."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.exc_info = None
-        record.exc_text = None
-        return True
-
-
-def _level(value: Any) -> int:
-    if isinstance(value, int):
-        return value
-    level = logging.getLevelName(str(value or "DEBUG").upper())
-    return level if isinstance(level, int) else logging.DEBUG
-
-
-def configure(settings: BaseSettings) -> str:
-    """The RENDER_JS mode in effect ("off" when there is no Chromium), with the
-    scrapy-playwright settings its handler reads (at spider priority, so ``-s`` wins).
-    No DOWNLOAD_HANDLERS: the browser is never Scrapy's downloader."""
-    mode = render_mode(settings.get("RENDER_JS"))
-    if mode == "off":
-        return mode
-    if find_chromium(settings.get("CHROMIUM_PATH") or None) is None:
-        logger.warning(
-            "RENDER_JS=%s but no Chromium was found (install Debian's chromium or set "
-            "CHROMIUM_PATH): pages are fetched without rendering",
-            mode,
-        )
-        return "off"
-    playwright_log = logging.getLogger("scrapy-playwright")
-    if not any(isinstance(f, _WithoutTraceback) for f in playwright_log.filters):
-        playwright_log.addFilter(_WithoutTraceback())
-    # Scrapy filters by handler, so this logger's own level stays NOTSET, and the handler
-    # then logs every request a page makes at DEBUG, asking the driver for its headers
-    # each time, for records the crawl's LOG_LEVEL drops.
-    if playwright_log.level == logging.NOTSET and _level(settings.get("LOG_LEVEL")) > logging.DEBUG:
-        playwright_log.setLevel(logging.INFO)
-    for name, value in {
-        "PLAYWRIGHT_BROWSER_TYPE": "chromium",
-        # One context in use, one being retired, and one for a context the rotation never
-        # learned of (its pages all failed before opening).
-        "PLAYWRIGHT_MAX_CONTEXTS": 3,
-        "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT": settings.getint("RENDER_MAX_PAGES"),
-        "PLAYWRIGHT_CONTEXTS": {},
-        "PLAYWRIGHT_RESTART_DISCONNECTED_BROWSER": True,
-        "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": settings.getfloat("RENDER_TIMEOUT") * 1000,
-        # Our routes (govsi.render.routes) answer every request; these never apply.
-        "PLAYWRIGHT_PROCESS_REQUEST_HEADERS": None,
-    }.items():
-        settings.set(name, value, priority="spider")
-    return mode
 
 
 class ContextRotation:
@@ -205,127 +94,6 @@ class ContextRotation:
             if g < self.generation and g not in self.in_flight:
                 closing.append(self.contexts.pop(g))
         return closing
-
-
-def dispatch_promptly() -> bool:
-    """Let Playwright's client hand each message from its driver on at once.
-
-    Playwright 1.65's client waits, after each message, until the event loop has nothing
-    else ready, for up to 100 turns of the loop (``playwright._impl.utils.tasks``, to order
-    events as Node.js would). In a crawl the loop always has work ready: each of a render's
-    dozens of messages waited 100 turns of the crawl's own callbacks, and renders begun while the
-    crawl was busy took 5-6 s instead of 0.3 s (bench/README, "Renders behind a busy
-    crawl"). Without that wait messages are dispatched as they arrive, as Playwright did
-    before. False when this Playwright has no such wait (nothing to change)."""
-    try:
-        from playwright._impl.utils import tasks
-    except ImportError:
-        return False
-    if not isinstance(getattr(tasks, "_MAX_TURNS", None), int):
-        return False
-    tasks._MAX_TURNS = 0
-    return True
-
-
-def _handler_class() -> type:
-    # Imported when the first page needs a browser: Playwright costs memory to import.
-    from scrapy.http import HtmlResponse
-    from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
-
-    if not dispatch_promptly():
-        logger.warning(
-            "this Playwright's client cannot be told to dispatch its messages at once: "
-            "renders may wait behind a busy crawl"
-        )
-
-    class PageEngine(ScrapyPlaywrightDownloadHandler):
-        """scrapy-playwright's handler as the page engine: it launches Chromium, keeps the
-        contexts (each with its page limit) and restarts a browser that died. A page's way
-        through it is ours, with as few messages to the driver as it takes, since each is
-        handled on the crawl's own thread:
-
-        - the page's routes (``install``, once per tab) are its only ones: the handler's
-          own catch-all route would be removed and added again on every render;
-        - the navigation waits for the document to be parsed, not for its load event: a
-          script that navigates away (refused) leaves Playwright waiting for a load that
-          never comes, while the page itself is whole;
-        - a download a script starts is refused (the context accepts none), never taken
-          for the page as the handler's own navigation would;
-        - after it, only our own steps (``govsi_settle``, ``settled_dom``): no response
-          headers, security details or server address (a message each, none used here);
-        - no listeners on each request and response (the handler's counters and debug
-          log: an event from the driver for each, and a message for the log's headers).
-        """
-
-        async def start(self) -> None:
-            await self._launch()
-
-        async def _create_page(self, request: Request, spider: Any) -> Any:
-            page = await super()._create_page(request, spider)
-            page.remove_listener("request", self._increment_request_stats)
-            page.remove_listener("response", self._increment_response_stats)
-            return page
-
-        async def _download_request_with_retry(self, request: Request, spider: Any) -> Response:
-            meta = request.meta
-            page = meta.get("playwright_page")
-            if page is None or page.is_closed():
-                page = await self._create_page(request=request, spider=spider)
-            # Set first: Browser releases (or closes) it whatever happens next.
-            meta["playwright_page"] = page
-            await meta["playwright_page_init_callback"](page, request)
-            kwargs = dict(meta.get("playwright_page_goto_kwargs") or {})
-            response = await page.goto(url=request.url, **kwargs)
-            dom = await settled_dom(page, meta.get(META_SETTLE) or ())
-            return HtmlResponse(
-                url=page.url,
-                status=response.status if response is not None else 200,
-                body=dom.encode("utf-8"),
-                encoding="utf-8",
-                request=request,
-                flags=["playwright"],
-            )
-
-    return PageEngine
-
-
-# A page's set-up before it loads (routes), and the steps after: waiting for it to settle,
-# checks of what it became.
-PageHook = Callable[[Any, Request], Awaitable[None]]
-PageStep = Callable[[Any], Awaitable[str | None]]
-
-
-async def settled_dom(page: Any, steps: Iterable[PageStep]) -> str:
-    """Run a loaded page's steps in order; its DOM is what the last one returned, taken in
-    the same message to the page as that step's check (each message costs the driver, the
-    browser and the page CPU), else ``page.content()``."""
-    dom = None
-    for step in steps:
-        dom = await step(page)
-    return dom if dom is not None else await page.content()
-
-
-def launch_options(
-    executable: str, refusing_proxy: str, extra: list[str], js_heap_mb: int = 0
-) -> dict[str, Any]:
-    """Playwright's launch options for the crawl's Chromium: sandboxed (never
-    ``--no-sandbox``), fenced (``govsi.render.fence.chromium_args``), each page's V8 heap
-    capped at ``js_heap_mb`` (before ``extra``: a --js-flags there replaces it)."""
-    return {
-        "executable_path": executable,
-        "chromium_sandbox": True,
-        "headless": True,
-        "args": chromium_args(refusing_proxy, [*js_heap_args(js_heap_mb), *extra]),
-    }
-
-
-def _launch_error(error: Exception) -> str:
-    """Playwright's launch error in one line: its first, and what Chromium itself said on
-    its stderr (the launch error says only that it closed), else Playwright's hint."""
-    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
-    said = [line.split("[err]", 1)[1].strip() for line in lines if "[err]" in line]
-    said += [line for line in lines[1:] if "sandbox" in line.lower()]
-    return "; ".join((lines or ["no message"])[:1] + said[:1])[:400]
 
 
 class Browser:
@@ -375,7 +143,7 @@ class Browser:
         return launch_options(launch.executable, f"{host}:{port}", self.extra_args, self.js_heap_mb)
 
     async def _engine_for(self, launch: Launch) -> Any:
-        engine = _handler_class()(self.crawler)
+        engine = handler_class()(self.crawler)
         # The handler reads its launch options from the settings; the executable (a
         # sandbox wrapper) and the refusing proxy are only known now.
         engine.config.launch_options = self._launch_options(launch)
@@ -456,7 +224,7 @@ class Browser:
                 if not self._first_launch_failed(e):
                     raise
                 # The sandbox could not start here: no browser, never one without it.
-                self.disable(f"it failed to start sandboxed: {_launch_error(e)}")
+                self.disable(f"it failed to start sandboxed: {launch_error(e)}")
                 await self.close()
                 raise BrowserUnavailable(self.unavailable) from e
         finally:

@@ -30,8 +30,9 @@ from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
 from twisted.internet import task
 
-from govsi.render.browser import Browser, BrowserUnavailable, browser_args, find_chromium
+from govsi.render.browser import Browser, BrowserUnavailable
 from govsi.render.decide import render_mode
+from govsi.render.engine import browser_args, find_chromium
 from govsi.render.httpcache import ResourceCache
 from govsi.render.resources import PageRequests, ResourceCancel, ResourceFetcher, ResourcePolicy
 from govsi.render.routes import Document, PageRoutes

@@ -29,8 +29,8 @@ from govsi.frontier.seen import KnownUrls
 from govsi.frontier.traps import TrapGuard
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
 from govsi.net.guard import AddressGuard, AddressRefused
-from govsi.render.browser import configure as configure_rendering
 from govsi.render.decide import RenderPlanner
+from govsi.render.engine import configure as configure_rendering
 from govsi.render.renderer import Renderer
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_URL
 from govsi.spiders import render
