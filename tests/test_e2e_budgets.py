@@ -58,3 +58,8 @@ def test_image_variants_and_a_large_host_stay_within_their_budgets(tmp_path: Pat
     assert {"/", "/s1", "/s2"} <= slike
     calm = {h.target for h in hits if h.host == "mirno.gov.si"}
     assert calm >= {"/"} | {f"/s{i}" for i in range(1, budgetweb.CALM_PAGES)}
+    # What the report reads: the limits the run reached, in crawl_limit.
+    limits = dict(query(db_url, "SELECT name, value FROM crawl_limit"))
+    assert limits["govsi/budget/images_per_host"] == MAX_VARIANTS - MAX_IMAGES
+    assert limits["govsi/budget/pages_per_host/hosts"] == 1
+    assert limits["govsi/traps/query_variants"] == run.stats["govsi/traps/query_variants"]

@@ -299,6 +299,23 @@ def budgets(conn: Connection, scope: Scope) -> Table:
     return table(conn, "budgets", "Budgets reached", sql, note)
 
 
+def limits(conn: Connection, scope: Scope) -> Table:
+    # Written by each run when it ends (govsi.store.limits): the whole crawl, any scope.
+    sql = """
+    SELECT name AS stat, sum(value) AS total, max(value) AS most_in_one_run,
+      count(*) AS runs
+    FROM crawl_limit GROUP BY name ORDER BY name
+    """
+    note = (
+        "The limits the crawl's runs reached, as their stats: budgets (govsi/budget/), trap "
+        "rules (govsi/traps/), robots.txt checks refused unchecked, header caps, sitemaps "
+        "cut at a cap, a rendered page's requests refused, the browser switched off, and the "
+        "reactor's longest stall (govsi/reactor/max_stall_seconds: read most_in_one_run). "
+        "See docs/failures.md."
+    )
+    return table(conn, "limits", "Limits reached", sql, note)
+
+
 def depths(conn: Connection, scope: Scope) -> Table:
     kinds = ("HTML", "BINARY", "DUPLICATE", "FRONTIER")
     sums = ",\n".join(
@@ -416,6 +433,7 @@ def scope_tables(conn: Connection, scope: Scope, dialect: Dialect) -> list[Table
         status_codes(conn, scope),
         fetch_errors(conn, scope),
         budgets(conn, scope),
+        limits(conn, scope),
         depths(conn, scope),
         rendering(conn, scope),
         hosts(conn, scope, dialect),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import Iterator, Mapping
 from functools import partial
@@ -17,6 +18,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.statscollectors import StatsCollector
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.log import failure_to_exc_info
+from sqlalchemy.exc import SQLAlchemyError
 from twisted.internet import task
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.threads import deferToThread
@@ -26,6 +28,7 @@ from govsi.dedup.index import stored_originals
 from govsi.items import Item
 from govsi.store import database, schema
 from govsi.store.config import StoreConfig
+from govsi.store.limits import limits_of, record_limits, run_name
 from govsi.store.reader import CrawlReader, StoredRobots
 from govsi.store.spill import default_spill_dir, read_spill, replay_spills, set_spills_aside
 from govsi.store.writer import CrawlWriter, item_bytes
@@ -103,6 +106,8 @@ class CrawlStore:
         self._spill_sizes: dict[Path, int] = {}
         self.spill_max_bytes = c.spill_max_bytes
         self._spill_full_logged = False
+        # This run's name in crawl_limit (the limits it reached, written when it ends).
+        self.run = run_name(time.time(), os.getpid())
         logger.info("crawldb at %s", database.display_url(self.engine.url))
 
     @classmethod
@@ -283,9 +288,21 @@ class CrawlStore:
             # Loaded by the next run on this crawldb, before it reads the frontier.
             self.stats.set_value("govsi/db_spill_file", str(self._spilled[-1][1]))
             self.stats.set_value("govsi/db_spill_files", len(self._spilled))
+        self._record_limits()
         self.engine.dispose()
         if self._sqlite_lock is not None:
             self._sqlite_lock.close()  # another crawl may have the file now
+
+
+    def _record_limits(self) -> None:
+        """The limits this run reached (``govsi.store.limits``), for ``scrapy report``."""
+        found = limits_of(self.stats.get_stats())
+        try:
+            with self.engine.begin() as conn:
+                record_limits(conn, self.run, found)
+        except SQLAlchemyError as e:
+            logger.warning("the limits this run reached are in its stats only: crawldb did "
+                           "not take them (%s)", type(e).__name__)  # fmt: skip
 
 
 def _size(path: Path) -> int:

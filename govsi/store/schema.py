@@ -263,6 +263,20 @@ class CrawlWorker(Base):
     hosts: Mapped[int | None] = mapped_column(Integer)
 
 
+class CrawlLimit(Base):
+    """govsi extension: a limit one crawler run reached, as its stat (``govsi/budget/...``,
+    ``govsi/robots/refused/...``, the reactor's longest stall, ...) and the stat's value when
+    the run ended (``govsi.store.limits``); ``scrapy report`` shows them."""
+
+    __tablename__ = "crawl_limit"
+    __table_args__ = {"schema": SCHEMA}
+
+    run: Mapped[str] = mapped_column(String(200), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    value: Mapped[float] = mapped_column(Float, nullable=False)
+    recorded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=False))
+
+
 class CrawlMeta(Base):
     """govsi extension: facts about the crawl this crawldb holds. ``crawl_id`` (a UUID
     made by the first run) names it, so that a spill file is loaded only into the crawldb
