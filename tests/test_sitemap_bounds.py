@@ -5,31 +5,15 @@ from __future__ import annotations
 
 import gzip
 import random
-import zlib
-from collections.abc import Iterator
 
 import pytest
 
 from govsi.web import sitemaps
 from govsi.web.sitemaps import read_sitemap
+from tests.simweb.floodweb import gzipped
 
 URL = "https://www.gov.si/sitemap.xml"
 A, B = "https://www.gov.si/a", "https://www.gov.si/b"
-
-
-def gzipped(head: bytes, filler: bytes, size: int, tail: bytes = b"") -> bytes:
-    """``head`` + ``filler`` repeated to ``size`` bytes + ``tail``, gzipped piece by piece
-    (50 MB of filler never exists whole)."""
-
-    def pieces() -> Iterator[bytes]:
-        yield head
-        block = filler * (2**20 // len(filler))
-        for _ in range(size // len(block)):
-            yield block
-        yield tail
-
-    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    return b"".join([*(packer.compress(p) for p in pieces()), packer.flush()])
 
 
 def urlset(*locs: str) -> bytes:

@@ -30,8 +30,9 @@ FLOOD_HEADERS = 10_000
 ORDINARY = [f"{P}/", f"{P}/o-nas", f"{P}/samo-v-zemljevidu", f"{P}/beseda"]
 
 
-def _gzipped(head: bytes, filler: bytes, size: int, tail: bytes) -> bytes:
-    """``head``, ``filler`` up to ``size`` bytes, ``tail``; gzipped a megabyte at a time."""
+def gzipped(head: bytes, filler: bytes, size: int, tail: bytes = b"") -> bytes:
+    """``head`` + ``filler`` repeated to ``size`` bytes + ``tail``, gzipped a megabyte at a
+    time (50 MB of filler never exists whole)."""
 
     def pieces() -> Iterator[bytes]:
         yield head
@@ -46,13 +47,13 @@ def _gzipped(head: bytes, filler: bytes, size: int, tail: bytes) -> bytes:
 
 @cache
 def _empty_sitemap() -> Resource:
-    body = _gzipped(b"<urlset>", b"<url/>", EMPTY_SITEMAP_BYTES, b"</urlset>")
+    body = gzipped(b"<urlset>", b"<url/>", EMPTY_SITEMAP_BYTES, b"</urlset>")
     return Resource(body, 200, {"Content-Type": "application/x-gzip"})
 
 
 @cache
 def _word_page() -> Resource:
-    body = _gzipped(b"<html><body><main><p>", b"a ", WORD_PAGE_BYTES, b"</p></main></body></html>")
+    body = gzipped(b"<html><body><main><p>", b"a ", WORD_PAGE_BYTES, b"</p></main></body></html>")
     return Resource(
         body, 200, {"Content-Type": "text/html; charset=utf-8", "Content-Encoding": "gzip"}
     )
