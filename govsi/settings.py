@@ -335,7 +335,6 @@ STATS_FILE = ""
 # listen on a port of the crawling machine, which nobody asked for.
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False
-FEED_EXPORT_ENCODING = "utf-8"
 
 # The crawl report (`scrapy report`): the folder it writes to (-o overrides), how many
 # sites the domain link graph draws (seeds first, then the best linked; the JSON and CSV

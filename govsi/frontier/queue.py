@@ -155,10 +155,6 @@ class Frontier:
         state.delay = max(self.default_delay, delay)
         self._wake_host(state)
 
-    def delay_of(self, name: str) -> float:
-        """The delay between two requests to this host."""
-        return self.host(name).delay
-
     def open_gate(self, name: str) -> None:
         """Pages of this host may leave (its robots.txt is known)."""
         state = self.host(name)

@@ -42,7 +42,6 @@ def render_mode(value: str | None) -> str:
 class Learned:
     started: int = 0  # samples asked for (their rendered versions may still be on the way)
     samples: int = 0  # samples compared
-    gains: int = 0
     since_sample: int = 0
     resample_after: int = 0  # plain pages before the next resample (0: not decided yet)
     decided: str | None = None  # "render" or "plain" once the samples agree
@@ -85,7 +84,6 @@ class RenderPlanner:
         s = self.signatures.setdefault(signature, Learned())
         before = s.decided
         s.samples += 1
-        s.gains += gained
         if gained:
             s.decided = "render"
         elif s.decided is None and s.samples >= self.samples:

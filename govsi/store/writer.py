@@ -165,7 +165,6 @@ class CrawlWriter:
         self._insert = (postgresql if engine.dialect.name == "postgresql" else sqlite).insert
         # Hosts never change id once inserted, and a crawl sees few of them.
         self._site_ids: dict[str, int] = {}
-        self.failed_flushes = 0
 
     # -- queueing --------------------------------------------------------------------
     def add(self, item: Item) -> None:
@@ -217,7 +216,6 @@ class CrawlWriter:
         batch = self.take()
         if self.write(batch):
             return True
-        self.failed_flushes += 1
         self.putback(batch)
         return False
 
