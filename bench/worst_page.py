@@ -53,6 +53,10 @@ def _links(n: int, depth: int = 0) -> str:
     return f"<html><body>{'<div>' * depth}{links}</body>"
 
 
+def _anchors(n: int) -> str:
+    return "<html><body>" + "".join(f'<a href="/x{i}">y</a>' for i in range(n)) + "</body></html>"
+
+
 def _robots(n: int) -> str:
     # 25 000 of these fit in the 500 KiB that robots.parse reads.
     return "User-agent: *\n" + "".join(f"Disallow:/a*{i}*b\n" for i in range(n))
@@ -113,6 +117,14 @@ CASES: list[tuple[str, Callable[[int], str], str, Operation, list[int]]] = [
     ("N links", _links, "extract_links, no cap", _links_op(0), [20_000, 50_000, 200_000]),
     ("N links under 2000 divs", lambda n: _links(n, 2000), "extract_links, no cap",
      _links_op(0), [20_000, 50_000, 200_000]),
+    # Issue 27's open gap: a page of megabytes of tags (30 MiB at the last size) is still
+    # parsed, its links extracted and its plan made on the reactor thread.
+    ("N anchors (30 MiB at 1.3 M)", _anchors, "parse_html", _text(parse_html),
+     [100_000, 400_000, 1_300_000]),
+    ("N anchors (30 MiB at 1.3 M)", _anchors, "extract_links", _links_op(MAX_LINKS),
+     [100_000, 400_000, 1_300_000]),
+    ("N anchors (30 MiB at 1.3 M)", _anchors, "needs_browser", _parsed(needs_browser),
+     [100_000, 400_000, 1_300_000]),
     ("robots.txt of N wildcard rules", _robots, "parse",
      _text(lambda t: robots.parse(t, ROBOTS_URL)), [2_500, 10_000, 25_000]),
 ]  # fmt: skip
