@@ -170,6 +170,10 @@ def script_signature(tokens: tuple[str, ...] | list[str]) -> str | None:
 # Element ids and attributes that single-page-app frameworks mount into.
 _APP_ROOT_IDS = frozenset({"app", "root", "__next", "__nuxt", "svelte", "main-app", "ember-app"})
 _APP_ROOT_ATTRIBUTES = ("ng-app", "ng-version", "data-reactroot", "data-server-rendered")
+# The elements that may be app roots (an id, or one of the attributes), found in C.
+_APP_ROOT_CANDIDATES = etree.XPath(
+    "descendant-or-self::*[@id" + "".join(f" or @{a}" for a in _APP_ROOT_ATTRIBUTES) + "]"
+)
 _NOSCRIPT_ASKS = re.compile(r"javascript|omogoči|vklopi", re.IGNORECASE)
 EMPTY_BODY_CHARS = 200
 _INVISIBLE = frozenset({"script", "style", "noscript", "template", "head"})
@@ -199,21 +203,27 @@ def needs_browser(root: etree._Element | None) -> str | None:
     body = root.find(".//body")
     if body is None:
         body = root
-    sizes = _text_sizes(body)
-    for element in body.iter(etree.Element):
+    # The costly part, the text under every element, only for a page that may need it: a
+    # page of a million tags with no app root and no script never walks its tree in Python.
+    sizes: dict[Any, int] | None = None
+    for element in _APP_ROOT_CANDIDATES(body):
         is_root = (element.get("id") or "").lower() in _APP_ROOT_IDS or any(
             element.get(a) is not None for a in _APP_ROOT_ATTRIBUTES
         )
-        if is_root and sizes.get(element, 0) < EMPTY_BODY_CHARS:
-            return "app root"
+        if is_root:
+            sizes = sizes if sizes is not None else _text_sizes(body)
+            if sizes.get(element, 0) < EMPTY_BODY_CHARS:
+                return "app root"
     # A nested <noscript>'s text is part of the outer one's: reading only the outermost
     # reads each text once (reading every one was quadratic in the nesting).
     for noscript in outermost(body, ("noscript",)):
         if _NOSCRIPT_ASKS.search(" ".join(noscript.itertext())):
             return "noscript"
     has_scripts = next(root.iter("script"), None) is not None
-    if has_scripts and sizes.get(body, 0) < EMPTY_BODY_CHARS:
-        return "empty body"
+    if has_scripts:
+        sizes = sizes if sizes is not None else _text_sizes(body)
+        if sizes.get(body, 0) < EMPTY_BODY_CHARS:
+            return "empty body"
     return None
 
 
