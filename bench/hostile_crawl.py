@@ -15,7 +15,9 @@ hostile host, linked from the ordinary home page. Figures per case:
   recorded for the hostile input (its page row, the stats it raised).
 
     PYTHONPATH=. python -m bench.hostile_crawl [--only NAME]   # ~5 min
-    PYTHONPATH=. python -m bench.hostile_crawl --commit 20e70c8  # the same on an old commit
+
+The "before" figures come from the same module copied into a worktree of the old commit
+(``git worktree add /tmp/old 20e70c8``) and run there.
 """
 
 from __future__ import annotations
@@ -93,6 +95,20 @@ def one_word(case: Case) -> list[Host]:
     page = Resource(_gz(body), 200, {"Content-Type": "text/html; charset=utf-8",
                                      "Content-Encoding": "gzip"})  # fmt: skip
     return [Host("beseda.gov.si", 1, {"/": page})]
+
+
+TAGS_ANCHORS = 1_300_000
+
+
+def anchors(case: Case) -> list[Host]:
+    # 30 MiB of 1.3 M distinct <a href>: a million-element tree. nofollow, so that the
+    # 10 000 links taken are read, not crawled.
+    body = (b'<html><head><meta name="robots" content="nofollow"></head><body>'
+            + b"".join(b'<a href="/x%d">y</a>' % i for i in range(TAGS_ANCHORS))
+            + b"</body></html>")  # fmt: skip
+    page = Resource(_gz(body), 200, {"Content-Type": "text/html; charset=utf-8",
+                                     "Content-Encoding": "gzip"})  # fmt: skip
+    return [Host("znacke.gov.si", 1, {"/": page})]
 
 
 def robots_fetches(case: Case) -> list[Host]:
@@ -183,6 +199,8 @@ def failed_sandbox(case: Case) -> list[Host]:
 CASES = [
     Case("one-word page", "a 30 MiB page of one word (30 KB gzipped)", one_word,
          "http://beseda.gov.si/"),
+    Case("tag page", f"a 30 MiB page of {TAGS_ANCHORS} <a href> (nofollow)", anchors,
+         "http://znacke.gov.si/"),
     Case("robots x fetches", "~30 000 wildcard robots rules, a page fetching 2 000 long URLs",
          robots_fetches, "http://pravila.gov.si/"),
     Case("sitemap", "a 50 MB sitemap of empty elements (50 KB gzipped)", sitemap,

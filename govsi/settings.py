@@ -26,6 +26,12 @@ MAX_URL_LENGTH = 2000
 # At most this many links (and as many images) are taken from one page, in document
 # order; the rest are counted (govsi/links/over_limit), never resolved. 0 = no limit.
 MAX_LINKS_PER_PAGE = 10_000
+# A page's markup is parsed up to its MAX_PARSE_TAGS-th "<": a parsed tree costs ~800 bytes
+# per element, so a 32 MB page of tags would take a gigabyte. The rest of such a page is
+# stored, not read for links or text (govsi/pages/parse_cut, the page's fetch_error).
+# Ordinary pages have a few thousand. Only pages read in the worker (WORKER_MIN_PAGE_CHARS
+# and more) can reach it. 0 = no limit.
+MAX_PARSE_TAGS = 250_000
 # Scrapy's own URL-length middleware would silently drop at 2083; MAX_URL_LENGTH rules.
 URLLENGTH_LIMIT = 0
 # Addresses the crawler may connect to although they are not public (govsi/net/guard.py):

@@ -64,6 +64,23 @@ def test_a_30_mb_page_is_measured_for_copies_in_the_worker_not_on_the_reactor(
     assert key
 
 
+def test_a_30_mb_page_of_tags_is_read_in_the_worker_up_to_max_parse_tags(
+    crawled: Result,
+) -> None:
+    # 1.4 M elements would be a gigabyte of tree: the worker parses the first 250 000.
+    [(ptype, status, error, size)] = crawled.rows(
+        "SELECT page_type_code, http_status_code, fetch_error, length(html_content) "
+        "FROM page WHERE url LIKE '%/znacke'"
+    )
+    assert (ptype, status) == ("HTML", 200)
+    assert error == "only the first 250000 tags read (MAX_PARSE_TAGS)"
+    assert size > 30_000_000  # stored whole
+    assert crawled.run.stats["govsi/pages/parse_cut"] == 1
+    assert crawled.run.stats["govsi/pages/read_in_worker"] >= 2
+    # Its links are the ones read: the home page it links is known, nothing failed.
+    assert "govsi/pages/read_failed" not in crawled.run.stats
+
+
 def test_a_50_mb_sitemap_of_empty_elements_stops_at_the_element_limit(crawled: Result) -> None:
     assert crawled.run.stats["govsi/sitemaps/stopped/elements"] == 1
     assert f"sitemap {fw.P}/prazen.xml.gz: read cut at its limit of elements" in crawled.run.log

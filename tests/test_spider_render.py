@@ -15,6 +15,7 @@ from govsi.items import DiscoveredPage, FetchedPage
 from govsi.render.decide import RenderPlanner
 from govsi.requestmeta import KIND_PAGE, META_KIND, META_URL
 from govsi.spiders.govsi import GovsiSpider
+from govsi.spiders.reading import read_tree
 from govsi.web.extract import parse_html
 from tests.support.renderer import make_renderer
 from tests.support.stats import DictStats
@@ -45,6 +46,7 @@ def spider(planner: RenderPlanner) -> tuple[GovsiSpider, Crawled, list[Any]]:
     s.crawler = SimpleNamespace(stats=DictStats(), engine=crawled)  # type: ignore[assignment]
     s.suffixes, s.max_url_length, s.max_links = ["gov.si"], 2000, 1000
     s.depth_limit, s.robots_token = 0, "govsi-crawler"
+    s.worker_min_chars, s.max_tags = 0, 0
     s.traps = TrapGuard()
     s.known = crawled.known  # type: ignore[assignment]
     s.store = SimpleNamespace(add=stored.append)  # type: ignore[assignment]
@@ -66,8 +68,10 @@ def test_a_page_waiting_for_samples_sends_its_links_out_before_the_decision() ->
         url = "https://x.gov.si/"
         record = FetchedPage(url=url, depth=0, page_type="HTML", accessed_time=None)
         # Another page of the same signature came first and is being sampled.
-        plan, signature = s._render_plan("https://x.gov.si/prva", parse_html(PAGE))
-        assert plan == "sample" and signature is not None
+        first = "https://x.gov.si/prva"
+        reading = read_tree(parse_html(PAGE), PAGE, first, max_links=10, plan=s._plan_inputs())
+        signature = reading.signature
+        assert s._render_plan(reading) == "sample" and signature is not None
         waiting = asyncio.ensure_future(s._html(response(url), record))
         for _ in range(5):
             await asyncio.sleep(0)

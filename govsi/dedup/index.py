@@ -128,12 +128,19 @@ def nearest(
 
 
 def question(
-    url: str, html: str, *, num_perm: int, shingle_size: int, bands: int, rows: int
+    url: str,
+    html: str,
+    root: etree._Element | None = None,
+    *,
+    num_perm: int,
+    shingle_size: int,
+    bands: int,
+    rows: int,
 ) -> Question:
     """``DuplicateIndex.prepare`` as a pure function of the page (``measures()`` gives the
-    rest), for a worker process: it parses ``html`` itself and always makes the signature.
-    Its result is picklable."""
-    text = main_text(html)
+    rest), for a worker process: it parses ``html`` itself unless given its ``root`` (which
+    it consumes), and always makes the signature. Its result is picklable."""
+    text = main_text(html, root)
     return _question(url, exact_key_of(text, html), text, num_perm=num_perm,
                      shingle_size=shingle_size, bands=bands, rows=rows)  # fmt: skip
 

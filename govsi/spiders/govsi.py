@@ -24,7 +24,7 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
-from govsi.dedup.index import DuplicateIndex, Verdict, question
+from govsi.dedup.index import DuplicateIndex, Question, Verdict
 from govsi.frontier.seen import KnownUrls
 from govsi.frontier.traps import TrapGuard
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
@@ -34,6 +34,7 @@ from govsi.render.engine import configure as configure_rendering
 from govsi.render.renderer import Renderer
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_URL
 from govsi.spiders import render
+from govsi.spiders.reading import Reading, read_html, read_tree
 from govsi.spiders.sitemapping import SitemapMixin
 from govsi.spiders.workers import WorkerProcess
 from govsi.store.database import HidePasswords
@@ -42,7 +43,7 @@ from govsi.store.schema import utcnow
 from govsi.store.writer import as_duplicate
 from govsi.web.contenttypes import DOCUMENT_TYPES, classify, declared_length
 from govsi.web.encoding import decode_html
-from govsi.web.extract import ExtractedLinks, extract_links, header_says_nofollow, parse_html
+from govsi.web.extract import ExtractedLinks, header_says_nofollow, parse_html
 from govsi.web.urls import canonicalize, host_of, in_scope, resolve, url_too_long
 
 logger = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
     # Set by from_crawler from settings (the mixins declare what they read themselves).
     max_url_length: int
     worker_min_chars: int
+    max_tags: int
     depth_limit: int
     robots_token: str
     traps: TrapGuard
@@ -110,6 +112,7 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         spider.max_url_length = s.getint("MAX_URL_LENGTH")
         spider.max_links = s.getint("MAX_LINKS_PER_PAGE")
         spider.worker_min_chars = s.getint("WORKER_MIN_PAGE_CHARS")
+        spider.max_tags = s.getint("MAX_PARSE_TAGS")
         spider.depth_limit = s.getint("DEPTH_LIMIT")
         spider.max_size = s.getint("DOWNLOAD_MAXSIZE")
         spider.robots_token = s.get("ROBOTSTXT_USER_AGENT").lower()
@@ -286,10 +289,12 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
 
     async def _html(self, response: Response, record: FetchedPage) -> list[Any]:
         text, _encoding = decode_html(response.body, record.content_type)
-        # One parse serves both: links are read from the tree, then the duplicate check
-        # cuts the template out of it.
-        root = parse_html(text)
-        found = extract_links(text, response.url, root, self.max_links)
+        success = 200 <= response.status < 300
+        ok = success and "download_stopped" not in response.flags
+        # One parse serves all: links and the render plan are read from the tree, then the
+        # duplicate check cuts the template out of it.
+        reading, root = await self._read(record, text, response.url, plan=ok, measure=success)
+        found = reading.found
         if found.dropped:
             self.crawler.stats.inc_value("govsi/links/over_limit", found.dropped)
             logger.info("%s: %d links beyond MAX_LINKS_PER_PAGE (%d) not taken",
@@ -297,18 +302,61 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         tag = [v.decode("latin-1") for v in response.headers.getlist("X-Robots-Tag")]
         # Kept with the links: a rendered version's response may not carry the header.
         found.nofollow = found.nofollow or header_says_nofollow(tag, self.robots_token)
-        if 200 <= response.status < 300 and "download_stopped" not in response.flags:
-            plan, signature = self._render_plan(record.url, root)
+        if ok:
+            plan = self._render_plan(reading)
             if plan != "plain":
                 # The served HTML's links go out now, not after the render, nor after the
                 # samples a page waits for: its rendering never holds up the pages below.
                 await self._follow_now(record, found)
-                plan = await self._decide(record.url, plan, signature)
+                plan = await self._decide(record.url, plan, reading.signature)
                 if plan != "plain":
-                    rendered = await self._rendered(response, record, root, found, plan, signature)
+                    rendered = await self._rendered(response, record, reading, plan)
                     if rendered is not None:
-                        text, root, found = rendered
-        return await self._finish_html(record, text, root, found)
+                        text, reading, root = rendered
+        return await self._finish_html(record, text, root, reading)
+
+    async def _read(
+        self,
+        record: FetchedPage,
+        text: str,
+        page_url: str,
+        *,
+        plan: bool,
+        measure: bool,
+        yielded: bool = False,
+    ) -> tuple[Reading, etree._Element | None]:
+        """The page's ``Reading`` (with its render plan's inputs when ``plan`` and the
+        crawl renders, its ``Yield`` when ``yielded``) and its tree. The tree is None for
+        a page of WORKER_MIN_PAGE_CHARS or more: the worker reads it, and makes its
+        duplicate question too when ``measure``. A page the worker could not read keeps
+        no links, and says why."""
+        inputs = self._plan_inputs() if plan else None
+        if not (len(text) >= self.worker_min_chars > 0):
+            root = parse_html(text)
+            here = read_tree(root, text, page_url, max_links=self.max_links, plan=inputs,
+                             yielded=yielded)  # fmt: skip
+            return here, root
+        # Seconds of CPU and a gigabyte for a page of megabytes: not on the reactor.
+        self.crawler.stats.inc_value("govsi/pages/read_in_worker")
+        measures = self.duplicates.measures() if measure and self.duplicates else None
+        try:
+            reading: Reading = await maybe_deferred_to_future(
+                self.worker.run(read_html, record.url, text, page_url, max_links=self.max_links,
+                                max_tags=self.max_tags, plan=inputs, yielded=yielded,
+                                measures=measures)
+            )  # fmt: skip
+        except Exception as e:
+            logger.warning("reading %s failed in the worker (%r); stored without its links",
+                           record.url, e)  # fmt: skip
+            self.crawler.stats.inc_value("govsi/pages/read_failed")
+            record.fetch_error = f"reading failed: {e!r}"[:1000]
+            return Reading(ExtractedLinks(base_url=page_url)), None
+        if reading.cut_tags:
+            logger.info("%s: %d tags beyond MAX_PARSE_TAGS (%d) not read", record.url,
+                        reading.cut_tags, self.max_tags)  # fmt: skip
+            self.crawler.stats.inc_value("govsi/pages/parse_cut")
+            record.fetch_error = f"only the first {self.max_tags} tags read (MAX_PARSE_TAGS)"
+        return reading, None
 
     async def _follow_now(self, record: FetchedPage, found: ExtractedLinks) -> None:
         """FRONTIER rows and requests for the links of a page's served HTML, before the
@@ -323,13 +371,14 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
             self.crawler.engine.crawl(request)
 
     async def _finish_html(
-        self, record: FetchedPage, text: str, root: etree._Element | None, found: ExtractedLinks
+        self, record: FetchedPage, text: str, root: etree._Element | None, reading: Reading
     ) -> list[Any]:
-        """Store an HTML page (``found.nofollow`` includes the X-Robots-Tag header) and
-        follow it, unless it is a copy of a stored page."""
+        """Store an HTML page (``reading.found.nofollow`` includes the X-Robots-Tag header)
+        and follow it, unless it is a copy of a stored page."""
+        found = reading.found
         # Error pages are a record of their own, not content: only 2xx pages are compared.
         if self.duplicates is not None and 200 <= (record.http_status_code or 0) < 300:
-            verdict = await self._duplicate_verdict(record.url, text, root)
+            verdict = await self._duplicate_verdict(record.url, text, root, reading.question)
             record.content_hash = verdict.content_hash if verdict else None
             if verdict is not None and verdict.original is not None:
                 # The original's links were followed already; this copy's are not.
@@ -389,24 +438,22 @@ class GovsiSpider(SitemapMixin, render.RenderingMixin, Spider):
         return image
 
     async def _duplicate_verdict(
-        self, url: str, text: str, root: etree._Element | None
+        self, url: str, text: str, root: etree._Element | None, asked: Question | None
     ) -> Verdict | None:
         """The duplicate check; when it fails, the page is kept as an original, never lost.
 
-        The crawldb lookup runs in a thread of its own, so the reactor goes on with other
-        responses while the database answers (a remote one takes milliseconds). A page of
-        WORKER_MIN_PAGE_CHARS or more is measured (main text, signature) in the worker
-        process; a worker that dies fails this page's check only."""
+        ``asked``: the question the worker made, for a page read there (``_read``); without
+        it such a page is not checked (the worker failed on it, which is recorded). The
+        crawldb lookup runs in a thread of its own, so the reactor goes on with other
+        responses while the database answers (a remote one takes milliseconds)."""
         assert self.duplicates is not None and self._lookups is not None
+        if asked is None and root is None and len(text) >= self.worker_min_chars > 0:
+            return None
         try:
-            if len(text) >= self.worker_min_chars > 0:
-                # Seconds of CPU for a page of megabytes: in the worker, not on the reactor.
-                self.crawler.stats.inc_value("govsi/duplicates/in_worker")
-                asked = await maybe_deferred_to_future(
-                    self.worker.run(question, url, text, **self.duplicates.measures())
-                )
-            else:
+            if asked is None:
                 asked = self.duplicates.prepare(url, text, root)
+            else:
+                self.crawler.stats.inc_value("govsi/duplicates/in_worker")
             rows: list[Any] = []
             if self.duplicates.needs_lookup(asked):
                 # Imported here: importing the reactor at module level would install the

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lxml import etree
@@ -22,15 +23,9 @@ from govsi.items import FetchedPage
 from govsi.render.decide import RenderPlanner
 from govsi.render.renderer import Renderer, RenderFailed, RenderOff
 from govsi.render.routes import Document
-from govsi.render.scripts import (
-    needs_browser,
-    onload_scripts,
-    page_yield,
-    rendering_adds,
-    script_signature,
-)
-from govsi.web.extract import ExtractedLinks, extract_links, parse_html
-from govsi.web.urls import in_scope
+from govsi.render.scripts import rendering_adds
+from govsi.spiders.reading import PlanInputs, Reading
+from govsi.web.extract import ExtractedLinks
 
 logger = logging.getLogger(__name__)
 
@@ -66,32 +61,37 @@ class RenderingMixin:
     renderer: Renderer | None
     # Pages waiting for their signature's samples, woken when it is decided.
     decisions: dict[str, asyncio.Event]
+    # The spider's: a page's Reading and tree (read here or in the worker).
+    _read: Callable[..., Awaitable[tuple[Reading, etree._Element | None]]]
 
     @property
     def render_mode(self) -> str:
         return self.renderer.mode if self.renderer is not None else "off"
 
-    def _render_plan(self, url: str, root: etree._Element | None) -> tuple[str, str | None]:
-        """("render" | "sample" | "plain", the page's script signature)."""
+    def _plan_inputs(self) -> PlanInputs | None:
+        """What ``read_tree`` reads for the render plan; None when nothing renders."""
         if self.renderer is None or self.render_mode == "off":
-            return "plain", None
+            return None
+        return PlanInputs(tuple(self.suffixes), needs=self.render_mode == "auto")
+
+    def _render_plan(self, reading: Reading) -> str:
+        """The page's plan ("render", "sample", "wait" or "plain"), from its reading."""
+        if self.renderer is None or self.render_mode == "off":
+            return "plain"
         stats = self.crawler.stats
-        tokens = onload_scripts(root, url, lambda src: in_scope(src, self.suffixes))
-        signature = script_signature(tokens)
         if self.render_mode == "always":
-            return "render", signature
-        if signature is None:
+            return "render"
+        if reading.signature is None:
             # Nothing a browser would run on load: rendering could only cost.
             stats.inc_value("govsi/render/plan/no_scripts")
-            return "plain", None
-        reason = needs_browser(root)
-        if reason is not None:
-            stats.inc_value(f"govsi/render/needed/{reason.replace(' ', '_')}")
+            return "plain"
+        if reading.needs is not None:
+            stats.inc_value(f"govsi/render/needed/{reading.needs.replace(' ', '_')}")
             stats.inc_value("govsi/render/plan/needed")
-            return "render", signature
-        plan = self.planner.plan(signature)
+            return "render"
+        plan = self.planner.plan(reading.signature)
         stats.inc_value(f"govsi/render/plan/{plan}")
-        return plan, signature
+        return plan
 
     async def _decide(self, url: str, plan: str, signature: str | None) -> str:
         """The plan ``_render_plan`` gave, once the samples of the page's signature are in
@@ -115,17 +115,13 @@ class RenderingMixin:
                 event.set()
 
     async def _rendered(
-        self,
-        response: Response,
-        record: FetchedPage,
-        root: etree._Element | None,
-        found: ExtractedLinks,
-        plan: str,
-        signature: str | None,
-    ) -> tuple[str, etree._Element | None, ExtractedLinks] | None:
-        """The page's rendered text, tree and links (merged with the plain ones), or None
-        to keep the plain version when rendering failed (recorded in the page)."""
+        self, response: Response, record: FetchedPage, plain: Reading, plan: str
+    ) -> tuple[str, Reading, etree._Element | None] | None:
+        """The page's rendered text, reading (its links merged with the plain ones) and
+        tree (None when read in the worker), or None to keep the plain version when
+        rendering failed (recorded in the page)."""
         assert self.renderer is not None
+        signature = plain.signature
         try:
             rendered = await self.renderer.render(record.url, document_of(response))
         except RenderOff:
@@ -144,11 +140,14 @@ class RenderingMixin:
                 self._decided(signature)
             return None
         text = rendered.html
-        new_root = parse_html(text)
         # The page's own URL is the base, whatever history.pushState made of the address.
-        new_found = extract_links(text, record.url, new_root, self.max_links)
-        if plan == "sample" and signature is not None:
-            gained = rendering_adds(page_yield(root, found), page_yield(new_root, new_found))
+        sample = plan == "sample" and signature is not None
+        reading, root = await self._read(
+            record, text, record.url, plan=False, measure=True, yielded=sample
+        )
+        if sample and plain.yielded is not None and reading.yielded is not None:
+            assert signature is not None
+            gained = rendering_adds(plain.yielded, reading.yielded)
             self.crawler.stats.inc_value(f"govsi/render/sampled/{'gained' if gained else 'same'}")
             decided = self.planner.learn(signature, gained)
             self._decided(signature)
@@ -163,4 +162,5 @@ class RenderingMixin:
                     else "rendering adds nothing, its pages are fetched plainly",
                 )
         record.rendered = True
-        return text, new_root, merge(found, new_found)
+        reading.found = merge(plain.found, reading.found)
+        return text, reading, root

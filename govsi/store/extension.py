@@ -293,7 +293,6 @@ class CrawlStore:
         if self._sqlite_lock is not None:
             self._sqlite_lock.close()  # another crawl may have the file now
 
-
     def _record_limits(self) -> None:
         """The limits this run reached (``govsi.store.limits``), for ``scrapy report``."""
         found = limits_of(self.stats.get_stats())

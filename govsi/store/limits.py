@@ -34,6 +34,8 @@ LIMIT_STATS = (
     "govsi/guard/proxy_refused",
     "govsi/url_too_long",
     "govsi/links/over_limit",
+    "govsi/pages/parse_cut",
+    "govsi/pages/read_failed",
     "govsi/frontier/host_unavailable",
     "govsi/reactor/max_stall_seconds",
     "govsi/reactor/stalls_over_warn",

@@ -3,7 +3,8 @@
 - ``www.poplava.gov.si``: the ordinary site. Its robots.txt names two sitemaps: one that
   inflates to 50 MB of empty ``<url/>`` (50 KB gzipped, made when first asked for), and
   an ordinary one listing a page only the sitemap knows. Its home page links a 30 MiB
-  page of one word repeated (``a a a …``, 30 KB gzipped) and the two hosts below.
+  page of one word repeated (``a a a …``, 30 KB gzipped), a 30 MiB page of 1.4 M links
+  (``<a href="/o-nas">``, 60 KB gzipped) and the two hosts below.
 - ``glave.gov.si`` and ``polja.gov.si``: a raw HTTP server (``HeaderFlood``) whose home
   page sends 25 MB of header continuation lines, or 10 000 headers, before a small body;
   it counts the bytes it got to send before the client hung up.
@@ -25,9 +26,10 @@ GLAVE, POLJA = "glave.gov.si", "polja.gov.si"
 SEEDS = [f"{P}/"]
 EMPTY_SITEMAP_BYTES = 50 * 2**20
 WORD_PAGE_BYTES = 30 * 2**20
+ANCHOR = b'<a href="/o-nas">y</a>'
 FLOOD_BYTES = 25 * 2**20
 FLOOD_HEADERS = 10_000
-ORDINARY = [f"{P}/", f"{P}/o-nas", f"{P}/samo-v-zemljevidu", f"{P}/beseda"]
+ORDINARY = [f"{P}/", f"{P}/o-nas", f"{P}/samo-v-zemljevidu", f"{P}/beseda", f"{P}/znacke"]
 
 
 def gzipped(head: bytes, filler: bytes, size: int, tail: bytes = b"") -> bytes:
@@ -59,6 +61,14 @@ def _word_page() -> Resource:
     )
 
 
+@cache
+def _anchor_page() -> Resource:
+    body = gzipped(b"<html><body>", ANCHOR, WORD_PAGE_BYTES, b"</body></html>")
+    return Resource(
+        body, 200, {"Content-Type": "text/html; charset=utf-8", "Content-Encoding": "gzip"}
+    )
+
+
 def _page(title: str, links: list[str]) -> Resource:
     body = " ".join(f'<a href="{href}">{href}</a>' for href in links)
     return html(f"<html><head><title>{title}</title></head><body><h1>{title}</h1>"
@@ -73,11 +83,11 @@ def _poplava() -> Host:
             .encode(), 200, {"Content-Type": "text/plain"},
         ),
         "/sitemap.xml": Resource(sitemap, 200, {"Content-Type": "application/xml"}),
-        "/": _page("Poplava", ["/o-nas", "/beseda", f"http://{GLAVE}/", f"http://{POLJA}/"]),
+        "/": _page("Poplava", ["/o-nas", "/beseda", "/znacke", f"http://{GLAVE}/", f"http://{POLJA}/"]),
         "/o-nas": _page("O nas", ["/"]),
         "/samo-v-zemljevidu": _page("Samo v zemljevidu", ["/"]),
     }  # fmt: skip
-    lazy = {"/prazen.xml.gz": _empty_sitemap, "/beseda": _word_page}
+    lazy = {"/prazen.xml.gz": _empty_sitemap, "/beseda": _word_page, "/znacke": _anchor_page}
     return Host("www.poplava.gov.si", 0, resources, dynamic=lambda t: lazy.get(t, lambda: None)())
 
 

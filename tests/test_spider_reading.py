@@ -1,0 +1,160 @@
+"""Reading a page (govsi.spiders.reading, GovsiSpider._read): the worker's reading of a
+large page is the reactor's reading of a small one, a page's markup is parsed up to
+MAX_PARSE_TAGS, and a page the worker cannot read is stored without its links, saying why."""
+
+from __future__ import annotations
+
+import asyncio
+import pickle
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from twisted.internet import defer
+
+from govsi.dedup.index import DuplicateIndex
+from govsi.items import FetchedPage
+from govsi.spiders.govsi import GovsiSpider
+from govsi.spiders.reading import PlanInputs, read_html, read_tree
+from govsi.web.extract import cut_markup, parse_html
+from tests.support.stats import DictStats
+
+URL = "https://a.gov.si/x"
+PLAN = PlanInputs(("gov.si",), needs=True)
+TEXT = "Vlada je na današnji seji sprejela sklep o spremembah uredbe. " * 12
+
+PAGES = {
+    "links and images": f"<html><body><p>{TEXT}</p><a href='/a'>a</a><img src='/i.png'>"
+    "<a href='https://b.gov.si/'>b</a></body></html>",
+    "an app root": "<html><body><div id='app'></div><script src='/app.js'></script></body>",
+    "a noscript asking": "<body><noscript>Please enable JavaScript</noscript><script>x()</script>",
+    "scripts, no text": "<html><body><script>go()</script></body></html>",
+    "a base and onclick": "<html><head><base href='/d/'></head><body>"
+    "<button onclick=\"location.href='o'\">o</button></body></html>",
+    "nofollow": "<html><head><meta name='robots' content='nofollow'></head>"
+    "<body><a href='/n'>n</a></body></html>",
+    "empty": "",
+}
+
+
+@pytest.mark.parametrize("html", PAGES.values(), ids=PAGES.keys())
+def test_the_workers_reading_is_the_reactors(html: str) -> None:
+    index = DuplicateIndex(None, threshold=0.75, num_perm=128, shingle_size=5)  # type: ignore[arg-type]
+    root = parse_html(html)
+    here = read_tree(root, html, URL, max_links=100, plan=PLAN)
+    asked_here = index.prepare(URL, html, root)
+    there = pickle.loads(pickle.dumps(read_html(URL, html, URL, max_links=100, max_tags=1000,
+                                                plan=PLAN, measures=index.measures())))  # fmt: skip
+    assert there.found == here.found
+    assert (there.signature, there.needs, there.yielded) == (
+        here.signature,
+        here.needs,
+        here.yielded,
+    )
+    assert there.question is not None and there.cut_tags == 0
+    assert (there.question.key, there.question.keys) == (asked_here.key, asked_here.keys)
+
+
+def test_what_the_plan_reads_follows_the_mode() -> None:
+    html = PAGES["an app root"]
+    assert read_tree(parse_html(html), html, URL, max_links=9).signature is None
+    never = read_tree(
+        parse_html(html), html, URL, max_links=9, plan=PlanInputs(("gov.si",), needs=False)
+    )
+    assert never.signature is not None and never.needs is None
+    assert read_tree(parse_html(html), html, URL, max_links=9, plan=PLAN).needs == "app root"
+    # A page with no script gives its yield only when asked (a rendered version's).
+    plain = PAGES["links and images"]
+    assert read_tree(parse_html(plain), plain, URL, max_links=9, plan=PLAN).yielded is None
+    asked = read_tree(parse_html(plain), plain, URL, max_links=9, yielded=True).yielded
+    assert asked is not None and asked.links == {"https://a.gov.si/a", "https://b.gov.si/"}
+
+
+@pytest.mark.parametrize(
+    ("html", "max_tags", "kept", "cut"),
+    [
+        ("<a><b>", 0, "<a><b>", 0),
+        ("<a><b>", 2, "<a><b>", 0),
+        ("<a><b>", 5, "<a><b>", 0),
+        ("<a>x<b>y", 1, "<a>x", 1),
+        ("<a><b><c>", 2, "<a><b>", 1),
+        ("no tags", 1, "no tags", 0),
+        ("<" * 10, 3, "<<<", 7),
+    ],
+)
+def test_markup_is_cut_at_its_max_tags_th_tag(
+    html: str, max_tags: int, kept: str, cut: int
+) -> None:
+    assert cut_markup(html, max_tags) == (kept, cut)
+
+
+def test_a_page_over_max_tags_is_read_up_to_it() -> None:
+    html = "<html><body>" + "".join(f"<a href='/p{i}'>p</a>" for i in range(100)) + "</body>"
+    # <html>, <body>, two tags per link, </body>: the first 20 links are within 42 tags.
+    reading = read_html(URL, html, URL, max_links=1000, max_tags=42)
+    assert reading.found.links == [f"https://a.gov.si/p{i}" for i in range(20)]
+    assert reading.cut_tags == 2 + 2 * 100 + 1 - 42
+
+
+class Worker:
+    """The worker process, run in this one; or failing every job."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        self.error = error
+        self.jobs = 0
+
+    def run(self, fn: Any, /, *args: Any, **kwargs: Any) -> defer.Deferred[Any]:
+        self.jobs += 1
+        if self.error is not None:
+            return defer.fail(self.error)
+        return defer.succeed(fn(*args, **kwargs))
+
+
+def spider(worker: Worker, max_tags: int = 1000) -> GovsiSpider:
+    s = GovsiSpider()
+    s.crawler = SimpleNamespace(stats=DictStats())  # type: ignore[assignment]
+    s.max_links, s.worker_min_chars, s.max_tags = 1000, 100, max_tags
+    s.renderer = None
+    s.worker = worker  # type: ignore[assignment]
+    s.duplicates = DuplicateIndex(None, threshold=0.75, num_perm=128, shingle_size=5)  # type: ignore[arg-type]
+    return s
+
+
+def read(s: GovsiSpider, html: str) -> tuple[FetchedPage, Any, Any]:
+    record = FetchedPage(url=URL, depth=0, page_type="HTML", accessed_time=None)
+    reading, root = asyncio.run(s._read(record, html, URL, plan=True, measure=True))
+    return record, reading, root
+
+
+def test_a_large_page_is_read_in_the_worker_with_its_question() -> None:
+    html = PAGES["links and images"]
+    worker = Worker()
+    record, reading, root = read(spider(worker), html)
+    assert worker.jobs == 1 and root is None and record.fetch_error is None
+    assert reading.found.links == ["https://a.gov.si/a", "https://b.gov.si/"]
+    assert reading.question is not None and reading.question.sig is not None
+    # A small one on the reactor, its tree kept for the duplicate check.
+    s = spider(worker)
+    s.worker_min_chars = len(html) + 1
+    _, small, root = read(s, html)
+    assert worker.jobs == 1 and root is not None and small.question is None
+    assert small.found == reading.found
+
+
+def test_a_page_cut_at_max_tags_says_so() -> None:
+    s = spider(Worker(), max_tags=4)
+    record, reading, _ = read(s, PAGES["links and images"])
+    assert reading.cut_tags > 0 and s.crawler.stats.get_value("govsi/pages/parse_cut") == 1
+    assert record.fetch_error == "only the first 4 tags read (MAX_PARSE_TAGS)"
+
+
+def test_a_page_the_worker_fails_on_is_kept_without_links_and_says_why() -> None:
+    s = spider(Worker(MemoryError()))
+    record, reading, root = read(s, PAGES["links and images"])
+    assert reading.found.links == [] and reading.question is None and root is None
+    assert record.fetch_error == "reading failed: MemoryError()"
+    assert s.crawler.stats.get_value("govsi/pages/read_failed") == 1
+    # Its duplicate check is skipped, not run again on the reactor.
+    s._lookups = object()  # type: ignore[assignment]
+    verdict = asyncio.run(s._duplicate_verdict(URL, PAGES["links and images"], None, None))
+    assert verdict is None
