@@ -112,7 +112,7 @@ class Worker:
 
 def spider(worker: Worker, max_tags: int = 1000) -> GovsiSpider:
     s = GovsiSpider()
-    s.crawler = SimpleNamespace(stats=DictStats())  # type: ignore[assignment]
+    s.crawler = SimpleNamespace(stats=DictStats())
     s.max_links, s.worker_min_chars, s.max_tags = 1000, 100, max_tags
     s.renderer = None
     s.worker = worker  # type: ignore[assignment]
