@@ -119,7 +119,7 @@ def test_a_crawl_delay_beyond_the_cap_leaves_the_host_unfetched(crawled: Result)
 
 def test_a_document_with_a_strange_length_is_recorded(crawled: Result) -> None:
     # Twisted's HTTP client refuses the response; the page says why (and the spider reads
-    # such a length safely too: tests/test_contenttypes.py).
+    # such a length safely too: tests/test_web_contenttypes.py).
     (ptype, error) = crawled.rows(
         f"SELECT page_type_code, fetch_error FROM page WHERE url = '{hw.T}/dokument.pdf'"
     )[0]
