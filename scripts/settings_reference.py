@@ -64,6 +64,8 @@ def _comment_text(line: str) -> str:
 def _default(source: str, node: ast.expr) -> str:
     """The value's source, without its comments, on one line."""
     segment = ast.get_source_segment(source, node) or ""
+    if "\n" not in segment:
+        return segment
     text = " ".join(c.strip() for c in segment.splitlines() if not _is_comment(c))
     return re.sub(r"([\[{(]) ", r"\1", re.sub(r",? ([\]})])", r"\1", text))
 
