@@ -1,6 +1,6 @@
 """Crawl speed of a real ``scrapy crawl govsi`` run with no politeness delay.
 
-Builds the simulated web of ``bench.webgen``, serves it on loopback, runs the crawl in a
+Builds the simulated web of ``bench.lib.webs.build_web``, serves it on loopback, runs the crawl in a
 subprocess (``tests.support.crawl.run_crawl``) into SQLite and/or a throwaway PostgreSQL,
 checks that every page was fetched exactly once and stored as one HTML row, and reports
 pages/s and requests/s. Writes ``bench/results/crawl_speed-<db>.json``.
@@ -11,7 +11,6 @@ pages/s and requests/s. Writes ``bench/results/crawl_speed-<db>.json``.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 import tempfile
@@ -19,41 +18,19 @@ import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-from sqlalchemy import create_engine, text
-
-from bench.sysinfo import CpuSnapshot, code, machine, postmaster_pid, run_at_commit, write_result
-from bench.webgen import DISALLOWED, build_web
+from bench.lib.checks import Expected, check_db, disallowed_requests, expected
+from bench.lib.measure import CpuSnapshot, loadavg
+from bench.lib.postgres import postmaster_pid, start_postgres
+from bench.lib.results import RESULTS, ROOT, write_result
+from bench.lib.sysinfo import code, machine, run_at_commit
+from bench.lib.webs import build_web
 from tests.simweb.server import SimWeb
-from tests.support.crawl import ROOT, run_crawl
-from tests.support.pgcluster import PgCluster, find_pg_bin
-
-RESULTS = Path(__file__).resolve().parent / "results"
+from tests.support.crawl import run_crawl
+from tests.support.pgcluster import PgCluster
 
 
-def expected(web: SimWeb) -> dict[str, set[tuple[str, str]]]:
-    """(host, path) of every page, image and robots.txt the crawl must request once, and
-    of the sitemaps robots.txt files name, which it may request (once)."""
-    kinds = ("pages", "images", "robots", "sitemaps")
-    out: dict[str, set[tuple[str, str]]] = {k: set() for k in kinds}
-    for name, host in web.hosts.items():
-        out["robots"].add((name, "/robots.txt"))
-        for path, res in host.resources.items():
-            ctype = res.headers.get("Content-Type", "")
-            if ctype.startswith("text/html"):
-                out["pages"].add((name, path))
-            elif ctype.startswith("image/"):
-                out["images"].add((name, path))
-            elif path == "/robots.txt":
-                for line in res.body.decode().splitlines():
-                    if line.lower().startswith("sitemap:"):
-                        url = urlsplit(line.split(":", 1)[1].strip())
-                        out["sitemaps"].add((url.hostname or "", url.path))
-    return out
-
-
-def check_requests(web: SimWeb, exp: dict[str, set[tuple[str, str]]]) -> list[str]:
+def check_requests(web: SimWeb, exp: Expected) -> list[str]:
     counts = Counter((h.host, h.target) for h in web.requested())
     problems: list[str] = []
     wanted = exp["pages"] | exp["images"] | exp["robots"] | exp["sitemaps"]
@@ -67,44 +44,7 @@ def check_requests(web: SimWeb, exp: dict[str, set[tuple[str, str]]]) -> list[st
     unexpected = sorted(k for k in counts if k not in wanted)
     if unexpected:
         problems.append(f"{len(unexpected)} unexpected requests, e.g. {unexpected[:5]}")
-    robots_hosts = {n for n, h in web.hosts.items() if "/robots.txt" in h.resources}
-    forbidden = [k for k in counts if k[0] in robots_hosts and k[1].startswith(DISALLOWED)]
-    if forbidden:
-        problems.append(f"robots.txt-disallowed URLs requested: {forbidden[:5]}")
-    return problems
-
-
-def check_db(db_url: str, exp: dict[str, set[tuple[str, str]]]) -> tuple[list[str], dict[str, int]]:
-    engine = create_engine(db_url)
-    try:
-        with engine.connect() as conn:
-            if engine.dialect.name == "postgresql":
-                conn.execute(text("SET search_path TO crawldb"))
-            rows = conn.execute(
-                text("SELECT url, http_status_code FROM page WHERE page_type_code = 'HTML'")
-            ).all()
-            counts = {
-                t: int(conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one())
-                for t in ("site", "page", "link", "image")
-            }
-            counts["image_with_data"] = int(
-                conn.execute(text("SELECT count(*) FROM image WHERE data IS NOT NULL")).scalar_one()
-            )
-    finally:
-        engine.dispose()
-    want = {f"http://{h}{p}" for h, p in exp["pages"]}
-    got = Counter(url for url, _ in rows)
-    problems: list[str] = []
-    if missing := sorted(want - got.keys()):
-        problems.append(f"{len(missing)} pages without an HTML row, e.g. {missing[:5]}")
-    if extra := sorted(got.keys() - want):
-        problems.append(f"{len(extra)} unexpected HTML rows, e.g. {extra[:5]}")
-    if dup := sorted(u for u, n in got.items() if n > 1):
-        problems.append(f"{len(dup)} pages with several HTML rows, e.g. {dup[:5]}")
-    if bad := sorted(u for u, s in rows if s != 200):
-        problems.append(f"{len(bad)} HTML rows with a status other than 200, e.g. {bad[:5]}")
-    counts["html_rows"] = len(rows)
-    return problems, counts
+    return problems + disallowed_requests(web, counts)
 
 
 def run_once(
@@ -117,7 +57,7 @@ def run_once(
 ) -> dict[str, Any]:
     exp = expected(web)
     web.reset_log()
-    loadavg = [round(x, 2) for x in os.getloadavg()]
+    load = loadavg()
     cpu_before = CpuSnapshot.take(pg_pid)
     started = time.perf_counter()
     run = run_crawl(
@@ -167,7 +107,7 @@ def run_once(
         "pages_per_s_process": round(pages / wall, 1),
         "cpu_seconds": cpu,
         "crawler_cpu_ms_per_page": round(1000 * cpu["crawler"] / pages, 2) if pages else None,
-        "loadavg_before": loadavg,
+        "loadavg_before": load,
         "db": db_counts,
         "scrapy_stats": {
             k: run.stats.get(k)
@@ -220,7 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.commit:
         rest = without_option(sys.argv[1:] if argv is None else argv, "--commit")
-        return run_at_commit(args.commit, [*rest, "--out", str(args.out.resolve())])
+        return run_at_commit(
+            args.commit, "bench.crawl_speed", [*rest, "--out", str(args.out.resolve())]
+        )
 
     dbs = ["sqlite", "postgresql"] if args.db == "both" else [args.db]
     mach, measured = machine(), code(ROOT)
@@ -237,14 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     try:
         for db in dbs:
-            if db == "postgresql":
-                bin_dir = find_pg_bin()
-                if bin_dir is None:
-                    print("PostgreSQL server binaries not found (set PG_BIN)", file=sys.stderr)
-                    return 2
-                if pg is None:
-                    pg = PgCluster(bin_dir)
-                    pg.start()
+            if db == "postgresql" and pg is None:
+                pg = start_postgres()
             runs = []
             for n in range(args.repeat):
                 workdir = Path(tempfile.mkdtemp(prefix=f"govsi-bench-{db}-"))
@@ -253,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     assert pg is not None
                     url = pg.create_database(f"bench_{n}")
-                pg_pid = postmaster_pid(pg.data) if pg and db == "postgresql" else None
+                pg_pid = postmaster_pid(pg) if pg and db == "postgresql" else None
                 result = run_once(web, seeds, url, workdir, args, pg_pid)
                 runs.append(result)
                 print(

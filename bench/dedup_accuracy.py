@@ -1,5 +1,5 @@
 """Precision and recall of ``govsi.dedup.signature.is_duplicate`` on the labelled pairs of
-``bench.dedup_pairs``, swept over threshold, MinHash permutations and shingle size.
+``bench.lib.dedup_pairs``, swept over threshold, MinHash permutations and shingle size.
 
 For every setting: the confusion counts, precision, recall and F1 of the DUPLICATE decision,
 the errors per kind of pair, and the wall time per ``is_duplicate`` call (both pages parsed,
@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib
-import json
 import re
 import sys
 import time
@@ -33,11 +32,11 @@ from typing import Any
 
 from lxml import html as lxml_html
 
-from bench.dedup_pairs import CLASSES, KINDS, Pair, build_pairs
-from bench.sysinfo import code, machine
+from bench.lib.dedup_pairs import KINDS, Pair, build_pairs
+from bench.lib.ministry import CLASSES
+from bench.lib.results import RESULTS, ROOT, write_result
+from bench.lib.sysinfo import code, machine
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
 WORD = re.compile(r"\w+")
 STANDIN_TEMPLATE = re.compile(
     r"nav|menu|meni|header|glava|footer|noga|cookie|piskot|sidebar|stranski|breadcrumb|"
@@ -145,7 +144,7 @@ def whole_page(html: str) -> list[str]:
 
 
 def ideal_main(html: str) -> list[str]:
-    """The ceiling's text: the content region exactly as bench.dedup_pairs wrote it (no
+    """The ceiling's text: the content region exactly as bench.lib.dedup_pairs wrote it (no
     header, menu, sidebar, footer, cookie banner, related or share box). Only this benchmark
     knows it; it shows which errors the threshold alone would cause."""
     doc = _parse(html)
@@ -296,9 +295,8 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"WARNING: govsi/dedup/signature.py changed during the run ({dedup_sha} -> {now})"
             )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
-    print(f"\nwrote {args.out}")
+    print()
+    write_result(args.out, report)
     return 0
 
 

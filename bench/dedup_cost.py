@@ -4,7 +4,7 @@ stored in a PostgreSQL crawldb (issue 4: flat, at most 2 ms per page at 100 000)
 A throwaway PostgreSQL 15 cluster gets a migrated crawldb. Stored pages are rows as the
 crawler writes them for originals: ``page`` (HTML, content hash, MinHash signature) and
 their LSH band keys in ``page_lsh``. Their text comes from the vocabulary of
-``bench.dedup_pairs``, so band keys collide as often as on real government text. Some of
+``bench.lib.ministry``, so band keys collide as often as on real government text. Some of
 the stored pages are the main text of rendered government-style pages; the probes are
 those pages again under other URLs (exact copies), with a changed date (near copies; those
 whose estimated similarity falls below the threshold count as not copies), and pages not
@@ -31,18 +31,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import io
-import json
 import random
 import time
 from datetime import datetime
-from pathlib import Path
 from statistics import mean, median
 from typing import Any
 
 from sqlalchemy import Engine
 
-from bench.dedup_pairs import _news, _say, _sent, make_site, render
-from bench.sysinfo import code, machine
+from bench.lib.ministry import make_site, news, render, say, sentence
+from bench.lib.postgres import start_postgres
+from bench.lib.results import RESULTS, ROOT, write_result
+from bench.lib.sysinfo import code, machine
 from govsi.dedup.index import DuplicateIndex, pack
 from govsi.dedup.maincontent import main_text
 from govsi.dedup.signature import (
@@ -56,10 +56,7 @@ from govsi.dedup.signature import (
 )
 from govsi.store import database
 from govsi.web.extract import parse_html
-from tests.support.pgcluster import PgCluster, find_pg_bin
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
 PAGES_PER_SITE = 1000
 
 
@@ -73,7 +70,7 @@ class Probe:
 
 def filler_text(rng: random.Random) -> str:
     """The main text of a stored page that is nobody's copy: a news item of 3..40 sentences."""
-    sentences = " ".join(_say(_sent(rng), "sl") for _ in range(rng.randint(3, 40)))
+    sentences = " ".join(say(sentence(rng), "sl") for _ in range(rng.randint(3, 40)))
     return main_text(f"<main><p>{sentences}</p></main>")
 
 
@@ -137,7 +134,7 @@ def build_probes(rng: random.Random, n: int) -> tuple[list[Probe], list[tuple[st
     originals: list[tuple[str, str]] = []
     for i in range(n):
         site = sites[i % len(sites)]
-        page = _news(rng, 3, 30)
+        page = news(rng, 3, 30)
         page = dataclasses.replace(page, path=f"/novice/{i}/")
         html = render(site, page)
         url = f"https://{site.host}/novice/{i}/"
@@ -252,11 +249,7 @@ def main() -> int:
     probes, originals = build_probes(rng, args.probes)
     assert len(originals) < levels[0]
 
-    bin_dir = find_pg_bin()
-    if bin_dir is None:
-        raise SystemExit("PostgreSQL server binaries (initdb, pg_ctl) not found; set PG_BIN")
-    pg = PgCluster(bin_dir)
-    pg.start()
+    pg = start_postgres()
     results: list[dict[str, Any]] = []
     try:
         url = pg.create_database("dedup_cost")
@@ -300,8 +293,6 @@ def main() -> int:
         engine.dispose()
     finally:
         pg.stop()
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / "dedup_cost.json"
     payload = {
         "source": "bench/dedup_cost.py",
         "argv": vars(args),
@@ -316,8 +307,7 @@ def main() -> int:
         "probes": {"total": len(probes), "copies": sum(p.original is not None for p in probes)},
         "levels": results,
     }
-    out.write_text(json.dumps(payload, indent=1, default=str))
-    print(f"wrote {out}")
+    write_result(RESULTS / "dedup_cost.json", payload)
     return 0
 
 

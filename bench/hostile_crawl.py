@@ -16,7 +16,7 @@ hostile host, linked from the ordinary home page. Figures per case:
 
     PYTHONPATH=. python -m bench.hostile_crawl [--only NAME]   # ~5 min
 
-The "before" figures come from the same module copied into a worktree of the old commit
+The "before" figures come from this ``bench/`` copied into a worktree of the old commit
 (``git worktree add /tmp/old 20e70c8``) and run there.
 """
 
@@ -37,15 +37,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.memory import proc_mem
-from bench.sysinfo import code, machine, write_result
+from bench.lib.measure import memory_mb
+from bench.lib.results import RESULTS, ROOT, write_result
+from bench.lib.sysinfo import code, machine
+from bench.lib.webs import robots_txt
 from govsi import settings as project
 from tests.simweb.server import Host, Resource, SimWeb, html
 from tests.support.crawl import descendants, query, start_crawl
 from tests.support.listeners import UdpCounter
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
 ORDINARY = "www.mirno.gov.si"
 ORDINARY_PAGES = 30
 LONG = "a" * 1500
@@ -66,16 +66,12 @@ def _ordinary(hostile_root: str) -> Host:
         f"/p{i}": _page(f"Stran {i}", [f"/p{i + 1}"] if i < last else []) for i in range(last + 1)
     }
     pages["/"] = _page("Mirno", ["/p0", hostile_root])
-    pages["/robots.txt"] = _robots("User-agent: *\nAllow: /\n")
+    pages["/robots.txt"] = robots_txt("User-agent: *\nAllow: /\n")
     return Host(ORDINARY, 0, pages)
 
 
 def _gz(data: bytes) -> bytes:
     return gzip.compress(data, compresslevel=9, mtime=0)
-
-
-def _robots(body: str) -> Resource:
-    return Resource(body.encode(), 200, {"Content-Type": "text/plain"})
 
 
 @dataclass
@@ -123,7 +119,7 @@ def robots_fetches(case: Case) -> list[Host]:
         ".catch(() => 0);</script>"
     )
     root = _page("Pravila", [], body='<div id="app"></div>' + script)
-    return [Host("pravila.gov.si", 1, {"/": root, "/robots.txt": _robots("\n".join(rules))})]
+    return [Host("pravila.gov.si", 1, {"/": root, "/robots.txt": robots_txt("\n".join(rules))})]
 
 
 def sitemap(case: Case) -> list[Host]:
@@ -132,7 +128,9 @@ def sitemap(case: Case) -> list[Host]:
            + b"<url/>" * (50_000_000 // 6) + b"</urlset>")  # fmt: skip
     res = {
         "/": _page("Zemljevid", []),
-        "/robots.txt": _robots("User-agent: *\nSitemap: http://zemljevid.gov.si/sitemap.xml.gz\n"),
+        "/robots.txt": robots_txt(
+            "User-agent: *\nSitemap: http://zemljevid.gov.si/sitemap.xml.gz\n"
+        ),
         "/sitemap.xml.gz": Resource(_gz(xml), 200, {"Content-Type": "application/x-gzip"}),
     }
     return [Host("zemljevid.gov.si", 1, res)]
@@ -225,11 +223,11 @@ CASES = [
 
 def _watch(pid: int, kill_mb: float, box: dict[str, Any], done: threading.Event) -> None:
     while not done.wait(0.2):
-        mem = proc_mem(pid)
+        mem = memory_mb(pid)
         if mem is None:
             continue
         box["crawler_peak_mb"] = max(box.get("crawler_peak_mb", 0.0), mem[1])
-        below = [m for kid in descendants(pid) if (m := proc_mem(kid))]
+        below = [m for kid in descendants(pid) if (m := memory_mb(kid))]
         box["children_peak_mb"] = max(box.get("children_peak_mb", 0.0), sum(m[0] for m in below))
         if mem[0] > kill_mb:
             box["killed_at_mb"] = round(mem[0])

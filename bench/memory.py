@@ -1,12 +1,12 @@
 """Memory benchmark: the crawler's resident memory as the number of known URLs grows.
 
-Serves ``bench.benchwebs.memory_web`` (8 hosts on their own addresses, endless generated
+Serves ``bench.lib.webs.memory_web`` (8 hosts on their own addresses, endless generated
 pages, each linking to 50 new ones, so known URLs grow ~50x faster than fetched pages) and
 crawls it with govsi into a throwaway PostgreSQL (DEFAULT_CRAWL_DELAY=0), sampling the
 crawl process's VmRSS/VmHWM (/proc/<pid>/status) every second and the page rows in crawldb
 (known URLs) every few seconds, until ``--known`` URLs are known; then stops it with SIGINT.
 The requirement: under 300 MB past 1 000 000 known URLs. ``--crawler plain`` runs the
-plain Scrapy spider (``bench.plain_spider``, DOWNLOAD_DELAY=0, its own in-memory queue)
+plain Scrapy spider (``bench.lib.plain_spider``, DOWNLOAD_DELAY=0, its own in-memory queue)
 for a limited time for comparison, "known" being its ``scheduler/enqueued`` stat.
 
     python -m bench.memory --known 1000000 --crawler govsi|plain|both
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -31,32 +30,16 @@ from typing import Any
 
 from sqlalchemy import create_engine, text
 
-from bench.benchwebs import FANOUT, MEM_HOSTS, memory_web
-from bench.plain_spider import start_plain
-from bench.politeness import log_findings
-from bench.sysinfo import code, machine, write_result
+from bench.lib.crawl import log_findings, unthrottled_crawl
+from bench.lib.measure import loadavg, memory_mb, slope
+from bench.lib.plain_spider import start_plain
+from bench.lib.postgres import start_postgres
+from bench.lib.results import RESULTS, ROOT, write_result
+from bench.lib.sysinfo import code, machine
+from bench.lib.webs import FANOUT, MEM_HOSTS, memory_web
 from tests.simweb.server import SimWeb
-from tests.support.crawl import ROOT, RunningCrawl, start_crawl
-from tests.support.pgcluster import PgCluster, find_pg_bin
 
-RESULTS = Path(__file__).resolve().parent / "results"
 MILESTONES = [100_000, 250_000, 500_000, 750_000, 1_000_000]
-
-
-def proc_mem(pid: int) -> tuple[float, float] | None:
-    """(VmRSS, VmHWM) of a live process, in MB."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return None
-    vals = {}
-    for line in status.splitlines():
-        if line.startswith(("VmRSS:", "VmHWM:")):
-            key, kb = line.split(":", 1)
-            vals[key] = int(kb.split()[0]) / 1024
-    if "VmRSS" not in vals:
-        return None  # a zombie
-    return vals["VmRSS"], vals.get("VmHWM", 0.0)
 
 
 def watch(
@@ -82,7 +65,7 @@ def watch(
             got = counts()
             if got is not None:
                 known, fetched = got
-        mem = proc_mem(proc.pid)
+        mem = memory_mb(proc.pid)
         if mem is not None:
             hwm = max(hwm, mem[1])
             samples.append([round(now, 1), round(mem[0], 1), round(mem[1], 1), known, fetched])
@@ -130,13 +113,8 @@ def milestones(samples: list[list[float]]) -> list[dict[str, Any]]:
 def slope_per_100k(samples: list[list[float]], start: int = 20_000) -> float | None:
     """Least-squares MB of RSS per 100 000 known URLs (past ``start`` known)."""
     pts = [(s[3], s[1]) for s in samples if s[3] >= start]
-    if len(pts) < 3 or pts[-1][0] == pts[0][0]:
-        return None
-    n = len(pts)
-    mx, my = sum(p[0] for p in pts) / n, sum(p[1] for p in pts) / n
-    sxx = sum((x - mx) ** 2 for x, _ in pts)
-    sxy = sum((x - mx) * (y - my) for x, y in pts)
-    return round(100_000 * sxy / sxx, 1) if sxx else None
+    per_url = slope(pts) if len(pts) >= 3 else None
+    return round(100_000 * per_url, 1) if per_url is not None else None
 
 
 def drain(proc: subprocess.Popen[Any], wait: Callable[[], Any]) -> dict[str, Any]:
@@ -146,29 +124,8 @@ def drain(proc: subprocess.Popen[Any], wait: Callable[[], Any]) -> dict[str, Any
     return box
 
 
-def start_pg() -> PgCluster:
-    """A throwaway PostgreSQL for a benchmark (stop it with ``.stop()``)."""
-    bin_dir = find_pg_bin()
-    if bin_dir is None:
-        raise SystemExit("PostgreSQL server binaries not found (set PG_BIN)")
-    pg = PgCluster(bin_dir)
-    pg.start()
-    return pg
-
-
-def unthrottled_crawl(
-    pg: PgCluster, web: SimWeb, seeds: list[str], name: str
-) -> tuple[str, Path, RunningCrawl]:
-    """``scrapy crawl govsi`` of ``web`` into a new database ``name``, delay 0."""
-    workdir = Path(tempfile.mkdtemp(prefix=f"govsi-{name}-"))
-    db_url = pg.create_database(name)
-    running = start_crawl(web, db_url, workdir, seeds, DEFAULT_CRAWL_DELAY=0,
-                          CONCURRENT_REQUESTS=16, PROGRESS_INTERVAL=30)  # fmt: skip
-    return db_url, workdir, running
-
-
 def run_govsi(web: SimWeb, seeds: list[str], args: argparse.Namespace) -> dict[str, Any]:
-    pg = start_pg()
+    pg = start_postgres()
     try:
         db_url, workdir, running = unthrottled_crawl(pg, web, seeds, "memory_bench")
         box = drain(running.proc, lambda: running.wait(timeout=args.limit + 600))
@@ -268,13 +225,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for crawler in crawlers:
             web.reset_log()
-            load = [round(x, 2) for x in os.getloadavg()]
+            load = loadavg()
             print(f"memory: {crawler}, until {args.known} known URLs", flush=True)
             w = (run_govsi if crawler == "govsi" else run_plain)(web, seeds, args)
             w["requests_served"] = len(web.requested())
             w = summarize(crawler, w)
             w["loadavg_before"] = load
-            w["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
+            w["loadavg_after"] = loadavg()
             if crawler == "govsi":
                 peak = w["peak_rss_mb_until_sigint"] or 0
                 w["requirement_met"] = w["known_at_sigint"] >= args.known and peak < 300

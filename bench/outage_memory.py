@@ -1,7 +1,7 @@
 """The crawler's memory while PostgreSQL is away (issue 17 item 3): flat, not growing with
 the pages found during the outage.
 
-Crawls ``bench.benchwebs.memory_web`` (endless generated pages, delay 0) into a throwaway
+Crawls ``bench.lib.webs.memory_web`` (endless generated pages, delay 0) into a throwaway
 PostgreSQL: ``--before`` seconds normally, then the server is stopped for ``--outage``
 seconds while the crawl goes on, then started again for ``--after`` seconds, then SIGINT.
 Samples the crawl process's VmRSS every second; reports RSS at the end of each phase, the
@@ -17,26 +17,19 @@ import argparse
 import json
 import signal
 import time
-from pathlib import Path
 from typing import Any
 
-from bench.benchwebs import memory_web
-from bench.memory import proc_mem, start_pg, unthrottled_crawl
-from bench.sysinfo import code, machine
+from bench.lib.crawl import unthrottled_crawl
+from bench.lib.measure import memory_mb, slope
+from bench.lib.postgres import start_postgres
+from bench.lib.results import RESULTS, ROOT, write_result
+from bench.lib.sysinfo import code, machine
+from bench.lib.webs import memory_web
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
 
-
-def slope(samples: list[tuple[float, float]]) -> float:
-    """Least-squares MB per minute."""
-    n = len(samples)
-    if n < 2:
-        return 0.0
-    mt = sum(t for t, _ in samples) / n
-    mr = sum(r for _, r in samples) / n
-    var = sum((t - mt) ** 2 for t, _ in samples)
-    return 60 * sum((t - mt) * (r - mr) for t, r in samples) / var if var else 0.0
+def mb_per_min(samples: list[tuple[float, float]]) -> float:
+    """Least-squares MB per minute of (seconds, MB) samples."""
+    return round(60 * (slope(samples) or 0.0), 2)
 
 
 def main() -> int:
@@ -47,7 +40,7 @@ def main() -> int:
     args = ap.parse_args()
     web, seeds = memory_web()
     web.start()
-    pg = start_pg()
+    pg = start_postgres()
     try:
         _db_url, work, crawl = unthrottled_crawl(pg, web, seeds, "outage_bench")
         started = time.time()
@@ -63,7 +56,7 @@ def main() -> int:
                 pg.start_server()
             end = time.time() + seconds
             while time.time() < end and crawl.proc.poll() is None:
-                mem = proc_mem(crawl.proc.pid)
+                mem = memory_mb(crawl.proc.pid)
                 if mem is not None:
                     rss[name].append((time.time() - started, mem[0]))
                 time.sleep(1.0)
@@ -83,9 +76,9 @@ def main() -> int:
             "rss_mb_max_during_outage": max((r for _, r in rss["outage"]), default=None),
             # The frontier and the seen-URL sets grow with every crawl of an endless web:
             # the slope before the outage is the baseline to compare with.
-            "rss_slope_mb_per_min_before": round(slope(rss["before"][10:]), 2),
-            "rss_slope_mb_per_min_during_outage": round(slope(rss["outage"][10:]), 2),
-            "rss_slope_mb_per_min_after": round(slope(rss["after"][5:]), 2),
+            "rss_slope_mb_per_min_before": mb_per_min(rss["before"][10:]),
+            "rss_slope_mb_per_min_during_outage": mb_per_min(rss["outage"][10:]),
+            "rss_slope_mb_per_min_after": mb_per_min(rss["after"][5:]),
             "requests_during_outage": hits_at["outage"] - hits_at["before"],
             "spill_files_at_outage_end": spills_at_outage_end,
             "spilled_items": stats.get("govsi/db_spilled_items"),
@@ -96,8 +89,7 @@ def main() -> int:
         }
         print(json.dumps({k: v for k, v in out.items() if k not in ("machine", "code")},
                          indent=1))  # fmt: skip
-        RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "outage_memory.json").write_text(json.dumps(out, indent=1))
+        write_result(RESULTS / "outage_memory.json", out)
         return 0
     finally:
         pg.stop()

@@ -1,11 +1,11 @@
 """What rendering costs a crawl with the default settings (RENDER_JS=auto), against
 RENDER_JS=off and a plain Scrapy spider (issue 15). Four parts, each its own web:
 
-- ``polite``: ``bench.benchwebs.many_web`` (100 hosts, delays 1-2 s) with ``--js-share`` of
+- ``polite``: ``bench.lib.webs.many_web`` (100 hosts, delays 1-2 s) with ``--js-share`` of
   its pages giving a link only through a script. Politeness efficiency (ideal polite time /
-  first-to-last request, ``bench.politeness.analyse``) with the default and with ``off``;
+  first-to-last request, ``bench.lib.politeness``) with the default and with ``off``;
   pages rendered against pages that need it; each page's document requested once.
-- ``speed``: ``bench.render_speed``'s web of ``--hosts`` x ``--pages`` with no delay: one host
+- ``speed``: ``bench.lib.webs.js_web`` of ``--hosts`` x ``--pages`` with no delay: one host
   whose every page adds a link by script, the others with an inline analytics snippet
   (the same on every host: one script signature, sampled, then fetched plainly). Pages/s
   of the default, ``off`` and the plain spider, one after the other in one run, each by
@@ -29,78 +29,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import tempfile
-import threading
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench import render_speed
-from bench.benchwebs import many_web, mix_in_javascript
-from bench.plain_spider import start_plain
-from bench.politeness import analyse
-from bench.sysinfo import CpuSnapshot, code, machine, proc_cpu, write_result
-from bench.webgen import _text
+from bench.lib.measure import ProcessMeter
+from bench.lib.plain_spider import start_plain
+from bench.lib.politeness import analyse
+from bench.lib.results import RESULTS, ROOT, write_result
+from bench.lib.sysinfo import code, machine
+from bench.lib.webs import js_web, many_web, mix_in_javascript, quiet_web
 from govsi.render.engine import find_chromium
-from tests.simweb.server import Host, Resource, SimWeb, html
-from tests.support.crawl import ROOT, descendants, query, start_crawl
-
-RESULTS = ROOT / "bench" / "results"
-FOOTER = (
-    '<footer><a href="#" onclick="return false;">Na vrh</a> <a href="javascript:void(0)" '
-    'onclick="window.print()">Natisni</a><script type="application/ld+json">'
-    '{"@type": "GovernmentOrganization"}</script></footer>'
-)
-
-
-def _rss_kb(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-class ProcessMeter:
-    """What a run costs the machine, sampled every ``interval`` s from /proc while the
-    crawl lives (its last moments of shutting down are missed): peak resident memory of the
-    crawl's process and every process below it (a browser included); CPU of the crawl's own
-    process (all its threads), of the processes below it (Chromium and Playwright's
-    driver), and of this process (the simulated web's server)."""
-
-    def __init__(self, pid: int, interval: float = 0.2) -> None:
-        self.pid = pid
-        self.peak_rss_mb = 0.0
-        self._before = CpuSnapshot.take()
-        self._own = 0.0
-        self._below: dict[int, float] = {}
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._watch, args=(interval,), daemon=True)
-        self._thread.start()
-
-    def _watch(self, interval: float) -> None:
-        while not self._done.wait(interval):
-            below = descendants(self.pid)
-            rss = _rss_kb(self.pid) + sum(_rss_kb(kid) for kid in below)
-            self.peak_rss_mb = max(self.peak_rss_mb, rss / 1024)
-            self._own = max(self._own, proc_cpu(self.pid))
-            for kid in below:
-                self._below[kid] = max(self._below.get(kid, 0.0), proc_cpu(kid))
-
-    def stop(self) -> dict[str, float]:
-        """Stop sampling; the CPU figures."""
-        self._done.set()
-        self._thread.join()
-        return {
-            "crawler_s": round(self._own, 2),
-            "browser_and_driver_s": round(sum(self._below.values()), 2),
-            "web_server_s": CpuSnapshot.take().since(self._before)["simweb_server"],
-        }
+from tests.simweb.server import SimWeb
+from tests.support.crawl import query, start_crawl
 
 
 def _host_target(url: str) -> tuple[str, str]:
@@ -194,25 +138,6 @@ def part_polite(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     return out
 
 
-def quiet_web(hosts: int, pages: int) -> tuple[SimWeb, list[str]]:
-    """``render_speed``'s web without a script that runs on load: only user-driven
-    handlers and data, so nothing needs (or would change with) a browser."""
-    built: list[Host] = []
-    for h in range(hosts):
-        name = f"q{h}.gov.si"
-        r: dict[str, Resource] = {}
-        for i in range(pages):
-            nxt = " ".join(f'<a href="/p{j}">p{j}</a>' for j in (i * 2 + 1, i * 2 + 2) if j < pages)
-            text = _text(random.Random(f"{name}{i}"), 1500)
-            r[f"/p{i}"] = html(f"<!DOCTYPE html><html><head><title>{name} {i}</title></head>"
-                               f"<body><p>{text}</p>{nxt}{FOOTER}</body></html>")  # fmt: skip
-        # Text of its own: identical roots would be copies, whose links are not followed.
-        root_text = _text(random.Random(name), 1500)
-        r["/"] = html(f'<html><body><p>{root_text}</p><a href="/p0">p0</a>{FOOTER}</body></html>')
-        built.append(Host(name, h, r))
-    return SimWeb(built), [f"http://q{h}.gov.si/" for h in range(hosts)]
-
-
 def unthrottled(web: SimWeb, seeds: list[str], work: Path, mode: str) -> dict[str, Any]:
     r = govsi_run(web, seeds, work, mode, DEFAULT_CRAWL_DELAY=0, CONCURRENT_REQUESTS=16)
     r.pop("hits")
@@ -220,7 +145,7 @@ def unthrottled(web: SimWeb, seeds: list[str], work: Path, mode: str) -> dict[st
 
 
 def part_speed(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    web, seeds, js_only = render_speed.build(args.hosts, args.pages)
+    web, seeds, js_only = js_web(args.hosts, args.pages)
     web.start()
     out: dict[str, Any] = {"pages_needing_a_browser": len(js_only)}
     try:

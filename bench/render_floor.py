@@ -1,6 +1,6 @@
 """The least a render costs on this machine: Chromium alone, nothing else running.
 
-Renders ``--pages`` of ``bench.render_speed``'s app-host pages (a script adds a link on
+Renders ``--pages`` of ``bench.lib.webs.js_web``'s app-host pages (a script adds a link on
 DOMContentLoaded), ``--at-once`` at a time, each in a new page of one context, its document
 fulfilled from memory and every other request aborted, as govsi does (without its 0.2 s
 quiet wait and without scrapy-playwright). Reports wall time and the CPU time Chromium
@@ -18,21 +18,15 @@ import os
 import time
 from typing import Any
 
-from bench import render_speed
+from bench.lib.measure import browser_processes, cpu_seconds
+from bench.lib.webs import ADD, js_page
 from govsi.render.engine import find_chromium
 from govsi.render.fence import chromium_args
 
 
 def browser_cpu_seconds() -> float:
     """User + system CPU of the machine's live Chromium and node processes."""
-    ticks = 0
-    for proc in render_speed.browser_processes((b"chrom", b"node")):
-        try:
-            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
-            ticks += int(fields[11]) + int(fields[12])
-        except (OSError, IndexError, ValueError):
-            continue
-    return ticks / os.sysconf("SC_CLK_TCK")
+    return sum(cpu_seconds(pid) for pid in browser_processes((b"chrom", b"node")))
 
 
 async def measure(pages: int, at_once: int) -> dict[str, float]:
@@ -42,8 +36,7 @@ async def measure(pages: int, at_once: int) -> dict[str, float]:
     if chromium is None:
         raise SystemExit("no Chromium")
     bodies = [
-        render_speed._page(f"s0 p{i}", f'<a href="/p{i + 1}">p</a>' + render_speed.ADD.format(n=i))
-        for i in range(pages)
+        js_page(f"s0 p{i}", f'<a href="/p{i + 1}">p</a>' + ADD.format(n=i)) for i in range(pages)
     ]
     async with async_playwright() as p:
         browser = await p.chromium.launch(

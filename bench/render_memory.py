@@ -24,81 +24,27 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import random
-import re
 import signal
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.render_speed import ADD, HEAD
-from bench.sysinfo import code, machine
-from bench.webgen import _text
-from tests.simweb.server import Host, Resource, SimWeb, html
+from bench.lib.measure import pss_kb, rss_kb, slope
+from bench.lib.results import RESULTS, ROOT, write_result
+from bench.lib.sysinfo import code, machine
+from bench.lib.webs import endless_js_web
 from tests.support.crawl import browser_pids, query, start_crawl
-
-RESULTS = Path(__file__).resolve().parent / "results"
-_NODE = re.compile(r"^/(?:p|js-)(\d+)$")
-
-
-def _page(host: str, target: str) -> Resource | None:
-    if target == "/site.css":
-        return Resource(b"body{}", headers={"Content-Type": "text/css"})
-    m = _NODE.match(target)
-    if target != "/" and m is None:
-        return None
-    n = int(m.group(1)) if m else 0
-    # Each page links to two pages further down an endless binary tree, and a script adds a
-    # third: the frontier never runs dry and every page is rendered once.
-    links = "".join(f'<a href="/p{j}">p{j}</a> ' for j in (2 * n + 1, 2 * n + 2))
-    text = _text(random.Random(f"{host}{target}"), 1500)
-    return html(
-        f"<!DOCTYPE html><html><head><title>{host} {target}</title>{HEAD}</head><body>"
-        f"<h1>{target}</h1><p>{text}</p>{links}{ADD.format(n=n)}</body></html>"
-    )
-
-
-def endless_web(hosts: int) -> tuple[SimWeb, list[str]]:
-    built = [
-        Host(f"m{h}.gov.si", h, {}, dynamic=lambda t, name=f"m{h}.gov.si": _page(name, t))
-        for h in range(hosts)
-    ]
-    return SimWeb(built, outside=["cdn.example.com"]), [
-        f"http://m{h}.gov.si/" for h in range(hosts)
-    ]
-
-
-def _kb(path: Path, field: str) -> int:
-    try:
-        for line in path.read_text().splitlines():
-            if line.startswith(field):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
 def browser_pss(crawl_pid: int) -> tuple[float, int]:
     """(summed PSS in MB, process count) of the Chromium processes under the crawl."""
-    total, count = 0, 0
-    for pid in browser_pids(crawl_pid):
-        total += _kb(Path(f"/proc/{pid}/smaps_rollup"), "Pss:")
-        count += 1
-    return round(total / 1024, 1), count
+    pids = browser_pids(crawl_pid)
+    return round(sum(pss_kb(pid) for pid in pids) / 1024, 1), len(pids)
 
 
 def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs) if xs else 0.0
-
-
-def slope(points: list[tuple[float, float]]) -> float | None:
-    """Least-squares dy/dx."""
-    if len(points) < 3:
-        return None
-    mx, my = _mean([p[0] for p in points]), _mean([p[1] for p in points])
-    sxx = sum((x - mx) ** 2 for x, _ in points)
-    return sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else None
 
 
 def summarize(samples: list[list[float]]) -> dict[str, Any]:
@@ -108,7 +54,7 @@ def summarize(samples: list[list[float]]) -> dict[str, Any]:
     second = _mean([s[1] for s in live[fifth : 2 * fifth]])
     last = _mean([s[1] for s in live[-fifth:]])
     half = live[len(live) // 2 :]
-    per_k = slope([(s[4], s[1]) for s in half])
+    per_k = slope([(s[4], s[1]) for s in half]) if len(half) >= 3 else None
     return {
         "pss_mb_second_fifth_mean": round(second, 1),
         "pss_mb_last_fifth_mean": round(last, 1),
@@ -123,7 +69,7 @@ def summarize(samples: list[list[float]]) -> dict[str, Any]:
 
 
 def run(hosts: int, renders: int, minutes: float, max_pages: int) -> dict[str, Any]:
-    web, seeds = endless_web(hosts)
+    web, seeds = endless_js_web(hosts)
     web.start()
     work = Path(tempfile.mkdtemp(prefix="govsi-render-memory-"))
     db = f"sqlite:///{work / 'crawl.sqlite3'}"
@@ -142,7 +88,7 @@ def run(hosts: int, renders: int, minutes: float, max_pages: int) -> dict[str, A
             with contextlib.suppress(Exception):  # the crawl may hold SQLite's write lock
                 rendered = query(db, "SELECT count(*) FROM page WHERE rendered")[0][0]
             pss, nproc = browser_pss(proc.pid)
-            rss = _kb(Path(f"/proc/{proc.pid}/status"), "VmRSS:") / 1024
+            rss = rss_kb(proc.pid) / 1024
             samples.append([round(now, 1), pss, nproc, round(rss, 1), rendered])
             if len(samples) % 12 == 0:
                 print(f"  {now:6.0f} s: rendered {rendered}, browser PSS {pss:.0f} MB in "
@@ -169,10 +115,9 @@ def main() -> None:
     ap.add_argument("--max-pages", type=int, default=4, help="RENDER_MAX_PAGES")
     args = ap.parse_args()
     result = run(args.hosts, args.renders, args.minutes, args.max_pages)
-    out = {"benchmark": "render_memory", "machine": machine(), "code": code(RESULTS.parent.parent),
+    out = {"benchmark": "render_memory", "machine": machine(), "code": code(ROOT),
            "args": vars(args), **result}  # fmt: skip
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "render-memory.json").write_text(json.dumps(out, indent=1))
+    write_result(RESULTS / "render-memory.json", out)
     print(json.dumps(out["summary"], indent=1))
 
 

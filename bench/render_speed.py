@@ -19,90 +19,23 @@ rendering costs with the default settings.
 from __future__ import annotations
 
 import argparse
-import json
-import random
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.sysinfo import code, machine
-from bench.webgen import _text
-from tests.simweb.server import Host, Resource, SimWeb, html
+from bench.lib.measure import browser_processes, rss_kb
+from bench.lib.results import RESULTS, ROOT, write_result
+from bench.lib.sysinfo import code, machine
+from bench.lib.webs import js_web
+from tests.simweb.server import SimWeb
 from tests.support.crawl import query, run_crawl
-
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
-HEAD = (
-    '<link rel="stylesheet" href="/site.css"><link rel="preload" href="/f.woff2" as="font" '
-    'crossorigin><script src="https://cdn.example.com/analytics.js"></script>'
-)
-ADD = (
-    "<script>document.addEventListener('DOMContentLoaded', () => {{"
-    "const p = document.createElement('p'); p.innerHTML = "
-    "'<a href=\"/js-{n}\">Storitev {n}</a> je na voljo tudi v e-obliki.';"
-    "document.body.appendChild(p); }});</script>"
-)
-
-
-def _page(title: str, body: str) -> str:
-    # Text of its own (bench.webgen's sentences, seeded by the title): copies would be
-    # DUPLICATE pages whose links are not followed.
-    text = _text(random.Random(title), 1500)
-    return (
-        f"<!DOCTYPE html><html><head><title>{title}</title>{HEAD}</head><body><h1>{title}</h1>"
-        f"<p>{text}</p>{body}</body></html>"
-    )
-
-
-def build(hosts: int, pages: int) -> tuple[SimWeb, list[str], set[str]]:
-    built: list[Host] = []
-    js_only: set[str] = set()
-    for h in range(hosts):
-        name = f"s{h}.gov.si"
-        r: dict[str, Resource] = {
-            "/site.css": Resource(b"body{}", headers={"Content-Type": "text/css"}),
-        }
-        for i in range(pages):
-            nxt = " ".join(f'<a href="/p{j}">p{j}</a>' for j in (i * 2 + 1, i * 2 + 2) if j < pages)
-            if h == 0:  # the app host: part of every page comes from a script
-                r[f"/p{i}"] = html(_page(f"{name} p{i}", nxt + ADD.format(n=i)))
-                r[f"/js-{i}"] = html(_page(f"{name} js {i}", ""))
-                js_only.add(f"http://{name}/js-{i}")
-            else:
-                r[f"/p{i}"] = html(_page(f"{name} p{i}", nxt + "<script>var _paq = [];</script>"))
-        r["/"] = html(_page(f"{name} index", '<a href="/p0">p0</a>'))
-        built.append(Host(name, h, r))
-    web = SimWeb(built, outside=["cdn.example.com"])
-    return web, [f"http://s{h}.gov.si/" for h in range(hosts)], js_only
-
-
-def browser_processes(marks: tuple[bytes, ...] = (b"chromium",)) -> Iterator[Path]:
-    """/proc folders of the machine's processes whose command line has one of ``marks``."""
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmd = (proc / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if any(m in cmd for m in marks):
-            yield proc
 
 
 def browser_rss_mb() -> float:
     """Resident memory of every Chromium process on the machine (the benchmark's own)."""
-    total = 0
-    for proc in browser_processes():
-        try:
-            for line in (proc / "status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            continue
-    return round(total / 1024, 1)
+    return round(sum(rss_kb(pid) for pid in browser_processes()) / 1024, 1)
 
 
 class RssSampler(threading.Thread):
@@ -166,7 +99,7 @@ def main() -> int:
     ap.add_argument("--pages", type=int, default=40, help="pages per host (the app host too)")
     ap.add_argument("--modes", default="off,always,auto")
     args = ap.parse_args()
-    web, seeds, js_only = build(args.hosts, args.pages)
+    web, seeds, js_only = js_web(args.hosts, args.pages)
     web.start()
     results = []
     need = args.pages  # the app host's pages
@@ -186,11 +119,8 @@ def main() -> int:
                       flush=True)  # fmt: skip
     finally:
         web.stop()
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / "render_speed.json"
     payload = {"argv": vars(args), "machine": machine(), "code": code(ROOT), "results": results}
-    out.write_text(json.dumps(payload, indent=1, default=str))
-    print(f"wrote {out}")
+    write_result(RESULTS / "render_speed.json", payload)
     return 0 if all(r["ok"] for r in results) else 1
 
 

@@ -32,13 +32,12 @@ from typing import Any
 
 from sqlalchemy import Engine, text
 
-from bench.sysinfo import code, machine, write_result
+from bench.lib.postgres import start_postgres
+from bench.lib.results import RESULTS, ROOT, write_result
+from bench.lib.sysinfo import code, machine
 from govsi.store import database
 from tests.support.crawl import run_report
-from tests.support.pgcluster import PgCluster, find_pg_bin
-
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
+from tests.support.pgcluster import PgCluster
 
 
 def series(dialect: str, n: int, alias: str = "q") -> str:
@@ -206,12 +205,7 @@ def main() -> int:
     cluster = None
     try:
         if "postgresql" in backends:
-            bin_dir = find_pg_bin()
-            if bin_dir is None:
-                print("PostgreSQL server binaries not found", file=sys.stderr)
-                return 2
-            cluster = PgCluster(bin_dir)
-            cluster.start()
+            cluster = start_postgres()
         for backend in backends:
             results.append(measure(backend, args, work, cluster))
     finally:

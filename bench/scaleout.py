@@ -4,14 +4,15 @@ Two parts, each a real ``scrapy crawl govsi`` per worker, all started at once ag
 new database of a throwaway PostgreSQL cluster (``tests/support/pgcluster.py``):
 
 - ``speed``: pages/s with 1, then 2 processes on a web large enough to be CPU-bound
-  (``bench.webgen``, delay 0, ``RENDER_JS=always``: every page is fetched, then rendered in
-  each worker's own Chromium). Pages/s is over the wall time from the first worker's start
-  to the last one's exit, start-up and migrations included. Checked: every page requested
-  exactly once plainly and once by a browser, every image once, one HTML row per page.
-- ``politeness``: the skewed web of ``bench.politeness`` (a 64-page portal with
+  (``bench.lib.webs.build_web``, delay 0, ``RENDER_JS=always``: every page is fetched,
+  then rendered in each worker's own Chromium). Pages/s is over the wall time from the
+  first worker's start to the last one's exit, start-up and migrations included. Checked:
+  every page requested exactly once plainly and once by a browser, every image once, one
+  HTML row per page.
+- ``politeness``: the skewed web of ``bench.lib.webs`` (a 64-page portal with
   Crawl-delay 1.5 s sharing its address with a small host, eight small hosts) with 1, then
-  3 processes: efficiency (ideal / actual, see ``bench.politeness``), violations per host
-  and per IP address, and pages requested twice (robots.txt is each worker's own).
+  3 processes: efficiency (ideal / actual, see ``bench.lib.politeness``), violations per
+  host and per IP address, and pages requested twice (robots.txt is each worker's own).
 
     PYTHONPATH=. python -m bench.scaleout                          # both parts, ~15 min
     PYTHONPATH=. python -m bench.scaleout --part speed --workers 1,2 --hosts 16 --pages 60
@@ -32,17 +33,18 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from bench.benchwebs import skewed_web
-from bench.crawl_speed import check_db, expected
-from bench.politeness import analyse
-from bench.sysinfo import CpuSnapshot, code, machine, postmaster_pid, write_result
-from bench.webgen import DISALLOWED, build_web
+from bench.lib.checks import Expected, check_db, disallowed_requests, expected
+from bench.lib.measure import CpuSnapshot
+from bench.lib.politeness import analyse
+from bench.lib.postgres import postmaster_pid, start_postgres
+from bench.lib.results import RESULTS, ROOT, write_result
+from bench.lib.sysinfo import code, machine
+from bench.lib.webs import build_web, skewed_web
 from govsi.store.extension import pages_fetched
 from tests.simweb.server import SimWeb
-from tests.support.crawl import ROOT, CrawlRun, start_crawl, wait_for_requests
-from tests.support.pgcluster import PgCluster, find_pg_bin
+from tests.support.crawl import CrawlRun, start_crawl, wait_for_requests
+from tests.support.pgcluster import PgCluster
 
-RESULTS = Path(__file__).resolve().parent / "results"
 # Leases renewed and hosts scanned for often enough that a short benchmark crawl is not
 # dominated by the defaults (30 s / 10 s), which suit long crawls.
 LEASE_SETTINGS = {"LEASE_TTL": 6, "LEASE_SCAN_INTERVAL": 2}
@@ -117,7 +119,7 @@ def speed(pg: PgCluster, args: argparse.Namespace, mach: dict[str, Any]) -> tupl
             work = Path(tempfile.mkdtemp(prefix=f"govsi-scaleout-speed-{n}-"))
             db_url = pg.create_database(f"speed_{n}_{int(time.time())}")
             r = run_workers(
-                web, db_url, work, seeds, n, args.timeout, postmaster_pid(pg.data),
+                web, db_url, work, seeds, n, args.timeout, postmaster_pid(pg),
                 DEFAULT_CRAWL_DELAY=0, CONCURRENT_REQUESTS=16, RENDER_JS="always",
                 LOG_LEVEL="INFO",
             )  # fmt: skip
@@ -146,7 +148,7 @@ def speed(pg: PgCluster, args: argparse.Namespace, mach: dict[str, Any]) -> tupl
     return all(not r["problems"] for r in results), report
 
 
-def check_speed_requests(web: SimWeb, exp: dict[str, set[tuple[str, str]]]) -> list[str]:
+def check_speed_requests(web: SimWeb, exp: Expected) -> list[str]:
     """Each page twice (plainly, then in the browser), each image once, robots.txt at most
     once per worker and never a disallowed URL."""
     counts = Counter((h.host, h.target) for h in web.requested())
@@ -159,11 +161,7 @@ def check_speed_requests(web: SimWeb, exp: dict[str, set[tuple[str, str]]]) -> l
     if bad_images:
         problems.append(f"{len(bad_images)} images not requested exactly once, "
                         f"e.g. {sorted(bad_images.items())[:5]}")  # fmt: skip
-    robots_hosts = {n for n, h in web.hosts.items() if "/robots.txt" in h.resources}
-    forbidden = [k for k in counts if k[0] in robots_hosts and k[1].startswith(DISALLOWED)]
-    if forbidden:
-        problems.append(f"robots.txt-disallowed URLs requested: {forbidden[:5]}")
-    return problems
+    return problems + disallowed_requests(web, counts)
 
 
 # -- politeness ---------------------------------------------------------------------------
@@ -177,7 +175,7 @@ def politeness(pg: PgCluster, args: argparse.Namespace, mach: dict[str, Any]) ->
             work = Path(tempfile.mkdtemp(prefix=f"govsi-scaleout-polite-{n}-"))
             db_url = pg.create_database(f"polite_{n}_{int(time.time())}")
             r = run_workers(
-                bw.web, db_url, work, bw.seeds, n, args.timeout, postmaster_pid(pg.data), lease,
+                bw.web, db_url, work, bw.seeds, n, args.timeout, postmaster_pid(pg), lease,
                 DEFAULT_CRAWL_DELAY=bw.default_delay, CONCURRENT_REQUESTS=16,
                 RENDER_JS="off", LOG_LEVEL="INFO",
             )  # fmt: skip
@@ -296,15 +294,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep work dirs")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
-    bin_dir = find_pg_bin()
-    if bin_dir is None:
-        print("PostgreSQL server binaries not found (set PG_BIN)", file=sys.stderr)
-        return 2
     mach = {**machine(), "code": code(ROOT)}
     parts = {"speed": speed, "politeness": politeness, "handover": handover}
     chosen = ["speed", "politeness"] if args.part == "both" else [args.part]
-    pg = PgCluster(bin_dir)
-    pg.start()
+    pg = start_postgres()
     ok = True
     try:
         for part in chosen:

@@ -1,8 +1,9 @@
 """Soak benchmark: three workers on one PostgreSQL crawldb for a long crawl, with faults.
 
-A large generated web (``bench.webgen``; every host on an address of its own, each asked at
-``--delay`` seconds) is crawled by three ``scrapy crawl govsi`` processes with the default
-settings (rendering off: the browser is not what this measures) for ``--minutes``, while
+A large generated web (``bench.lib.webs.build_web``; every host on an address of its own,
+each asked at ``--delay`` seconds) is crawled by three ``scrapy crawl govsi`` processes with
+the default settings (rendering off: the browser is not what this measures) for
+``--minutes``, while
 
 - PostgreSQL is stopped and started again every ``--pg-every`` minutes (down ``--pg-down``
   seconds each time),
@@ -17,7 +18,7 @@ skip). Reported:
   lose, fetched again after the restart or left FRONTIER); 0 expected;
 - fetched twice: URLs served more than once, and how many of those a kill explains (the
   first time within that window before a kill); unexplained ones expected 0;
-- politeness violations per host and per address (``bench.politeness.analyse``): 0;
+- politeness violations per host and per address (``bench.lib.politeness``): 0;
 - each worker slot's RSS over time, sampled every 5 s;
 - pages/s, disturbed against undisturbed.
 
@@ -40,16 +41,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.benchwebs import BenchWeb
-from bench.memory import proc_mem
-from bench.politeness import analyse
-from bench.sysinfo import code, machine, write_result
-from bench.webgen import build_web
+from bench.lib.measure import memory_mb
+from bench.lib.politeness import analyse
+from bench.lib.postgres import start_postgres
+from bench.lib.results import RESULTS, ROOT, write_result
+from bench.lib.sysinfo import code, machine
+from bench.lib.webs import BenchWeb, tree_bench_web
 from tests.simweb.server import Hit
-from tests.support.crawl import ROOT, RunningCrawl, query, start_crawl
-from tests.support.pgcluster import PgCluster, find_pg_bin
+from tests.support.crawl import RunningCrawl, query, start_crawl
+from tests.support.pgcluster import PgCluster
 
-RESULTS = Path(__file__).resolve().parent / "results"
 FLUSH = 2.0  # DB_FLUSH_INTERVAL's default
 KILL_WINDOW = FLUSH + 5.0
 SAMPLE_EVERY = 5.0
@@ -75,7 +76,7 @@ class Workers:
     def sample(self) -> None:
         now = round(time.monotonic() - self.started, 1)
         for slot, p in enumerate(self.procs):
-            mem = proc_mem(p.proc.pid)
+            mem = memory_mb(p.proc.pid)
             if mem is not None:
                 self.rss[slot].append((now, round(mem[0], 1)))
 
@@ -212,18 +213,6 @@ def check(db_url: str, hits: list[Hit], kills: list[float], bw: BenchWeb) -> dic
     }
 
 
-def bench_web(hosts: int, pages: int, delay: float) -> BenchWeb:
-    web, seeds = build_web(hosts, pages)
-    names = [s.split("/")[2] for s in seeds]
-    page_paths = {
-        (name, path)
-        for name in names
-        for path, res in web.hosts[name].resources.items()
-        if "html" in str(res.headers.get("Content-Type", "text/html"))
-    }
-    return BenchWeb("soak", web, seeds, delay, dict.fromkeys(names, delay), page_paths)
-
-
 def problems_of(r: dict[str, Any]) -> list[str]:
     out = []
     for key in ("pages_lost", "fetched_twice_unexplained", "violations_host", "violations_ip",
@@ -245,15 +234,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--delay", type=float, default=1.0, help="DEFAULT_CRAWL_DELAY")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
-    bin_dir = find_pg_bin()
-    if bin_dir is None:
-        print("PostgreSQL server binaries not found (set PG_BIN)", file=sys.stderr)
-        return 2
     print(f"building a web of {args.hosts} x {args.pages} pages", flush=True)
-    bw = bench_web(args.hosts, args.pages, args.delay)
+    bw = tree_bench_web(args.hosts, args.pages, args.delay)
+    pg = start_postgres()
     bw.web.start()
-    pg = PgCluster(bin_dir)
-    pg.start()
     report: dict[str, Any] = {"benchmark": "soak", "config": vars(args) | {"out": str(args.out)},
                               "machine": {**machine(), "code": code(ROOT)}}  # fmt: skip
     ok = True

@@ -23,21 +23,21 @@ reactor's longest stall, what was recorded): ``bench/hostile_crawl.py``, also ru
 from __future__ import annotations
 
 import argparse
-import json
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench.sysinfo import code, machine
+from bench.lib.results import RESULTS, ROOT, write_result
+from bench.lib.sysinfo import code, machine
 from govsi.dedup.maincontent import main_text
 from govsi.render.scripts import needs_browser, onload_scripts
 from govsi.robots import rules as robots
 from govsi.web.extract import extract_links, onclick_targets, parse_html
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
 MAX_LINKS = 10_000
 PAGE = "http://a.gov.si/"
 ROBOTS_URL = "https://x.gov.si/robots.txt"
@@ -185,18 +185,15 @@ def main() -> int:
     ap.add_argument("--crawl", action="store_true", help="the hostile hosts, crawled")
     args, rest = ap.parse_known_args()
     if args.crawl:
-        from bench import hostile_crawl
-
-        return hostile_crawl.main([*(["--only", args.only] if args.only else []), *rest])
+        only = ["--only", args.only] if args.only else []
+        cmd = [sys.executable, "-m", "bench.hostile_crawl", *only, *rest]
+        return subprocess.run(cmd, check=False).returncode
     rows = measure(args.repeat, args.only)
     print(f"{'page':34} {'operation':28} {'n':>9} {'KB':>8} {'ms':>9} {'ms/100KB':>9}")
     for r in rows:
         print(f"{r['page']:34} {r['operation']:28} {r['n']:>9} {r['kb']:>8} {r['ms']:>9} "
               f"{r['ms_per_100kb']:>9}")  # fmt: skip
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(
-        json.dumps({"machine": machine(), "code": code(ROOT), "rows": rows}, indent=1)
-    )
+    write_result(Path(args.out), {"machine": machine(), "code": code(ROOT), "rows": rows})
     return 0
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from bench.lib.webs.parts import image, image_bytes, robots_txt, sentence, text
 from tests.simweb.server import Host, Resource, SimWeb, html
 
 KINDS = ["ministrstvo", "urad", "agencija", "upravna-enota", "inspektorat", "uprava"]
@@ -37,22 +38,6 @@ SECTIONS = [
     ("informacije-javnega-znacaja", "Informacije javnega značaja"),
     ("dostopnost", "Izjava o dostopnosti"), ("piskotki", "Piškotki"),
 ]  # fmt: skip
-_WORDS = (
-    "vlada republika slovenija ministrstvo urad javni razpis sklep odločba zakon uredba "
-    "pravilnik predlog sprememba občina državljan državljani prebivalci podjetje storitev "
-    "storitve vloga obrazec rok postopek pritožba uradni list objava obvestilo poročilo "
-    "program projekt sredstva evropski sklad razvoj okolje prostor zdravje šolstvo kultura "
-    "kmetijstvo gozdarstvo promet infrastruktura energija podnebje varnost policija sodišče "
-    "pravica dolžnost podatki varstvo osebnih dostop informacije javnega značaja seja "
-    "odbor komisija minister ministrica državni sekretar generalni direktorat sektor služba "
-    "izvajanje nadzor inšpekcija pregled ukrep ukrepi pomoč subvencija finančna davčna "
-    "uprava proračun leto mesec teden dan dopolnitev usklajevanje sodelovanje javnost "
-    "mnenje posvetovanje priprava sprejem veljavnost začetek konec obdobje izvedba "
-    "sofinanciranje upravičenci merila pogoji prijava oddaja elektronsko prek portala "
-    "čezmejni žičnica šumnik življenjski položaj življenje učenje "
-    "in ter ali za na v z s pri po od do o kot da se je so bo bodo bil bila lahko ki"
-)
-WORDS = _WORDS.split()
 _LINK_WORDS = (
     "razpis obvestilo porocilo sklep seja program projekt ukrep navodila predstavitev "
     "objava pojasnilo odgovor vloga pregled sporocilo dogodek posvet izjava analiza"
@@ -82,28 +67,6 @@ def has_robots(i: int) -> bool:
     return i % ROBOTS_EVERY == 3
 
 
-def _sentence(rng: random.Random) -> str:
-    words = rng.choices(WORDS, k=rng.randint(8, 18))
-    if len(words) > 9:
-        words[rng.randint(3, len(words) - 4)] += ","
-    return " ".join(words).capitalize() + "."
-
-
-def _text(rng: random.Random, chars: int) -> str:
-    out: list[str] = []
-    n = 0
-    while n < chars:
-        s = _sentence(rng)
-        out.append(s)
-        n += len(s) + 1
-    return " ".join(out)
-
-
-def _image_bytes(rng: random.Random, png: bool, size: int) -> bytes:
-    head = b"\x89PNG\r\n\x1a\n" if png else b"\xff\xd8\xff\xe0\x00\x10JFIF\x00"
-    return head + rng.randbytes(size - len(head))
-
-
 def _pages(rng: random.Random, n: int) -> list[_Page]:
     pages = [_Page("/", "Domov", -1, 0)]
     sections = min(len(SECTIONS), n - 1)
@@ -114,7 +77,7 @@ def _pages(rng: random.Random, n: int) -> list[_Page]:
         parent = (k - sections - 1) // BRANCHING + 1
         section = pages[parent].section
         word = "-".join(rng.sample(LINK_WORDS, 2))
-        title = _sentence(rng).split(",")[0].rstrip(".")[:40].strip()
+        title = sentence(rng).split(",")[0].rstrip(".")[:40].strip()
         pages.append(_Page(f"/{SECTIONS[section - 1][0]}/{word}-{k}/", title, parent, section))
     return pages
 
@@ -166,7 +129,7 @@ def _render(
     )
     figures = "".join(
         f'<figure><img src="{src}" alt="Slika {n}" width="640" height="360">'
-        f"<figcaption>{_sentence(rng)}</figcaption></figure>"
+        f"<figcaption>{sentence(rng)}</figcaption></figure>"
         for n, src in enumerate(image_paths)
     )
     search = f'<a href="{DISALLOWED}">Iskalnik</a>' if has_robots(i) else ""
@@ -184,7 +147,7 @@ def _render(
         f'<nav aria-label="Glavni meni"><ul>{menu}</ul></nav>'
         f'<nav class="breadcrumbs">{" / ".join(crumbs)}</nav>'
         f'<main id="vsebina"><h1>{page.title}</h1><p class="date">Objavljeno: {date}</p>'
-        f'<p class="lead">{_text(rng, rng.randint(300, 900))}</p>{figures}'
+        f'<p class="lead">{text(rng, rng.randint(300, 900))}</p>{figures}'
         f"<h2>Povezane vsebine</h2><ul>{items}</ul>"
         f"<h2>Sorodne institucije</h2><ul>{external}</ul></main>"
         f"<footer><p>{site_title}, Gregorčičeva ulica {i + 1}, 1000 Ljubljana</p>"
@@ -228,22 +191,17 @@ def build_web(
                 j = rng.choice([h for h in range(hosts) if h != i])
                 target = rng.choice(structure[j])
                 foreign.append((host_name(j), target.path, f"{titles[j]}: {target.title}"))
-            text = _render(rng, i, titles[i], pages, k, children.get(k, []), images, foreign)
-            resources[page.path] = html(text)
+            page_html = _render(rng, i, titles[i], pages, k, children.get(k, []), images, foreign)
+            resources[page.path] = html(page_html)
         for path in sorted(used):
             png = path.endswith(".png")
-            body = _image_bytes(rng, png, rng.randint(1500, 6000))
-            resources[path] = Resource(
-                body, headers={"Content-Type": f"image/{'png' if png else 'jpeg'}"}
-            )
+            resources[path] = image(image_bytes(rng, png, rng.randint(1500, 6000)), png)
         if has_robots(i):
             robots = (
                 f"User-agent: *\nDisallow: {DISALLOWED}\nDisallow: /admin/\n\n"
                 f"Sitemap: http://{host_name(i)}/sitemap.xml\n"
             )
-            resources["/robots.txt"] = Resource(
-                robots.encode(), headers={"Content-Type": "text/plain"}
-            )
+            resources["/robots.txt"] = robots_txt(robots)
         result.append(Host(host_name(i), i, resources))
     seeds = [f"http://{host_name(i)}/" for i in range(hosts)]
     return SimWeb(result, outside=OUTSIDE), seeds

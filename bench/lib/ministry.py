@@ -1,49 +1,22 @@
-"""Labelled page pairs for near-duplicate detection, built like Slovenian government sites.
+"""Pages of simulated Slovenian ministries (``www.<area>.gov.si``), built like government
+sites: ``make_site`` gives a site's template, ``render`` a page in it, ``news`` a news item.
 
-``build_pairs(seed=0)`` gives 650 deterministic ``Pair(a_html, b_html, duplicate, kind)``, 325
-duplicates and 325 not, on ten simulated ministries (``www.<area>.gov.si``). Every page has a
-heavy template: a header (logo, "Republika Slovenija - Ministrstvo za ...", a search form with a
-CSRF token, a language link), a 20-40 item menu, breadcrumbs, a cookie banner ("Spletno mesto
-uporablja piškotke...", first or last in ``<body>``), a sidebar of three link blocks, and a
-footer with address, phone, e-mail, office hours, a newsletter form and 40-55 links: 72-91 %
-(median 84 %) of a short news item's text. Three markup styles: ``semantic`` (header, nav,
-main > article, aside, footer), ``div`` (``<div class>`` soup only, with class names such as
-``c1``, ``hd`` or ``cc-window`` that no keyword list knows) and ``mixed`` (header and footer
-tags, the rest divs). The text comes from a Slovenian vocabulary with an English twin, plus
-stock phrases that many different press releases share.
-
-Labelling rule: a pair is a *duplicate* when a crawler loses nothing by keeping only one of the
-two pages: the same main content, whatever the template, URL, tokens, counters and boxes.
-
-Duplicates (25 pairs each):
-  exact_copy            identical HTML (the page under another URL)
-  print_view            the page and its ``?print=1`` view (no menu, sidebar or footer)
-  mirror_site           the same item in another ministry's template (a mirrored section)
-  near_date             the publication date changed
-  near_counter          the view counter ("Število ogledov") changed
-  near_updated          the "Zadnja sprememba" timestamp changed (in the article or footer)
-  near_token            only the CSRF token and the session id (``;jsessionid=``) changed
-  near_sidebar_order    the sidebar's blocks reordered
-  near_related_box      another random "Sorodne novice" box (in the article or the sidebar)
-  long_sentence_changed a long article (30-60 sentences) with one sentence rewritten
-  long_paragraph_added  a long article with a paragraph of 1-3 sentences added
-  list_new_item         a 20-item news list with 1 or 2 new items on top (>= 90 % items same)
-  empty_identical       the same near-empty page (form, empty search, contact card) twice
-Not duplicates:
-  short_news_different  (100) two different news items of 2-5 sentences, same template
-  list_page2            (50)  list page 1 vs page 2 (disjoint, or sharing the 5 items that
-                              new ones pushed over)
-  translation           (45)  the same item in Slovenian and in English (English template)
-  long_different        (60)  two different long articles on the same template
-  empty_different       (70)  two different near-empty pages: different forms, contact cards
-                              of two departments, empty searches for different queries
-Lists sharing between 50 % and 90 % of their items are left out as ambiguous.
+Every page has a heavy template: a header (logo, "Republika Slovenija - Ministrstvo za ...",
+a search form with a CSRF token, a language link), a 20-40 item menu, breadcrumbs, a cookie
+banner ("Spletno mesto uporablja piškotke...", first or last in ``<body>``), a sidebar of
+three link blocks, and a footer with address, phone, e-mail, office hours, a newsletter form
+and 40-55 links: 72-91 % (median 84 %) of a short news item's text. Three markup styles:
+``semantic`` (header, nav, main > article, aside, footer), ``div`` (``<div class>`` soup
+only, with class names such as ``c1``, ``hd`` or ``cc-window`` that no keyword list knows)
+and ``mixed`` (header and footer tags, the rest divs). The text comes from a Slovenian
+vocabulary with an English twin, plus stock phrases that many different press releases
+share.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 _VOCAB = """vlada=government republika=republic ministrstvo=ministry urad=office javni=public
 razpis=tender sklep=decision odločba=ruling zakon=act uredba=decree pravilnik=rules
@@ -127,28 +100,9 @@ CLASSES = {
     "cookie": "cookie-bar piskotki-obvestilo cc-window gdpr",
     "related": "sorodne related-news box-3 teaser-list",
 }  # fmt: skip
-FORMS = ["Prijava na e-novice", "Obrazec za pritožbo", "Vprašanje ministrstvu",
-         "Prijava na dogodek", "Zahteva za dostop do informacij javnega značaja",
-         "Naročilo publikacij", "Prijava nepravilnosti", "Vloga za subvencijo",
-         "Pobuda za spremembo predpisa"]  # fmt: skip
-FIELDS = ["Ime in priimek", "E-naslov", "Telefon", "Naslov", "Pošta", "Davčna številka",
-          "Sporočilo", "Zadeva", "Naziv podjetja", "Priponka", "Datum",
-          "Strinjam se s pogoji"]  # fmt: skip
-QUERIES = ["vloga", "potni list", "pokojnina", "davek", "subvencija", "razpis", "dovoljenje",
-           "odločba", "štipendija"]  # fmt: skip
-NAMES = ["Ana Novak", "Maja Horvat", "Nina Kovačič", "Marko Krajnc", "Luka Zupančič",
-         "Jure Potočnik", "Petra Vidmar"]  # fmt: skip
 DASH, RAQUO = "\u2013", "\u203a"
 Sent = tuple[str, ...]
 R = random.Random
-
-
-@dataclass(frozen=True, slots=True)
-class Pair:
-    a_html: str
-    b_html: str
-    duplicate: bool
-    kind: str
 
 
 @dataclass
@@ -179,32 +133,32 @@ class Page:
     lang: str = "sl"
 
 
-def _sent(rng: R, lo: int = 8, hi: int = 16) -> Sent:
+def sentence(rng: R, lo: int = 8, hi: int = 16) -> Sent:
     words = [rng.choice(FUNC) if rng.random() < 0.3 else rng.choice(CONTENT) for _ in range(hi)]
     return tuple(words[: rng.randint(lo, hi)])
 
 
-def _say(s: Sent, lang: str, end: str = ".") -> str:
+def say(s: Sent, lang: str, end: str = ".") -> str:
     if s[0].startswith("@"):
         return STOCK[int(s[0][1:])][lang == "en"]
     text = " ".join(w if lang == "sl" else EN[w] for w in s)
     return text[0].upper() + text[1:] + end
 
 
-def _label(rng: R) -> tuple[str, str]:
+def label(rng: R) -> tuple[str, str]:
     a, b = rng.sample(CONTENT, 2)
     return f"{a.capitalize()} {b}", f"{EN[a].capitalize()} {EN[b]}"
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return "-".join(text.lower().replace(",", "").split()[:6])
 
 
 def make_site(n: int, rng: R) -> Site:
     nav = SECTIONS[: rng.randint(8, 12)]
-    nav += [_label(rng) for _ in range(rng.randint(20, 40) - len(nav))]
-    side = [[_label(rng) for _ in range(rng.randint(5, 8))] for _ in range(3)]
-    foot = [_label(rng) for _ in range(rng.randint(15, 30))] + [(u, u) for u in USEFUL]
+    nav += [label(rng) for _ in range(rng.randint(20, 40) - len(nav))]
+    side = [[label(rng) for _ in range(rng.randint(5, 8))] for _ in range(3)]
+    foot = [label(rng) for _ in range(rng.randint(15, 30))] + [(u, u) for u in USEFUL]
     names = ["cookie_top", "related_side", "updated_foot", "sid_links", "teasers"]
     cls = {k: rng.choice(v.split()) for k, v in CLASSES.items()}
     flags = {f for f in names if rng.random() < 0.5}
@@ -227,8 +181,8 @@ def _content(site: Site, p: Page) -> list[str]:
     html = [f"<h1>{_title(p)}</h1>", f'<p class="meta">{meta}</p>' if meta else ""]
     for x in p.paras:
         heading = x[0][0] == "#"
-        html.append(f"<h2>{_say(x[0][1:], lang, '')}</h2>" if heading else
-                    "<p>" + " ".join(_say(s, lang) for s in x) + "</p>")  # fmt: skip
+        html.append(f"<h2>{say(x[0][1:], lang, '')}</h2>" if heading else
+                    "<p>" + " ".join(say(s, lang) for s in x) + "</p>")  # fmt: skip
     html.append(p.body.replace("%TOKEN%", p.token))
     if p.updated and "updated_foot" not in site.flags:
         html.append(f'<p class="updated">{t["upd"]}: {p.updated}</p>')
@@ -236,7 +190,7 @@ def _content(site: Site, p: Page) -> list[str]:
 
 
 def _title(p: Page) -> str:
-    return p.title if isinstance(p.title, str) else _say(p.title, p.lang, "")
+    return p.title if isinstance(p.title, str) else say(p.title, p.lang, "")
 
 
 def render(site: Site, p: Page, *, print_view: bool = False) -> str:
@@ -246,7 +200,7 @@ def render(site: Site, p: Page, *, print_view: bool = False) -> str:
     ministry = f"{t['mz']} {site.area[en]}"
 
     def links(labels: list[tuple[str, str]], prefix: str = "/") -> str:
-        li = (f'<li><a href="{prefix}{_slug(x[0])}/{sid}">{x[en]}</a></li>' for x in labels)
+        li = (f'<li><a href="{prefix}{slug(x[0])}/{sid}">{x[en]}</a></li>' for x in labels)
         return "<ul>" + "".join(li) + "</ul>"
 
     head = (f'<head><meta charset="utf-8"><title>{_title(p)} | {ministry}</title><link '
@@ -259,7 +213,7 @@ def render(site: Site, p: Page, *, print_view: bool = False) -> str:
                 f'head">{t["rs"]} {DASH} {ministry}</div><{wrap}>{"".join(body)}'
                 f"</{wrap.split()[0]}>"
                 f'<p>{t["printed"]} https://{site.host}{p.path}</p></body></html>')  # fmt: skip
-    rel = f"<h2>{t['rel']}</h2>" + links([(_say(r, "sl", ""), _say(r, "en", ""))
+    rel = f"<h2>{t['rel']}</h2>" + links([(say(r, "sl", ""), say(r, "en", ""))
                                           for r in p.related], "/novice/")  # fmt: skip
     if p.related and "related_side" not in site.flags:
         body.append(_box(site, "related", rel))
@@ -302,151 +256,30 @@ def render(site: Site, p: Page, *, print_view: bool = False) -> str:
             f"{footer}{end}</body></html>")  # fmt: skip
 
 
-def _date(rng: R) -> str:
+def pub_date(rng: R) -> str:
     return f"{rng.randint(1, 27)}. {rng.randint(1, 12)}. {rng.choice((2023, 2024))}"
 
 
-def _tok(rng: R) -> str:
+def new_token(rng: R) -> str:
     return f"{rng.getrandbits(128):032x}"
 
 
-def _related(rng: R) -> list[Sent]:
-    return [_sent(rng, 4, 8) for _ in range(rng.randint(3, 5))]
+def related_box(rng: R) -> list[Sent]:
+    return [sentence(rng, 4, 8) for _ in range(rng.randint(3, 5))]
 
 
-def _news(rng: R, lo: int, hi: int) -> Page:
+def news(rng: R, lo: int, hi: int) -> Page:
     """A news item of lo..hi sentences; a few are stock phrases, long ones have subheadings."""
     n = rng.randint(lo, hi)
-    sents = [(f"@{rng.randrange(len(STOCK))}",) if rng.random() < 0.15 else _sent(rng)
+    sents = [(f"@{rng.randrange(len(STOCK))}",) if rng.random() < 0.15 else sentence(rng)
              for _ in range(n)]  # fmt: skip
     paras: list[list[Sent]] = []
     while sents:
         if n >= 20 and rng.random() < 0.3:
-            paras.append([("#", *_sent(rng, 3, 6))])
+            paras.append([("#", *sentence(rng, 3, 6))])
         k = rng.randint(2, 5)
         paras, sents = [*paras, sents[:k]], sents[k:]
-    title = _sent(rng, 4, 9)
-    related = _related(rng) if rng.random() < 0.4 else []
-    return Page(title, paras, date=_date(rng), related=related,
-                path=f"/novice/{'-'.join(title[:5])}/", token=_tok(rng))  # fmt: skip
-
-
-def _edit(rng: R, paras: list[list[Sent]], add: bool) -> list[list[Sent]]:
-    out = [list(x) for x in paras]
-    if add:
-        out.insert(rng.randint(1, len(out)), [_sent(rng) for _ in range(rng.randint(1, 3))])
-    else:
-        x = rng.choice([x for x in out if x[0][0] != "#"])
-        x[rng.randrange(len(x))] = _sent(rng)
-    return out
-
-
-def _list(rng: R, site: Site, items: list[tuple[Sent, str, Sent]], n: int) -> Page:
-    """Page ``n`` of the news list (20 items: title link, date, perhaps a teaser)."""
-    tag, outer = ("div", "div") if site.style == "div" else ("li", "ul")
-    teasers = "teasers" in site.flags
-
-    def _p(x: Sent) -> str:
-        return f"<p>{_say(x, 'sl')}</p>"
-
-    rows = "".join(
-        f'<{tag} class="item"><a href="/novice/{"-".join(s[:5])}/">{_say(s, "sl", "")}</a> '
-        f'<span class="date">{d}</span>{_p(x) if teasers else ""}</{tag}>'
-        for s, d, x in items)  # fmt: skip
-    pager = " ".join(f"<b>{i}</b>" if i == n else f'<a href="?stran={i}">{i}</a>'
-                     for i in range(1, 8))  # fmt: skip
-    body = f'<{outer} class="news-list">{rows}</{outer}><div class="pager">{pager} Naprej »</div>'
-    return Page("Novice", body=body, path=f"/novice/?stran={n}", token=_tok(rng))
-
-
-def _empty(rng: R, kind: str, key: int) -> Page:
-    """A near-empty page: a form, an empty search result or a department's contact card."""
-    if kind == "form":
-        fields = "".join(f'<label>{f}</label><input name="f{i}">'
-                         for i, f in enumerate(rng.sample(FIELDS, rng.randint(3, 6))))  # fmt: skip
-        body = (f"<p>{_say(_sent(rng), 'sl')}</p><form method=\"post\"><input type=\"hidden\" "
-                f'name="csrf" value="%TOKEN%">{fields}<button>Pošlji</button></form>')  # fmt: skip
-        return Page(FORMS[key], body=body, path=f"/obrazci/{_slug(FORMS[key])}/")
-    if kind == "search":
-        q = QUERIES[key]
-        body = (f'<form action="/iskanje/"><input name="q" value="{q}"><button>Išči</button>'
-                f"</form><p>Za iskalni niz »{q}« ni zadetkov.</p><p>Poskusite z drugačnim "
-                "iskalnim nizom ali uporabite napredno iskanje.</p>")  # fmt: skip
-        return Page("Rezultati iskanja", body=body, path=f"/iskanje/?q={q}")
-    unit = _label(rng)[0]
-    body = (f"<p>Vodja: {rng.choice(NAMES)}</p><p>Naslov: Štefanova ulica 5, 1000 Ljubljana</p>"
-            f"<p>Telefon: 01 478 {rng.randint(10, 99)} {rng.randint(10, 99)}</p><p>E-pošta: "
-            f"{_slug(unit).replace('-', '.')}@gov.si</p>")  # fmt: skip
-    return Page(f"Sektor za {unit.lower()}", body=body, path=f"/kontakt/{_slug(unit)}/")
-
-
-def _build(kind: str, r: R, s: Site, o: Site) -> tuple[str, str]:
-    """One pair of ``kind`` on site ``s`` (``o``: another site, for mirrors)."""
-    if kind in ("short_news_different", "long_different"):
-        p, q = (_news(r, *((2, 5) if kind[0] == "s" else (30, 60))) for _ in "pq")
-        return render(s, p), render(s, replace(q, date=p.date) if r.random() < 0.5 else q)
-    if kind.startswith("list_"):
-        items = [(_sent(r, 5, 10), _date(r), _sent(r, 6, 12)) for _ in range(40)]
-        if kind == "list_new_item":  # 1 or 2 new items on top: page 1 before and after
-            k = r.choice((1, 1, 2))
-            before, after = _list(r, s, items[k : k + 20], 1), _list(r, s, items[:20], 1)
-            return render(s, before), render(s, after)
-        second = items[20:40] if r.random() < 0.5 else items[15:35]  # 5 pushed over to page 2
-        return render(s, _list(r, s, items[:20], 1)), render(s, _list(r, s, second, 2))
-    if kind.startswith("empty_"):
-        kinds = r.choice(["form form", "form contact", "contact contact", "search search",
-                          "search form", "search contact"]).split()  # fmt: skip
-        keys = r.sample(range(len(QUERIES)), 2)
-        p, q = _empty(r, kinds[0], keys[0]), _empty(r, kinds[1], keys[1])
-        if kind == "empty_identical":
-            q = replace(p, path=p.path + ("&" if "?" in p.path else "?") + "ref=menu")
-        return render(s, replace(p, token=_tok(r))), render(s, replace(q, token=_tok(r)))
-    p = _news(r, *{"near": (3, 12), "long": (30, 60)}.get(kind[:4], (2, 30)))
-    q = replace(p, token=_tok(r))
-    if kind == "exact_copy":
-        q = p
-    elif kind == "print_view":
-        return render(s, p), render(s, q, print_view=True)
-    elif kind == "mirror_site":
-        return render(s, p), render(o, replace(q, related=[]))
-    elif kind == "translation":
-        q = replace(q, lang="en", path="/en" + p.path)
-    elif kind == "near_date":
-        q.date = _date(r)
-    elif kind == "near_counter":
-        p.views = r.randint(10, 5000)
-        q.views = p.views + r.randint(1, 300)
-    elif kind == "near_updated":
-        p.updated, q.updated = f"{_date(r)} ob 9:15", f"{_date(r)} ob 14:02"
-    elif kind == "near_sidebar_order":
-        q.side_order = r.choice([(0, 2, 1), (1, 2, 0), (2, 1, 0)])
-    elif kind == "near_related_box":
-        p.related, q.related = _related(r), _related(r)
-    elif kind.startswith("long_"):
-        q.paras = _edit(r, p.paras, add=kind == "long_paragraph_added")
-    elif kind != "near_token":
-        raise ValueError(kind)
-    return render(s, p), render(s, q)
-
-
-KINDS = {  # kind: (duplicate, pairs)
-    "exact_copy": (True, 25), "print_view": (True, 25), "mirror_site": (True, 25),
-    "near_date": (True, 25), "near_counter": (True, 25), "near_updated": (True, 25),
-    "near_token": (True, 25), "near_sidebar_order": (True, 25), "near_related_box": (True, 25),
-    "long_sentence_changed": (True, 25), "long_paragraph_added": (True, 25),
-    "list_new_item": (True, 25), "empty_identical": (True, 25),
-    "short_news_different": (False, 100), "list_page2": (False, 50), "translation": (False, 45),
-    "long_different": (False, 60), "empty_different": (False, 70),
-}  # fmt: skip
-
-
-def build_pairs(seed: int = 0) -> list[Pair]:
-    rng = random.Random(seed)
-    sites = [make_site(n, rng) for n in range(10)]
-    pairs = []
-    for kind, (duplicate, count) in KINDS.items():
-        r = random.Random(f"{seed}:{kind}")  # a kind added or resized leaves the others alone
-        for _ in range(count):
-            s, o = r.sample(sites, 2)
-            pairs.append(Pair(*_build(kind, r, s, o), duplicate, kind))
-    return pairs
+    title = sentence(rng, 4, 9)
+    related = related_box(rng) if rng.random() < 0.4 else []
+    return Page(title, paras, date=pub_date(rng), related=related,
+                path=f"/novice/{'-'.join(title[:5])}/", token=new_token(rng))  # fmt: skip

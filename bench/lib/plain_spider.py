@@ -5,7 +5,7 @@ images, no sitemaps); everything else is Scrapy's defaults unless set with ``-s`
 with ``scrapy runspider`` from a directory without a ``scrapy.cfg``:
 
     GOVSI_TEST_HOSTS='{"a.gov.si": "127.0.0.2"}' PYTHONPATH=. \\
-    scrapy runspider bench/plain_spider.py -a seeds=http://a.gov.si/ \\
+    scrapy runspider bench/lib/plain_spider.py -a seeds=http://a.gov.si/ \\
         -s TWISTED_DNS_RESOLVER=tests.simweb.resolver.SimWebResolver
 
 With ``-s PLAIN_STATS_FILE=path`` the crawl's stats are written there as JSON every
@@ -30,7 +30,7 @@ from scrapy.http import Response, TextResponse
 from twisted.internet import task
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 class PlainSpider(scrapy.Spider):

@@ -1,29 +1,32 @@
-"""Generated webs for the politeness and memory benchmarks (deterministic for a seed).
+"""Webs where politeness, not CPU, sets the pace, each with the delay every host must be
+asked at (deterministic for a seed):
 
 - ``many_web``: about 100 small hosts (8-20 pages each), delays of 1-2 s (robots.txt
   ``Crawl-delay`` per host, 1 s default), hosts in address groups of 1-4.
 - ``skewed_web``: one large host with a 1.5 s Crawl-delay and eight small ones (0.5 s
   default), some of the small ones sharing an address, one sharing the large host's.
-- ``memory_web``: 8 hosts of endless generated pages, each linking to 50 new pages.
+- ``tree_bench_web``: ``build_web``'s web, every host on an address of its own and asked
+  at one delay.
 """
 
 from __future__ import annotations
 
 import random
 import re
-import zlib
 from dataclasses import dataclass, field
 
-from tests.simweb.server import Host, Resource, SimWeb, html
-
-_WORDS = (
-    "vlada ministrstvo urad razpis sklep zakon uredba pravilnik obvestilo porocilo program "
-    "projekt sredstva razvoj okolje prostor zdravje kultura promet varnost podatki seja "
-    "odbor komisija ukrep pomoc subvencija proracun javnost posvet izvedba pogoji prijava"
+from bench.lib.webs.parts import (
+    ASCII_WORDS,
+    PNG,
+    SECTION_SLUGS,
+    ascii_text,
+    image,
+    link_page,
+    robots_txt,
+    sitemap_xml,
 )
-WORDS = _WORDS.split()
-SECTIONS = ["novice", "dokumenti", "storitve", "predpisi", "projekti", "o-nas", "zaposlitve"]
-PNG = b"\x89PNG\r\n\x1a\n" + bytes(600)
+from bench.lib.webs.tree import build_web
+from tests.simweb.server import Host, Resource, SimWeb
 
 
 @dataclass
@@ -44,36 +47,13 @@ class BenchWeb:
         return {h: {"delay": d} for h, d in self.host_delay.items()}
 
 
-def _text(rng: random.Random, words: int) -> str:
-    return " ".join(rng.choices(WORDS, k=words)).capitalize() + "."
-
-
-def _page(title: str, body: str, links: list[str], images: list[str]) -> Resource:
-    items = "".join(f'<li><a href="{u}">{u}</a></li>' for u in links)
-    imgs = "".join(f'<img src="{src}" alt="slika">' for src in images)
-    return html(
-        f"<!DOCTYPE html><html lang='sl'><head><meta charset='utf-8'><title>{title}</title>"
-        f"</head><body><header>{imgs}</header><h1>{title}</h1><p>{body}</p>"
-        f"<ul>{items}</ul></body></html>"
-    )
-
-
 def _robots(delay: float | None, sitemap: str | None) -> Resource:
     lines = ["User-agent: *", "Disallow: /admin/"]
     if delay is not None:
         lines.append(f"Crawl-delay: {delay:g}")
     if sitemap:
         lines += ["", f"Sitemap: {sitemap}"]
-    return Resource(("\n".join(lines) + "\n").encode(), headers={"Content-Type": "text/plain"})
-
-
-def _sitemap(urls: list[str]) -> Resource:
-    body = "".join(f"<url><loc>{u}</loc></url>" for u in urls)
-    xml = (
-        '<?xml version="1.0" encoding="UTF-8"?>'
-        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{body}</urlset>'
-    )
-    return Resource(xml.encode(), headers={"Content-Type": "application/xml"})
+    return robots_txt("\n".join(lines) + "\n")
 
 
 def _site(
@@ -89,7 +69,8 @@ def _site(
     """A host of ``n_pages`` pages: the root links to all of them (and to ``root_links``),
     every page to the root, three pages of its own and one of ``foreign``; a logo on every
     page, a photo on every third."""
-    paths = ["/"] + [f"/{SECTIONS[k % len(SECTIONS)]}/{rng.choice(WORDS)}-{k}/" for k in
+    slugs = SECTION_SLUGS
+    paths = ["/"] + [f"/{slugs[k % len(slugs)]}/{rng.choice(ASCII_WORDS)}-{k}/" for k in
                      range(1, n_pages)]  # fmt: skip
     out: dict[str, Resource] = {}
     for k, path in enumerate(paths):
@@ -100,13 +81,13 @@ def _site(
             links = ["/", *own] + ([rng.choice(foreign)] if foreign else [])
         images = ["/logo.png"] + ([f"/slike/foto-{k}.png"] if k % 3 == 2 else [])
         for src in images:
-            out[src] = Resource(PNG, headers={"Content-Type": "image/png"})
-        out[path] = _page(f"{host} {k}", _text(rng, 60), links, images)
+            out[src] = image(PNG)
+        out[path] = link_page(f"{host} {k}", ascii_text(rng, 60), links, images)
     if robots:
         smap = f"http://{host}/sitemap.xml" if sitemap else None
         out["/robots.txt"] = _robots(crawl_delay, smap)
         if sitemap:
-            out["/sitemap.xml"] = _sitemap([f"http://{host}{p}" for p in paths])
+            out["/sitemap.xml"] = sitemap_xml([f"http://{host}{p}" for p in paths])
     return out
 
 
@@ -193,59 +174,29 @@ def skewed_web(seed: int = 0, big_pages: int = 64, big_delay: float = 1.5) -> Be
         hosts.append(Host(name, small_ip[k], res))
         delays[name] = None
     # The large host: the root links to 8 sections, each section to its children.
-    paths = ["/"] + [f"/{SECTIONS[s % len(SECTIONS)]}-{s}/" for s in range(8)]
+    paths = ["/"] + [f"/{SECTION_SLUGS[s % len(SECTION_SLUGS)]}-{s}/" for s in range(8)]
     while len(paths) < big_pages:
         parent = paths[1 + (len(paths) - 9) // 7]
-        paths.append(f"{parent}{rng.choice(WORDS)}-{len(paths)}/")
+        paths.append(f"{parent}{rng.choice(ASCII_WORDS)}-{len(paths)}/")
     res: dict[str, Resource] = {"/robots.txt": _robots(big_delay, None)}
-    res["/logo.png"] = Resource(PNG, headers={"Content-Type": "image/png"})
+    res["/logo.png"] = image(PNG)
     for k, path in enumerate(paths):
         kids = [p for p in paths if p != path and p.startswith(path) and p.count("/") ==
                 path.count("/") + 1]  # fmt: skip
         links = kids + (roots if k == 0 else ["/", rng.choice(paths)])
-        res[path] = _page(f"portal {k}", _text(rng, 80), links, ["/logo.png"])
+        res[path] = link_page(f"portal {k}", ascii_text(rng, 80), links, ["/logo.png"])
     hosts[0] = Host(big, 0, res)
     return _bench("skewed", hosts, [f"http://{big}/"], 0.5, delays)
 
 
-# -- memory: endless pages --------------------------------------------------------------
-FANOUT = 50
-MEM_HOSTS = 8
-_ID = re.compile(r"-(\d+)\.html$")
-
-
-def mem_host(i: int) -> str:
-    return f"mem-{i}.gov.si"
-
-
-def mem_path(node: int) -> str:
-    """A realistic-length path for a node id, deterministic."""
-    h = zlib.crc32(str(node).encode())
-    section = SECTIONS[h % len(SECTIONS)]
-    a, b = WORDS[(h >> 8) % len(WORDS)], WORDS[(h >> 16) % len(WORDS)]
-    return f"/{section}/{2015 + h % 10}/{a}-{b}-{node}.html"
-
-
-def _mem_page(host: int, target: str) -> Resource | None:
-    if target == "/":
-        node = 0
-    else:
-        m = _ID.search(target.split("?")[0])
-        if m is None:
-            return None
-        node = int(m.group(1))
-    # Child j of a node on host h lives on host (h + j) % MEM_HOSTS, with id 50*node + j:
-    # each (host, id) has exactly one parent, so every link is to a URL not seen before.
-    links = ["/"] + [
-        f"http://{mem_host((host + j) % MEM_HOSTS)}{mem_path(FANOUT * node + j)}"
-        for j in range(1, FANOUT + 1)
-    ]
-    rng = random.Random(node)
-    return _page(f"{mem_host(host)} {node}", _text(rng, 120), links, [])
-
-
-def memory_web() -> tuple[SimWeb, list[str]]:
-    hosts = [
-        Host(mem_host(i), i, {}, dynamic=lambda t, i=i: _mem_page(i, t)) for i in range(MEM_HOSTS)
-    ]
-    return SimWeb(hosts), [f"http://{mem_host(i)}/" for i in range(MEM_HOSTS)]
+def tree_bench_web(hosts: int, pages: int, delay: float) -> BenchWeb:
+    """``build_web(hosts, pages)`` as a BenchWeb whose every host is asked at ``delay``."""
+    web, seeds = build_web(hosts, pages)
+    names = [s.split("/")[2] for s in seeds]
+    page_paths = {
+        (name, path)
+        for name in names
+        for path, res in web.hosts[name].resources.items()
+        if "html" in str(res.headers.get("Content-Type", "text/html"))
+    }
+    return BenchWeb("soak", web, seeds, delay, dict.fromkeys(names, delay), page_paths)

@@ -1,0 +1,32 @@
+"""govsi crawls as several benchmarks run them, and what their logs say."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tests.simweb.server import SimWeb
+from tests.support.crawl import RunningCrawl, start_crawl
+from tests.support.pgcluster import PgCluster
+
+
+def unthrottled_crawl(
+    pg: PgCluster, web: SimWeb, seeds: list[str], name: str
+) -> tuple[str, Path, RunningCrawl]:
+    """``scrapy crawl govsi`` of ``web`` into a new database ``name``, delay 0."""
+    workdir = Path(tempfile.mkdtemp(prefix=f"govsi-{name}-"))
+    db_url = pg.create_database(name)
+    running = start_crawl(web, db_url, workdir, seeds, DEFAULT_CRAWL_DELAY=0,
+                          CONCURRENT_REQUESTS=16, PROGRESS_INTERVAL=30)  # fmt: skip
+    return db_url, workdir, running
+
+
+def log_findings(log: str) -> dict[str, Any]:
+    """A crawl log's errors and warnings (counts, the first ten) and its last progress lines."""
+    lines = log.splitlines()
+    errors = [ln for ln in lines if " ERROR: " in ln or "Traceback" in ln or " CRITICAL: " in ln]
+    warnings = [ln for ln in lines if " WARNING: " in ln]
+    progress = [ln.split("INFO: ", 1)[-1] for ln in lines if "progress:" in ln]
+    return {"errors": len(errors), "error_examples": errors[:10], "warnings": len(warnings),
+            "warning_examples": warnings[:10], "progress": progress[-5:]}  # fmt: skip
