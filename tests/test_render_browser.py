@@ -55,7 +55,7 @@ def max_turns() -> Iterator[None]:
 @pytest.mark.usefixtures("max_turns")
 def test_playwright_messages_do_not_wait_for_a_busy_crawl() -> None:
     # Without it, each message waits up to 100 turns of the crawl's callbacks: renders
-    # begun while the crawl was busy took seconds (bench/README).
+    # begun while the crawl was busy took seconds (bench/render_speed.py).
     assert asyncio.run(_turns_taken_by_wait_for_next_task()) >= 50
     assert engine.dispatch_promptly() is True
     assert asyncio.run(_turns_taken_by_wait_for_next_task()) <= 1
