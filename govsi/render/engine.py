@@ -145,7 +145,8 @@ def dispatch_promptly() -> bool:
     events as Node.js would). In a crawl the loop always has work ready: each of a render's
     dozens of messages waited 100 turns of the crawl's own callbacks, and renders begun while the
     crawl was busy took 5-6 s instead of 0.3 s (bench/render_speed.py). Without that wait
-    messages are dispatched as they arrive, as Playwright did before. False when this Playwright has no such wait (nothing to change)."""
+    messages are dispatched as they arrive, as Playwright did before. False when this
+    Playwright has no such wait (nothing to change)."""
     try:
         from playwright._impl.utils import tasks
     except ImportError:
