@@ -3,10 +3,11 @@
 
 import os
 
+# The Scrapy project: its name, and where its one spider (`scrapy crawl govsi`) lives.
 BOT_NAME = "govsi"
 SPIDER_MODULES = ["govsi.spiders"]
 NEWSPIDER_MODULE = "govsi.spiders"
-# govsi's own commands: `scrapy report` (the crawl report, see README "Crawl report").
+# govsi's own commands: `scrapy report` (the crawl report, docs/report.md).
 COMMANDS_MODULE = "govsi.commands"
 
 # --- What to crawl -------------------------------------------------------------------
@@ -85,11 +86,12 @@ DUPLICATE_DETECTION = True
 # Measured on bench/dedup_accuracy (650 labelled pairs): 0.75 gives precision 1.000, recall
 # 0.994; 0.85 gives 1.000 / 0.920 (small edits to short pages fall below it).
 NEAR_DUPLICATE_THRESHOLD = 0.75
-# HTML pages of at least this many characters get their main text and signature in the
-# spider's worker process (govsi/spiders/workers.py) instead of on the reactor thread: a
-# 32 MB page costs seconds of CPU, and while the reactor computes, every host waits. Below
-# it a page costs the reactor at most ~0.1 s (a page of nothing but links; 2-5 ms for a
-# typical 50 KB page). 0 = always on the reactor.
+# HTML pages of at least this many characters are read whole (parsed; their links, render
+# plan, main text and signature) in the spider's worker process (govsi/spiders/workers.py)
+# instead of on the reactor thread, as sitemaps always are: a 32 MB page costs seconds of
+# CPU, and while the reactor computes, every host waits. Below it a page costs the reactor
+# at most ~0.1 s (a page of nothing but links; 2-5 ms for a typical 50 KB page). 0 =
+# always on the reactor.
 WORKER_MIN_PAGE_CHARS = 256 * 1024
 # MinHash permutations per signature, and words per shingle.
 MINHASH_PERMUTATIONS = 128
@@ -102,8 +104,8 @@ SHINGLE_SIZE = 5
 # with no script that runs on load are never rendered. A page is downloaded once: the
 # browser gets the crawler's response as its document.
 RENDER_JS = "auto"
-# Chromium executable; empty: Debian's (/usr/lib/chromium/chromium). Without one, the
-# crawl logs it and does not render.
+# Chromium executable; empty: Debian's chromium-headless-shell, else its chromium
+# (govsi/render/engine.py). Without one, the crawl logs it and does not render.
 CHROMIUM_PATH = ""
 # Extra Chromium command-line switches (a list, a JSON list, or comma-separated with -s).
 # Switches that would take the sandbox down (--no-sandbox and kin) are dropped, logged.
@@ -169,7 +171,8 @@ RENDER_MAX_REQUESTS_PER_PAGE = 150
 CRAWLDB_URL = os.environ.get("CRAWLDB_URL") or "sqlite:///crawldb.sqlite3"
 # true: empty the crawldb tables before crawling; false: keep them and continue.
 FRESH_START = False
-# Keep the bytes of images (image.data) and of binary documents (page_data.data).
+# Keep the bytes of images (image.data) and of binary documents (page_data.data); when
+# not kept, the transfer stops after the response headers.
 STORE_IMAGE_DATA = True
 STORE_BINARY_DATA = False
 # Writes are batched: flush after this many items or this many seconds, whichever first.
@@ -243,9 +246,11 @@ CONCURRENT_REQUESTS_PER_DOMAIN = 1
 # that alone took a fifth of the reactor thread's time. The pipeline is synchronous, so a
 # handful is as fast as a hundred.
 CONCURRENT_ITEMS = 4
+# No cookies: a crawl is a visitor without a session (canonical URLs drop session ids).
 COOKIES_ENABLED = False
 
 # --- Fetching --------------------------------------------------------------------------
+# Seconds a response may take; a slower one is recorded as an ERROR page.
 DOWNLOAD_TIMEOUT = 60
 # Host names are resolved in DNS_THREADS threads of their own (govsi/net/dns.py), not in
 # the reactor's pool where crawldb writes and lease rounds run: a zone whose nameserver
@@ -257,6 +262,7 @@ DNS_THREADS = 12
 DNS_TIMEOUT = 30.0
 # An endless or huge response is cut off here and recorded as an error on its page.
 DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
+# A response larger than this is logged as a warning (Scrapy's own).
 DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
 # A response's header section is cut off past this many bytes or header fields: the
 # connection is dropped and the page records HeaderLimitExceeded (govsi/net/download.py;
@@ -265,6 +271,7 @@ DOWNLOAD_WARNSIZE = 8 * 1024 * 1024
 # responses have a few dozen headers. 0 = no cap.
 MAX_HEADER_BYTES = 256 * 1024
 MAX_HEADERS = 200
+# Scrapy's HTTP/1.1 handler with those header limits (govsi/net/download.py).
 DOWNLOAD_HANDLERS = {
     "http": "govsi.net.download.BoundedHTTP11DownloadHandler",
     "https": "govsi.net.download.BoundedHTTP11DownloadHandler",
@@ -277,6 +284,8 @@ REDIRECT_ENABLED = False
 METAREFRESH_ENABLED = False
 # Error pages are stored with their status, so the spider sees every status.
 HTTPERROR_ALLOW_ALL = True
+# Scrapy's retries: a request that fails, or is answered with one of RETRY_HTTP_CODES
+# (5xx, 408, 429), is sent again this many times before its page is recorded.
 RETRY_TIMES = 2
 
 # --- The frontier ----------------------------------------------------------------------
@@ -300,6 +309,7 @@ FRONTIER_REFILL_SIZE = 200
 PROGRESS_INTERVAL = 60.0
 
 # --- Components ------------------------------------------------------------------------
+# Scrapy extensions: govsi's components, wired by priority and signals as Scrapy does.
 EXTENSIONS = {
     # Refuses connections to private addresses (ALLOWED_PRIVATE_NETWORKS).
     "govsi.net.guard.AddressGuard": 50,
@@ -312,9 +322,11 @@ EXTENSIONS = {
     "govsi.health.stalls.ReactorStalls": 130,
     "govsi.store.extension.StatsFile": 900,
 }
+# Every record the spider yields goes to crawldb through the crawl's store.
 ITEM_PIPELINES = {
     "govsi.pipelines.CrawlDBPipeline": 300,
 }
+# Scrapy's downloader middlewares, changed where govsi decides itself.
 DOWNLOADER_MIDDLEWARES = {
     "govsi.middlewares.StopUnwantedBodiesMiddleware": 50,
     # Last before the download: the address guard asserted (it is the reactor's resolver,
@@ -324,11 +336,15 @@ DOWNLOADER_MIDDLEWARES = {
     # outside the host's delay, ignore Crawl-delay and Sitemap, and allow all on a 5xx.
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
 }
+# Scrapy's spider middlewares, changed where govsi decides itself.
 SPIDER_MIDDLEWARES = {
     # The spider computes depth itself: a redirect target keeps its source's depth.
     "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
 }
 
+# --- Logs and stats --------------------------------------------------------------------
+# INFO: what the crawl decided, its limits and its progress lines; DEBUG adds a line per
+# request.
 LOG_LEVEL = "INFO"
 # The reactor's loop lag (govsi/health/stalls.py): a tick every this many seconds measures
 # how long the reactor thread was kept from its loop, the time every host's downloads,
@@ -342,6 +358,7 @@ STATS_FILE = ""
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False
 
+# --- The crawl report ------------------------------------------------------------------
 # The crawl report (`scrapy report`): the folder it writes to (-o overrides), how many
 # sites the domain link graph draws (seeds first, then the best linked; the JSON and CSV
 # files keep all), how many pages of the chosen site the page link graph draws (nearest

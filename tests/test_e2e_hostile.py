@@ -102,7 +102,10 @@ def test_calendars_and_redirect_chains_end_pagination_does_not(crawled: Result) 
 
 def test_links_per_page_are_capped_and_counted(crawled: Result) -> None:
     stats = crawled.run.stats
-    assert stats["govsi/links/over_limit"] == 200_000 - 10_000
+    # Its 400 000 tags are read up to MAX_PARSE_TAGS: <html>, <body>, <h1>, </h1>, then two
+    # per link, so 124 998 links, of which the first 10 000 are taken.
+    assert stats["govsi/pages/parse_cut"] == 1
+    assert stats["govsi/links/over_limit"] == (250_000 - 4) // 2 - 10_000
     (n,) = crawled.rows(f"SELECT count(*) FROM link JOIN page p ON p.id = link.from_page "
                         f"WHERE p.url = '{hw.T}/povezave'")[0]  # fmt: skip
     assert n == 0  # all out of scope: none stored, none requested
@@ -116,7 +119,7 @@ def test_a_crawl_delay_beyond_the_cap_leaves_the_host_unfetched(crawled: Result)
 
 def test_a_document_with_a_strange_length_is_recorded(crawled: Result) -> None:
     # Twisted's HTTP client refuses the response; the page says why (and the spider reads
-    # such a length safely too: tests/test_contenttypes.py).
+    # such a length safely too: tests/test_web_contenttypes.py).
     (ptype, error) = crawled.rows(
         f"SELECT page_type_code, fetch_error FROM page WHERE url = '{hw.T}/dokument.pdf'"
     )[0]

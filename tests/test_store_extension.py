@@ -1,7 +1,7 @@
 """CrawlStore, the crawl's handle on crawldb: items reach crawldb in order and are counted,
-an outage spills them to private files, and nothing is lost when crawldb is back or when
-the next run starts. Built with ``from_crawler`` on a temporary SQLite crawldb; writes run
-at once instead of in a worker thread."""
+a full buffer says so, an outage spills them to private files, and nothing is lost when
+crawldb is back or when the next run starts. Built with ``from_crawler`` on a temporary
+SQLite crawldb; writes run at once instead of in a worker thread."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ from scrapy.utils.test import get_crawler
 from twisted.internet import defer
 
 import govsi.store.extension as extension_module
-from govsi.items import DiscoveredPage, Item
+from govsi.items import DiscoveredPage, FetchedPage, Item
 from govsi.store.config import StoreConfig
 from govsi.store.extension import CrawlStore
 from govsi.store.reader import CrawlReader
+from govsi.store.spill import read_spill
+from tests.support.crawldb import T
 
 
 @pytest.fixture(autouse=True)
@@ -162,3 +164,32 @@ def test_the_config_is_the_projects_settings() -> None:
     assert config.buffer_max_items == project.DB_BUFFER_MAX_ITEMS
     assert config.buffer_max_bytes == project.DB_BUFFER_MAX_BYTES
     assert config.spill_dir == (project.DB_SPILL_DIR or "")
+
+
+# -- the writer's buffer ---------------------------------------------------------------------
+def _store(tmp_path: Path, **settings: Any) -> Any:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    crawler = get_crawler(settings_dict={
+        "CRAWLDB_URL": f"sqlite:///{tmp_path / 'buffer.sqlite3'}", "DB_SPILL_DIR": str(tmp_path),
+        "DB_BATCH_SIZE": 10_000, **settings,
+    })  # fmt: skip
+    return CrawlStore.from_crawler(crawler)
+
+
+def test_a_full_buffer_says_so_and_during_an_outage_goes_to_disk_at_once(tmp_path: Path) -> None:
+    store = _store(tmp_path, DB_BUFFER_MAX_ITEMS=5, DB_BUFFER_MAX_BYTES=0)
+    for i in range(4):
+        store.add(DiscoveredPage(f"http://a.gov.si/{i}", 1))
+    assert not store.saturated()
+    store.add(DiscoveredPage("http://a.gov.si/4", 1))
+    assert store.saturated()  # crawldb slow: the scheduler holds new requests
+    store.outage = True
+    store.add(DiscoveredPage("http://a.gov.si/5", 1))
+    # crawldb away: the whole buffer went to a private spill file, memory is free again.
+    assert not store.saturated() and store.writer.pending == []
+    (spill,) = tmp_path.glob("crawldb-unwritten-*.jsonl")
+    assert len(read_spill(spill)) == 6 and spill.stat().st_mode & 0o777 == 0o600
+    # Bytes count too: one large page fills a 1 MB buffer.
+    big = _store(tmp_path / "b", DB_BUFFER_MAX_ITEMS=0, DB_BUFFER_MAX_BYTES=2**20)
+    big.add(FetchedPage("http://a.gov.si/x", 0, "HTML", T, 200, "text/html", "x" * 2**20))
+    assert big.saturated()

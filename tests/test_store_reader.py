@@ -1,15 +1,17 @@
 """The reads a continuing or shared crawl makes of crawldb (``CrawlReader``), on SQLite and
-PostgreSQL: what is still to do and in which order, what is known, what was fetched."""
+PostgreSQL: what is still to do and in which order, what is known, what was fetched, and
+the robots.txt files a worker taking a host over reads instead of fetching them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import Engine
 
-from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
+from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, RobotsFile
+from govsi.robots.fetching import stored_outcome
 from govsi.store.reader import CrawlReader
 from govsi.store.writer import CrawlWriter
 
@@ -101,3 +103,28 @@ def test_what_was_fetched_on_hosts_taken_over(crawl: CrawlReader) -> None:
         "http://a.gov.si/logo.png",
     }
     assert crawl.fetched_on_hosts(["b.gov.si"]) == set()
+
+
+def test_robots_txt_is_read_back_for_the_workers_that_take_a_host_over(engine: Engine) -> None:
+    from govsi.store.schema import utcnow
+
+    w = CrawlWriter(engine)
+    now = utcnow()
+    w.add(RobotsFile("a.gov.si", "User-agent: *\nDisallow: /x\n", 200, now))
+    w.add(RobotsFile("b.gov.si", None, 404, now))  # none: everything allowed
+    w.add(RobotsFile("old.gov.si", "User-agent: *\n", 200, now - timedelta(days=2)))
+    w.add(RobotsFile("legacy.gov.si", "User-agent: *\n"))  # from before the status was kept
+    w.add(DiscoveredPage("http://c.gov.si/", 0))  # a site whose robots.txt nobody fetched
+    assert w.flush()
+    hosts = ["a.gov.si", "b.gov.si", "c.gov.si", "old.gov.si", "legacy.gov.si", "d.gov.si"]
+    got = CrawlReader(engine).robots_of_hosts(hosts, max_age=24 * 3600)
+    assert sorted(got) == ["a.gov.si", "b.gov.si"]
+    assert (got["a.gov.si"].status, got["a.gov.si"].content) == (
+        200,
+        "User-agent: *\nDisallow: /x\n",
+    )
+    assert (got["b.gov.si"].status, got["b.gov.si"].content) == (404, None)
+    assert all(0 <= r.age < 60 for r in got.values())
+    rules = stored_outcome("a.gov.si", 200, got["a.gov.si"].content, "http://a.gov.si/robots.txt")
+    assert not rules.rules.allowed("http://a.gov.si/x", "govsi-crawler")
+    assert rules.rules.allowed("http://a.gov.si/y", "govsi-crawler") and rules.error is None

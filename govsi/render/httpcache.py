@@ -3,29 +3,11 @@
 host for the crawl, not one per page. Pure: no I/O, and time is passed in (``now``, the
 caller's ``time.time()``).
 
-- ``freshness``: how long a response may be reused without asking the server again, or
-  None when it must not be stored. ``max-age`` first (``s-maxage`` is for shared caches),
-  then ``Expires`` against ``Date``, then a heuristic: 10 % of the time since
-  ``Last-Modified``, capped at the crawl's TTL, and with nothing at all that TTL itself.
-- ``ResourceCache``: an LRU bounded in bytes; a stale entry with a validator is offered for
-  revalidation (``conditional_headers``, then ``revalidated`` with the 304's headers).
-
-Where RFC 9111 leaves a choice, this module takes the conservative side, except where
-that would cost the site a request for every rendered page:
-
-- Hostile or broken headers never raise. Unknown directives and fragments are ignored;
-  freshness information that is present but invalid (``max-age=abc``, ``max-age=-5``, an
-  unparsable ``Expires``) makes the response stale (§4.2.1, §5.3), never fresher.
-- Conflicting duplicates (two ``max-age``, two ``Expires`` lines): the most restrictive.
-  §4.2.1 allows the first or "stale"; the smallest is between the two, and trusting the
-  first would let a stray long value override the short one a server also sent.
-- Server errors (5xx but 501) are never stored, even with explicit freshness: RFC 9111
-  allows storing them, never requires it, and many sites send one blanket Cache-Control
-  with every response, so one bad moment would break the template for the whole crawl.
-- A response already stale when stored and without a validator could never be reused, so
-  it is not stored.
-- Entries are keyed by URL alone: the crawler sends the same request headers every time,
-  so a ``Vary`` other than ``*`` always matches.
+``freshness`` says how long a response may be reused without asking the server again
+(None: it must not be stored); ``ResourceCache`` is an LRU bounded in bytes that offers a
+stale entry with a validator for revalidation (``conditional_headers``, then
+``revalidated`` with the 304's headers). Hostile or broken headers never raise. The choices
+where RFC 9111 leaves one, and why: docs/rendering.md, "The sub-resource cache".
 """
 
 from __future__ import annotations

@@ -2,30 +2,11 @@
 
 ``Policy`` files the rules by their literal prefix and decides as robots.cc does: the
 longest matching pattern wins, Allow on a tie. Pure; ``govsi.robots.rules`` builds it.
-
-What a check costs
-------------------
-
-``RobotsRules.allowed`` (``govsi.robots.rules``) runs on the reactor thread for every
-request, rendered pages' sub-resources included, whose URLs come from the browser. A path
-is matched only against the rules whose literal prefix (the part before the first ``*``)
-it starts with, best first, until one matches: a rule without ``*`` costs O(1), one with
-``*`` a scan of the path. A hostile file of ~25 000 rules like ``Disallow: /a*<i>*b``
-therefore made one check cost rules x path length (58 ms for a 2 KB path, 6.7 s for
-400 KB). The contract now:
-
-- a path over ``MAX_PATH_CHARS`` is disallowed unchecked;
-- a check spends at most ``MAX_CHECK_WORK`` on wildcard rules (about 7 ms), and a check
-  that would need more is disallowed (fail closed, one warning per robots.txt and user
-  agent); after that, a check of the same policy whose bound is over the limit is
-  disallowed without scanning, in O(number of distinct prefix lengths);
-- both refusals are counted in ``RobotsRules.refusals``. Within the limit, decisions are
-  exactly robots.cc's. Building a policy is linear in the rules (about 0.13 s for 500 KiB
-  of wildcard rules, on first use).
-
-A multi-pattern automaton does not help here: an ``re2.Set`` of the same 25 000 rules
-compiles in 0.2 s but needs 4 s for one 2 KB path of digits (every byte makes a new DFA
-state out of all the rules), and it fails to compile under a smaller memory limit.
+A path over ``MAX_PATH_CHARS`` is disallowed unchecked, and a check that would spend more
+than ``MAX_CHECK_WORK`` on wildcard rules is disallowed (fail closed, one warning per
+robots.txt and user agent); both refusals are counted in ``RobotsRules.refusals``. Within
+the limits, decisions are exactly robots.cc's. Why these bounds, with the measurements:
+docs/politeness.md, "What a robots.txt check costs".
 """
 
 from __future__ import annotations

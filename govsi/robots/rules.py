@@ -1,43 +1,12 @@
-"""robots.txt decisions as RFC 9309 and Google's reference parser make them.
+"""robots.txt decisions as RFC 9309 and Google's reference parser (robots.cc) make them.
 
 ``parse(body, robots_url)`` turns a robots.txt into ``RobotsRules``; ``rules_for_response``
 picks the rules for a fetch outcome (RFC 9309 section 2.3.1). The module is pure (no
-Scrapy), so it is tested on its own against the conformance data in ``tests/``.
-
-Why a parser of our own rather than Protego
--------------------------------------------
-
-Protego 0.7.0, Scrapy's default, gets 142 of the 157 decisions from Google's test suite
-(``robots_test.cc`` of github.com/google/robotstxt) right; see
-``tests/robots_google_protego.txt``. The failures fall into five classes:
-
-- user-agent tokenisation (8 cases): Google reads a group line ``User-agent: Foo Bar`` as
-  the token ``Foo`` (up to the first character outside ``[A-Za-z_-]``); Protego keeps
-  ``foo bar`` and then finds no group for ``Foo``, or substring-matches a wrong one;
-- percent-encoding (3): Google matches the URL exactly as given and escapes only the
-  rule's non-ASCII bytes; Protego re-encodes the URL and decodes unreserved escapes;
-- Google's cut-off of over-long lines at 16663 bytes (2);
-- an unknown line ends a group (1), against RFC 9309 section 2.2.4;
-- a leading UTF-8 BOM is not skipped (1; it also loses that file's Crawl-delay).
-
-This module gets all of them right, and adds what Protego lacks for us: groups that name
-the crawler are merged, Crawl-delay comes only from the group that applies, relative
-Sitemap values are resolved.
-
-Beyond RFC 9309
----------------
-
-Google extensions (from robots.cc), followed because real files rely on them:
-directive names are matched by prefix and common misspellings are accepted
-(``useragent``, ``user agent``, ``dissallow``, ``disalow``, ...); a missing colon is
-tolerated when the line is exactly ``key value``; ``User-agent: * anything`` is the
-global group; non-ASCII bytes in Allow/Disallow values are percent-encoded and escape
-hex digits upper-cased; an Allow rule ending in ``/index.htm[l]`` also allows its
-directory URL (``/dir/``); lines are cut off after 16663 bytes; any prefix of a BOM is
-skipped. Our own extensions: ``Crawl-delay`` (a group member, like a rule) and ``Sitemap``
-(global, resolved against the robots.txt URL, http(s) only).
-
-How a path is matched, and what a check may cost: ``govsi.robots.matching``.
+Scrapy), so it is tested on its own against the conformance data in ``tests/``. Groups that
+name the crawler are merged, Crawl-delay comes only from the group that applies, relative
+Sitemap values are resolved. Why not Protego, and which of Google's extensions are
+followed: docs/politeness.md, "robots.txt in detail"; how a path is matched and what a
+check may cost: ``govsi.robots.matching``.
 """
 
 from __future__ import annotations

@@ -1,89 +1,12 @@
-r"""URL decisions for the crawler: resolving links, one canonical form per page, and scope.
+"""URL decisions for the crawler, as small pure functions over strings: ``resolve`` a link,
+``canonicalize`` it to the one form a page is stored, fetched and deduplicated under,
+``in_scope``, ``host_of``, ``url_too_long`` and ``fingerprint``.
 
-Everything here is a small pure function over strings, so it can be tested without Scrapy
-and called for every extracted link. Parsing is delegated to ada (``ada_url``), a WHATWG
-URL Standard parser: the standard is what browsers implement, so a link resolves here
-exactly as it does for a visitor clicking it, including the many malformed hrefs found on
-real sites (backslashes, stray whitespace, tabs and newlines inside the URL, odd ports).
-
-What canonicalize normalizes and why
-------------------------------------
-
-``canonicalize(url)`` maps every spelling of a page's address to one string, which is
-both the deduplication key and the URL the crawler stores and fetches. Only rewrites
-that do not change which resource a real server returns are made (sorting query
-parameters is the one that relies on common practice rather than on a standard); when
-in doubt, two spellings are left as two pages (a duplicate fetch is cheap, a missed page
-is not).
-
-Inherited from the WHATWG parser (the browser's own normalization):
-
-- Scheme and host are lower-cased; internationalized host names are converted to
-  punycode (``žička.gov.si`` -> ``xn--ika-fqa77c.gov.si``); IPv4 hosts in odd notations
-  (``0x7f.1``) become dotted decimal. DNS names are case-insensitive.
-- The default port is dropped (``:80`` for http, ``:443`` for https); any other port is
-  kept, since it is a different server.
-- Dot segments are removed (``/a/./b/../c`` -> ``/a/c``), including their percent-encoded
-  forms (``%2e%2E``); backslashes become slashes. This is what a browser requests.
-- Spaces, non-ASCII characters and other characters the standard requires to be
-  escaped are percent-encoded as UTF-8 (``/č`` -> ``/%C4%8D``).
-- An empty path becomes ``/``: ``http://www.gov.si`` and ``http://www.gov.si/`` are the
-  same request (``GET /``).
-
-Added on top of the parser:
-
-- The fragment (``#...``) is dropped. It is never sent to the server, so it does not
-  name a different page.
-- User name and password are dropped. Credentials are not part of a page's identity,
-  and they must not end up in the database or in logs.
-- A trailing dot in the host is removed (``www.gov.si.`` -> ``www.gov.si``). The
-  fully-qualified form names the same DNS host; servers answer both the same way. All
-  trailing dots are removed so that the result is stable under repeated
-  canonicalization.
-- Percent-escapes are normalized as RFC 3986 (section 6.2.2) allows, in path and query:
-  escapes of unreserved characters (``A-Z a-z 0-9 - . _ ~``) are decoded (``%7E`` ->
-  ``~``, ``%41`` -> ``A``) because every server decodes them to the same byte; the hex
-  digits of all other escapes are upper-cased (``%2f`` -> ``%2F``). Escapes of reserved
-  characters are never decoded: ``/a%2Fb`` is one path segment, ``/a/b`` is two, and
-  ``%26`` in a query is data while ``&`` separates parameters.
-- ASCII characters that RFC 3986 does not allow unescaped but that the WHATWG parser
-  leaves as they are (``[ ] | ^ ` { } \`` in the query, ``[ ] |`` in the path) are
-  percent-encoded, so that ``?a[]=1`` and ``?a%5B%5D=1``, which servers decode to the same
-  bytes, get one form. A lone ``%`` that does not start a valid escape is left as it is,
-  because a browser sends it unchanged and encoding it as ``%25`` would change what the
-  server receives.
-- Query parameters (the pieces between ``&``, split into name and value at the first
-  ``=``) are sorted by (name, value) as strings, after the escape normalization above,
-  so repeated names also get their values in order. Parameter order almost never
-  matters to a server, while links to the same page often list parameters in different
-  orders. ``a`` (no ``=``) and ``a=`` (empty value) are kept distinct, because some
-  applications tell them apart; ``a`` sorts before ``a=``, which sorts before ``a=1``.
-  ``+`` is not decoded and is not equated with ``%20``: only form decoding treats ``+``
-  as a space, and not every server applies it.
-- Empty parameters (``?a=1&&b=2``, ``?&``) are dropped, and an empty query (a bare
-  ``?``) is dropped. Form decoding, which is what gives the query its
-  parameter structure in the first place, skips empty parameters.
-- Session identifiers are removed: the ``;jsessionid=...`` path parameter (Java
-  servlets), and the ``jsessionid`` and ``PHPSESSID`` query parameters (names compared
-  case-insensitively). Servers append them to every link when a client rejects
-  cookies, so this crawler, which runs with cookies disabled, would otherwise see a new
-  URL for every page on every visit. These names are used by the frameworks only for
-  the session, never to select content.
-
-Deliberately not normalized:
-
-- ``www.`` is not stripped: ``www.gov.si`` and ``gov.si`` are different hosts that may
-  serve different sites.
-- http and https stay distinct: they are different origins and may serve different
-  content (or one may only redirect to the other; the crawler follows that redirect).
-- Trailing slashes are kept: ``/a`` and ``/a/`` can be different resources (a file and
-  a directory index).
-- The path is not lower-cased: paths are case-sensitive on most servers.
-- Generic parameter names such as ``sid``, ``id`` or ``session`` and tracking parameters
-  (``utm_*``) are kept: they may select content on some site, and guessing wrong would
-  merge distinct pages.
-- Index file names (``/index.html``) are kept: whether ``/`` serves ``index.html`` is a
-  server setting, not a property of URLs.
+Parsing is ada's (``ada_url``), a WHATWG URL Standard parser, so a link resolves here
+exactly as for a visitor clicking it, malformed hrefs included. ``canonicalize`` rewrites
+only what does not change which resource a server returns; when in doubt, two spellings
+stay two pages (a duplicate fetch is cheap, a missed page is not). Its rules, each with its
+reason: docs/stored.md, "Canonical URLs"; tests/test_web_urls.py pins them down.
 """
 
 from __future__ import annotations
@@ -179,7 +102,7 @@ def resolve(base_url: str, href: str) -> str | None:
 
 
 def canonicalize(url: str) -> str:
-    """The one canonical form of an absolute http(s) URL (see the module docstring).
+    """The one canonical form of an absolute http(s) URL (docs/stored.md, "Canonical URLs").
 
     Raises ValueError for anything that is not an absolute http(s) URL.
     Idempotent: ``canonicalize(canonicalize(u)) == canonicalize(u)``.

@@ -10,7 +10,7 @@ import pytest
 
 from govsi.web.urls import canonicalize, host_of, in_scope, resolve, url_too_long
 
-WPT_FILE = Path(__file__).with_name("url_resolution_wpt.json")
+WPT_FILE = Path(__file__).parent / "data" / "url_resolution_wpt.json"
 
 
 def _cases(table: list[tuple[Any, ...]]) -> list[Any]:

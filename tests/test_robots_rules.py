@@ -1,6 +1,6 @@
 """govsi.robots.rules against Google's robots.txt test suite, our Crawl-delay/Sitemap cases and
 our own edge cases. The data files are copies of the shared conformance set (see
-robots_google_protego.txt for their origin and for how Protego fares on them)."""
+data/robots_google_protego.txt for their origin and for how Protego fares on them)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from govsi.robots.matching import MAX_CHECK_WORK, MAX_PATH_CHARS
 from govsi.robots.rules import MAX_BODY_BYTES, RobotsRules, parse, rules_for_response
 from tests.support.growth import LINEAR_BOUND, growth
 
-DATA = Path(__file__).parent
+DATA = Path(__file__).parent / "data"
 ROBOTS_URL = "https://www.gov.si/robots.txt"
 UA = "govsi-crawler"
 
