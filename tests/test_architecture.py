@@ -1,5 +1,6 @@
 """docs/architecture.md's module map is true: every module is in it, each imports only what
-its row allows, every package says its job, and no imports go round a circle."""
+its row allows, every package says its job, and no imports go round a circle, between modules
+or between packages."""
 
 from __future__ import annotations
 
@@ -78,21 +79,46 @@ def test_every_package_says_its_job() -> None:
         assert doc, f"{init.relative_to(ROOT)} has no docstring saying the package's job"
 
 
+def _circle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A circle in ``graph`` (its first node repeated at the end), or None."""
+    state: dict[str, int] = {}  # 1: on the path being walked, 2: done
+
+    def walk(node: str, path: list[str]) -> list[str] | None:
+        state[node] = 1
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == 1:
+                return [*path[path.index(target) :], target]
+            if target not in state and (found := walk(target, [*path, target])):
+                return found
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := walk(node, [node])):
+            return found
+    return None
+
+
 def test_no_import_circles() -> None:
     modules = _modules()
     graph = {name: {t for t in _imports(path) if t in modules} for name, path in modules.items()}
-    state: dict[str, int] = {}  # 1: on the path being walked, 2: done
+    circle = _circle(graph)
+    assert circle is None, "import circle: " + " -> ".join(circle or [])
 
-    def walk(name: str, path: list[str]) -> None:
-        state[name] = 1
-        for target in sorted(graph[name]):
-            if state.get(target) == 1:
-                circle = [*path[path.index(target) :], target]
-                pytest.fail("import circle: " + " -> ".join(circle))
-            if target not in state:
-                walk(target, [*path, target])
-        state[name] = 2
 
-    for name in sorted(graph):
-        if name not in state:
-            walk(name, [name])
+def _package(name: str) -> str:
+    """A module's node in the package graph: its package, or itself at the top level."""
+    return name.split(".")[0]
+
+
+def test_no_package_cycles() -> None:
+    # frontera's rule: a lower package never imports a higher one, so the packages form
+    # layers even where no two modules import each other.
+    graph: dict[str, set[str]] = {}
+    for name, path in _modules().items():
+        here = _package(name)
+        graph.setdefault(here, set()).update(
+            _package(t) for t in _imports(path) if _package(t) != here
+        )
+    cycle = _circle(graph)
+    assert cycle is None, "package cycle: " + " -> ".join(cycle or [])

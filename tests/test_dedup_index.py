@@ -11,10 +11,11 @@ from functools import partial
 import pytest
 from sqlalchemy import Connection, Engine, text
 
-from govsi.dedup.index import DuplicateIndex, stored_originals
+from govsi.dedup.index import DuplicateIndex
 from govsi.items import FetchedPage
 from govsi.store import database
-from govsi.store.writer import CrawlWriter, FindOriginals
+from govsi.store.originals import FindOriginals, stored_originals
+from govsi.store.writer import CrawlWriter
 from tests.support.pgcluster import PgCluster
 from tests.test_dedup import NEWS_1, NEWS_2, semantic
 

@@ -20,7 +20,8 @@ import govsi.frontier.hostsetup as hostsetup_module
 import govsi.frontier.refills as refills_module
 import govsi.frontier.scheduler as scheduler_module
 from govsi.frontier.config import SchedulerConfig
-from govsi.frontier.scheduler import ROBOTS_REFUSALS, FrontierScheduler
+from govsi.frontier.hostsetup import ROBOTS_REFUSALS
+from govsi.frontier.scheduler import FrontierScheduler
 from govsi.items import FetchedPage, SiteInfo
 from govsi.requestmeta import (
     KIND_IMAGE,

@@ -1,6 +1,6 @@
 """Sharing a crawl without a database: the lease keeper's arithmetic (how many addresses a
 worker serves, which it hands over) and the scheduler's answers to it
-(``govsi.sharing.addresses``): when an address is idle, when it may be handed over."""
+(``govsi.frontier.addresses``): when an address is idle, when it may be handed over."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from scrapy import Request
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
+from govsi.frontier.addresses import AddressSharing
 from govsi.frontier.entries import Entry, HostInfo
 from govsi.frontier.queue import Frontier
 from govsi.requestmeta import KIND_PAGE
-from govsi.sharing.addresses import AddressSharing
 from govsi.sharing.keeper import LeaseCallbacks, LeaseKeeper, _Outcome, share_of, to_hand_over
 
 
@@ -225,7 +225,7 @@ class World:
             shared=False,
         )
 
-    # What AddressSharing asks of the scheduler it serves (sharing.addresses.Served).
+    # What AddressSharing asks of the scheduler it serves (frontier.addresses.Served).
     def mark_released(self, fingerprints: Iterable[int]) -> None:
         self.released.update(fingerprints)
 

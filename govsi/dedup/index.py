@@ -7,9 +7,10 @@ crawl. Pages fetched moments ago may not be written yet (writes are batched), so
 also remembers the most recent originals in memory, a bounded number of them.
 
 Several processes sharing one crawldb can fetch two copies at the same moment, each before
-the other's page is written. ``stored_originals`` settles that when the pages are written:
-under one database lock, a page about to be stored as an original is checked again against
-what is committed, and becomes the DUPLICATE of a copy another process stored first.
+the other's page is written. The store settles that when the pages are written
+(``govsi.store.originals``): under one database lock, a page about to be stored as an
+original is checked again against what is committed, and becomes the DUPLICATE of a copy
+another process stored first.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 from datasketch import MinHash
 from lxml import etree
-from sqlalchemy import Connection, Engine, Row, bindparam, func, select, text
+from sqlalchemy import Connection, Engine, Row, bindparam, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from govsi.dedup.maincontent import main_text
@@ -35,19 +36,12 @@ from govsi.dedup.signature import (
     make_minhash,
     signature_of_text,
 )
-from govsi.items import FetchedPage
-from govsi.store.schema import PAGE, PAGE_LSH
-from govsi.store.writer import chunks
+from govsi.store.originals import nearest
 
 logger = logging.getLogger(__name__)
 
 # Originals remembered in memory until their rows are surely written (a few flushes' worth).
 RECENT = 10_000
-# The advisory lock key under which originals are written to PostgreSQL ("govs"). One key
-# rather than one per content hash or band: a batch holds hundreds of pages, and per-key
-# locks would fill the server's lock table and could deadlock; the writes it serializes
-# are one short transaction per process every few seconds.
-ORIGINALS_LOCK = 0x676F7673
 # The lookup of one page: stored pages with its exact key (kind 0), and those sharing one
 # of its LSH band keys, with their signatures (kind 1); callers keep the HTML ones.
 # Unqualified names: the PostgreSQL engine's search_path finds the crawldb schema. The page
@@ -74,8 +68,6 @@ PG_EXECUTE = "EXECUTE govsi_duplicate_lookup(%(key)s, %(keys)s)"
 PG_PREPARED = "SELECT 1 FROM pg_prepared_statements WHERE name = 'govsi_duplicate_lookup'"
 # After a failed lookup, answer from memory alone for this long before trying again.
 LOOKUP_RETRY_AFTER = 2.0
-# Rows per IN (...) list: SQLite allows 32 766 bound parameters per statement.
-IN_CHUNK = 10_000
 
 
 @dataclass
@@ -97,11 +89,6 @@ def unpack(data: bytes, num_perm: int) -> MinHash:
     return make_minhash(num_perm, np.frombuffer(data, dtype=np.uint32))
 
 
-def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:
-    """What ``MinHash.jaccard`` computes, on bare hash values (no MinHash to build)."""
-    return float(np.count_nonzero(a == b)) / len(a)
-
-
 @dataclass
 class Question:
     """A page ready to be looked up."""
@@ -110,21 +97,6 @@ class Question:
     key: str
     sig: MinHash | None
     keys: list[int]
-
-
-def nearest(
-    url: str, values: np.ndarray, candidates: dict[str, np.ndarray], threshold: float
-) -> str | None:
-    """The candidate other than ``url`` itself most similar to ``values``, if one reaches
-    ``threshold``."""
-    best, best_score = None, threshold
-    for other, other_values in candidates.items():
-        if other == url:
-            continue
-        score = estimated_jaccard(values, other_values)
-        if score >= best_score:
-            best, best_score = other, score
-    return best
 
 
 def question(
@@ -325,66 +297,3 @@ class DuplicateIndex:
                     self._recent_bands[k] = entries
                 else:
                     self._recent_bands.pop(k, None)
-
-
-def stored_originals(
-    conn: Connection, pages: list[FetchedPage], *, threshold: float
-) -> dict[str, str]:
-    """For pages about to be written as originals, the committed original each one copies.
-
-    Call it inside the writing transaction: on PostgreSQL it takes the lock that makes
-    every process's check-then-write of originals happen one after another, held until
-    that transaction ends.
-    """
-    pages = [p for p in pages if p.content_hash]
-    if not pages:
-        return {}
-    if conn.dialect.name == "postgresql":
-        conn.execute(select(func.pg_advisory_xact_lock(ORIGINALS_LOCK)))
-    found = _exact_originals(conn, pages)
-    rest = [p for p in pages if p.url not in found and p.minhash and p.band_keys]
-    if rest:
-        found.update(_near_originals(conn, rest, threshold=threshold))
-    return found
-
-
-def _exact_originals(conn: Connection, pages: list[FetchedPage]) -> dict[str, str]:
-    owners: dict[str, list[tuple[int, str]]] = {}
-    for part in chunks(sorted({p.content_hash for p in pages if p.content_hash}), IN_CHUNK):
-        q = select(PAGE.c.id, PAGE.c.url, PAGE.c.content_hash).where(
-            PAGE.c.content_hash.in_(part),
-            (PAGE.c.page_type_code + "") == "HTML",  # see _LOOKUP_SQL
-        )
-        for pid, url, key in conn.execute(q):
-            owners.setdefault(key, []).append((pid, url))
-    found = {}
-    for page in pages:
-        # The first stored is the original; the page's own row (a re-fetch) is not a copy.
-        others = sorted(o for o in owners.get(page.content_hash or "", ()) if o[1] != page.url)
-        if others:
-            found[page.url] = others[0][1]
-    return found
-
-
-def _near_originals(
-    conn: Connection, pages: list[FetchedPage], *, threshold: float
-) -> dict[str, str]:
-    by_key: dict[int, list[tuple[str, np.ndarray]]] = {}
-    for part in chunks(sorted({k for p in pages for k in p.band_keys}), IN_CHUNK):
-        q = (
-            select(PAGE_LSH.c.band_key, PAGE.c.url, PAGE.c.minhash, PAGE.c.page_type_code)
-            .join(PAGE, PAGE.c.id == PAGE_LSH.c.page_id)
-            .where(PAGE_LSH.c.band_key.in_(part))
-        )
-        for key, url, data, page_type in conn.execute(q):
-            if data and page_type == "HTML":  # filtered here, not in SQL: see _LOOKUP_SQL
-                by_key.setdefault(key, []).append((url, np.frombuffer(data, dtype=np.uint32)))
-    found = {}
-    for page in pages:
-        assert page.minhash is not None
-        candidates = {url: values for key in page.band_keys for url, values in by_key.get(key, ())}
-        mine = np.frombuffer(page.minhash, dtype=np.uint32)
-        best = nearest(page.url, mine, candidates, threshold)
-        if best is not None:
-            found[page.url] = best
-    return found

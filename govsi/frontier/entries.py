@@ -1,15 +1,18 @@
-"""What the scheduler keeps per queued page and per host (``govsi.frontier.scheduler``,
-``govsi.sharing.addresses``)."""
+"""What the scheduler keeps per queued page and per host (``govsi.frontier.scheduler`` and
+its parts)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from scrapy.statscollectors import StatsCollector
 from twisted.internet.base import DelayedCall
 
+from govsi.frontier.queue import Frontier
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_URL
 from govsi.robots.rules import RobotsRules
+from govsi.store.extension import CrawlStore
 
 
 class Entry(NamedTuple):
@@ -54,9 +57,20 @@ class HostInfo:
     # A refused entry's row is in crawldb once the store has written this many items.
     backlog_written_at: int = 0
     # FRONTIER rows crawldb had for it when a refill last found nothing new to fetch:
-    # another worker's rows change the count (see FrontierScheduler._scanned).
+    # another worker's rows change the count (see Refills._scanned).
     dry_count: int = -1
 
     def has_work(self) -> bool:
         """Work beyond what the frontier holds in memory: rows in crawldb, robots.txt due."""
         return self.backlog or self.refilling or self.robots_retry is not None
+
+
+@dataclass(frozen=True)
+class Workbench:
+    """What the scheduler and each part it holds work on: the hosts' records (each part
+    writes its own fields), the frontier, the crawl's store and its stats."""
+
+    hosts: dict[str, HostInfo]
+    frontier: Frontier
+    store: CrawlStore
+    stats: StatsCollector

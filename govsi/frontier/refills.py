@@ -2,48 +2,83 @@
 its rows by a (depth, id) cursor when memory does not hold them all, and taking up hosts
 with rows another worker found or left.
 
-A mixin of ``FrontierScheduler``: it declares below what it uses of the scheduler.
+``Refills`` is a part the scheduler holds: it writes the backlog fields of the hosts'
+``HostInfo`` records it is given, and tells the scheduler what it finds through
+``RefillCallbacks``.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Set
+from dataclasses import dataclass
 
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
-from govsi.frontier.entries import Entry, HostInfo
-from govsi.frontier.queue import Frontier
+from govsi.frontier.config import SchedulerConfig
+from govsi.frontier.entries import Entry, HostInfo, Workbench
+from govsi.frontier.queue import HostState
 from govsi.requestmeta import KIND_PAGE
-from govsi.sharing.addresses import AddressSharing
-from govsi.store.extension import CrawlStore
 from govsi.web.urls import fingerprint
 
-logger = logging.getLogger("govsi.frontier.scheduler")
+logger = logging.getLogger(__name__)
 
 # A refill that could not tell whether more rows are on their way waits this long.
 REFILL_RETRY = 0.5
 
 
-class Refills:
-    hosts: dict[str, HostInfo]
-    frontier: Frontier
-    store: CrawlStore
-    sharing: AddressSharing
-    stats: Any
-    released: set[int]
-    depth_limit: int
-    refill_size: int
-    _backlogged: set[str]
+@dataclass(frozen=True)
+class RefillCallbacks:
+    """What refills tell the scheduler."""
 
+    # Entries were pushed, or hosts taken up: let the engine ask.
     wake: Callable[[], None]
-    _host: Callable[[str, str], HostInfo]
+    # (host, a URL of it): a host with rows in crawldb, set up if it is new.
+    add_host: Callable[[str, str], HostInfo]
+    # The host on this address has work again (its lease is asked for if not held).
+    work_for: Callable[[str | None], None]
+
+
+class Refills:
+    def __init__(
+        self,
+        config: SchedulerConfig,
+        bench: Workbench,
+        *,
+        released: Set[int],
+        callbacks: RefillCallbacks,
+    ) -> None:
+        self.hosts, self.frontier = bench.hosts, bench.frontier
+        self.store, self.stats = bench.store, bench.stats
+        # Pages and images this run released: never pushed again from their rows.
+        self.released = released
+        self.cb = callbacks
+        self.depth_limit = config.depth_limit
+        self.refill_size = config.refill_size
+        # Hosts with FRONTIER rows in crawldb that memory does not hold (HostInfo.backlog).
+        self._backlogged: set[str] = set()
+
+    def open(self) -> None:
+        """A continuing crawl: every host with FRONTIER rows has work in crawldb."""
+        for host, sample_url in self.store.frontier_hosts(self.depth_limit):
+            self.cb.add_host(host, sample_url)
+            self._set_backlog(host, True)
+
+    def spilled(self, host: str, depth: int) -> None:
+        """The window refused an entry of ``host``: its FRONTIER row is (or will be) in
+        crawldb, to be read back later."""
+        info = self.hosts[host]
+        self._set_backlog(host, True)
+        info.backlog_written_at = self.store.items_added
+        if depth < info.cursor[0]:
+            info.cursor = (-1, 0)
+        self.stats.inc_value("govsi/frontier/spilled")
 
     # -- work other workers found ------------------------------------------------------
     def scan_frontier(self) -> None:
+        """Look for hosts with FRONTIER rows in crawldb (in a worker thread)."""
         d = deferToThread(self.store.frontier_hosts, self.depth_limit, True)
         d.addCallbacks(self._scanned, lambda f: logger.warning(
             "listing hosts with work in crawldb failed: %s", f.getErrorMessage()))  # fmt: skip
@@ -53,7 +88,7 @@ class Refills:
         for host, sample_url, count in rows:
             info = self.hosts.get(host)
             if info is None:
-                self._host(host, sample_url)
+                self.cb.add_host(host, sample_url)
                 self._set_backlog(host, True)
                 continue
             if info.unavailable or info.backlog or info.refilling or count == info.dry_count:
@@ -61,11 +96,12 @@ class Refills:
             info.dry_count = count
             info.cursor = (-1, 0)
             self._set_backlog(host, True)
-            self.sharing.work_for(info.ip)
-        self.wake()
+            self.cb.work_for(info.ip)
+        self.cb.wake()
 
     # -- refilling from crawldb -------------------------------------------------------------
-    def _start_refills(self, now: float) -> None:
+    def start_refills(self, now: float) -> None:
+        """Refill every host with rows in crawldb whose queue runs low (nothing was ready)."""
         if len(self.frontier) >= self.frontier.window:
             return
         low = self.refill_size // 4
@@ -74,6 +110,12 @@ class Refills:
             info = self.hosts[host]
             if not info.unavailable and len(self.frontier.host(host).queue) < low:
                 self._refill(host, now)
+
+    def refill_if_low(self, state: HostState, now: float) -> None:
+        """A request of ``state``'s host left: refill its queue if it runs low."""
+        info = self.hosts[state.name]
+        if info.backlog and not info.unavailable and len(state.queue) < self.refill_size // 4:
+            self._refill(state.name, now)
 
     def _set_backlog(self, host: str, backlog: bool) -> None:
         self.hosts[host].backlog = backlog
@@ -110,7 +152,7 @@ class Refills:
                 else:
                     info.refill_after = time.monotonic() + REFILL_RETRY
         self.stats.inc_value("govsi/frontier/refills")
-        self.wake()
+        self.cb.wake()
 
     def _refill_failed(self, failure: Failure, host: str) -> None:
         info = self.hosts[host]

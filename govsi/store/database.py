@@ -1,5 +1,6 @@
 """Opening crawldb: its URL (shown without passwords), the engine, the SQLite lock, and the
-schema's migrations (Alembic, under an advisory lock on PostgreSQL)."""
+schema's migrations (Alembic, under an advisory lock on PostgreSQL); statements kept within
+the drivers' bound-parameter limits (``chunks``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import re
 import socket
 import tempfile
+from collections.abc import Iterator, Sequence
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import IO, Any
@@ -27,6 +29,15 @@ from sqlalchemy.engine import URL, make_url
 from govsi.store.schema import DEFAULT_CRAWLDB_URL, SCHEMA
 
 logger = logging.getLogger(__name__)
+
+# Bound parameters per statement stay well under SQLite's and psycopg2's limits.
+CHUNK = 500
+
+
+def chunks(seq: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
+    """``seq`` in slices of ``size``: one statement each, its IN (...) list bounded."""
+    for i in range(0, len(seq), size):
+        yield seq[i : i + size]
 
 
 def display_url(url: str | URL | Any) -> str:

@@ -24,11 +24,11 @@ from twisted.internet.defer import Deferred, succeed
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
-from govsi.dedup.index import stored_originals
 from govsi.items import Item
 from govsi.store import database, schema
 from govsi.store.config import StoreConfig
 from govsi.store.limits import limits_of, record_limits, run_name
+from govsi.store.originals import stored_originals
 from govsi.store.reader import CrawlReader, StoredRobots
 from govsi.store.spill import default_spill_dir, read_spill, replay_spills, set_spills_aside
 from govsi.store.writer import CrawlWriter, item_bytes

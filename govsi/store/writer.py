@@ -9,10 +9,9 @@ cannot be written when the crawl closes is saved to a JSON-lines file, never dro
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,6 @@ from sqlalchemy import (
     and_,
     bindparam,
     case,
-    func,
     or_,
     select,
     update,
@@ -39,7 +37,11 @@ from govsi.items import (
     SiteInfo,
     SitemapFile,
 )
-from govsi.store.schema import IMAGE, LINK, PAGE, PAGE_DATA, PAGE_LSH, SITE
+from govsi.store.database import chunks
+from govsi.store.images import insert_images, record_images
+from govsi.store.originals import FindOriginals, settle_copies
+from govsi.store.originals import as_duplicate as as_duplicate  # spiders/govsi.py's import
+from govsi.store.schema import LINK, PAGE, PAGE_DATA, PAGE_LSH, SITE
 from govsi.store.spill import save_spill
 from govsi.web.contenttypes import filename_of
 from govsi.web.urls import host_of
@@ -74,27 +76,6 @@ _NOT_BACKWARDS = or_(
     ),
 )
 
-# Bound parameters per statement stay well under SQLite's and psycopg2's limits.
-CHUNK = 500
-
-# Given the pages a batch is about to store as originals, inside the batch's transaction:
-# the URL of the committed original each copies (see govsi.dedup.index.stored_originals).
-FindOriginals = Callable[[Connection, list[FetchedPage]], dict[str, str]]
-
-
-def as_duplicate(page: FetchedPage, original: str) -> FetchedPage:
-    """``page`` stored as a copy of ``original``: no content, links or signature of its own."""
-    return dataclasses.replace(
-        page,
-        page_type="DUPLICATE",
-        duplicate_of=original,
-        html_content=None,
-        links=[],
-        images=[],
-        minhash=None,
-        band_keys=[],
-    )
-
 
 def item_bytes(item: Item) -> int:
     """About what an item holds in memory, for the writer's buffer limit."""
@@ -106,11 +87,6 @@ def item_bytes(item: Item) -> int:
     for name in ("links", "images", "band_keys"):
         size += 100 * len(getattr(item, name, None) or ())
     return size
-
-
-def chunks(seq: Sequence[Any], size: int = CHUNK) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(seq), size):
-        yield seq[i : i + size]
 
 
 def _first_line(exc: SQLAlchemyError) -> str:
@@ -242,50 +218,9 @@ class CrawlWriter:
         return path
 
     # -- the batch ---------------------------------------------------------------------
-    def _settle_copies(self, conn: Connection, batch: list[Item]) -> tuple[list[Item], int]:
-        """The batch with each would-be original that another process's committed page
-        already covers turned into that page's DUPLICATE, and every DUPLICATE pointing at
-        the first original of its chain. The batch itself is left as it is, for a retry."""
-        if self.find_originals is None:
-            return batch, 0
-        fresh = [
-            i
-            for i in batch
-            if isinstance(i, FetchedPage) and i.page_type == "HTML" and not i.duplicate_of
-        ]
-        found = self.find_originals(conn, fresh) if fresh else {}
-        for url, original in found.items():
-            logger.info("%s: another process stored a copy first, %s; a DUPLICATE", url, original)
-        settled_here = len(found)
-        targets = {i.duplicate_of for i in batch if isinstance(i, FetchedPage) and i.duplicate_of}
-        targets.difference_update(found)
-        found.update(self._originals_of(conn, sorted(targets)))
-        settled: list[Item] = []
-        for item in batch:
-            if isinstance(item, FetchedPage) and item.url in found and not item.duplicate_of:
-                item = as_duplicate(item, found[item.url])
-            elif isinstance(item, FetchedPage) and item.duplicate_of in found:
-                item = dataclasses.replace(item, duplicate_of=found[item.duplicate_of])
-            settled.append(item)
-        return settled, settled_here
-
-    @staticmethod
-    def _originals_of(conn: Connection, urls: list[str]) -> dict[str, str]:
-        """For stored pages among ``urls`` that are DUPLICATEs, the page each copies."""
-        original = PAGE.alias("original")
-        found: dict[str, str] = {}
-        for part in chunks(urls):
-            q = (
-                select(PAGE.c.url, original.c.url)
-                .join(original, original.c.id == PAGE.c.duplicate_of)
-                .where(PAGE.c.url.in_(part), PAGE.c.page_type_code == "DUPLICATE")
-            )
-            found.update((copy, first) for copy, first in conn.execute(q))
-        return found
-
     def _apply(self, conn: Connection, batch: list[Item]) -> int:
         """Write ``batch``; the number of would-be originals that turned out copies."""
-        batch, settled = self._settle_copies(conn, batch)
+        batch, settled = settle_copies(conn, batch, self.find_originals)
         depth_of: dict[str, int] = {}
         for item in batch:
             if isinstance(item, DiscoveredPage):
@@ -365,9 +300,9 @@ class CrawlWriter:
             rows = [{"from_page": a, "to_page": b} for a, b in sorted(links)]
             conn.execute(self._insert(LINK).on_conflict_do_nothing(), rows)
         if images:
-            self._insert_images(conn, list(images.values()))
+            insert_images(conn, self._insert, list(images.values()))
         if image_updates:
-            self._record_images(conn, list(image_updates.values()))
+            record_images(conn, list(image_updates.values()))
         for host, rf in robots.items():
             conn.execute(
                 update(SITE)
@@ -456,46 +391,3 @@ class CrawlWriter:
             found = conn.execute(select(PAGE.c.url, PAGE.c.id).where(PAGE.c.url.in_(part)))
             ids.update({url: pid for url, pid in found})
         return ids
-
-    @staticmethod
-    def _record_images(conn: Connection, fetched: list[dict[str, Any]]) -> None:
-        """A download's outcome goes on every row of its URL; its bytes on the first row
-        only (the lowest id), so a logo on 500 pages is stored once."""
-        meta = [{k: v for k, v in r.items() if k != "data"} for r in fetched]
-        conn.execute(update(IMAGE).where(IMAGE.c.url == bindparam("b_url")), meta)
-        first = select(func.min(IMAGE.c.id)).where(IMAGE.c.url == bindparam("b_url"))
-        with_data = [{"b_url": r["b_url"], "data": r["data"]} for r in fetched if r["data"]]
-        if with_data:
-            stmt = update(IMAGE).where(IMAGE.c.id == first.scalar_subquery())
-            conn.execute(stmt, with_data)
-
-    def _insert_images(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
-        """New (page, image) rows take the outcome of an earlier download of the same URL,
-        if any, from that URL's first row, read without its bytes."""
-        urls = sorted({r["url"] for r in rows})
-        known: dict[str, dict[str, Any]] = {}
-        for part in chunks(urls):
-            first = select(func.min(IMAGE.c.id)).where(IMAGE.c.url.in_(part)).group_by(IMAGE.c.url)
-            q = select(
-                IMAGE.c.url,
-                IMAGE.c.content_type,
-                IMAGE.c.accessed_time,
-                IMAGE.c.http_status_code,
-            ).where(IMAGE.c.id.in_(first), IMAGE.c.accessed_time.is_not(None))
-            for found in conn.execute(q):
-                known.setdefault(found.url, dict(found._mapping))
-        full = []
-        for r in rows:
-            prev = known.get(r["url"], {})
-            full.append(
-                {
-                    **r,
-                    "content_type": prev.get("content_type"),
-                    "data": None,  # on the URL's first row only
-                    "accessed_time": prev.get("accessed_time"),
-                    "http_status_code": prev.get("http_status_code"),
-                }
-            )
-        conn.execute(
-            self._insert(IMAGE).on_conflict_do_nothing(index_elements=["page_id", "url"]), full
-        )

@@ -1,6 +1,9 @@
 """The scheduler's part in sharing a crawl between workers: it serves an address's hosts
 only while it holds the address's lease (``govsi.sharing.keeper``).
 
+It lives in the frontier, beside the scheduler it serves: ``govsi.sharing`` keeps the
+leases (SQL, notices, the keeper's rounds) and knows nothing of the frontier.
+
 ``AddressSharing`` knows which hosts are on which address, asks for a lease when a host
 resolves or gets work, puts a granted address's hosts into the frontier's rotation (after
 dropping what another worker already fetched there), parks them when the lease is lost,
@@ -66,7 +69,6 @@ class AddressSharing:
         ttl: float,
         scan_interval: float,
         shared: bool,
-        job: str | None = None,
         settle_within: float = 600.0,
         robots_max_age: float = 24 * 3600.0,
     ) -> None:
@@ -76,7 +78,8 @@ class AddressSharing:
         self.hosts = served.hosts
         self.stats = stats
         self.robots_max_age = robots_max_age
-        self.job = job
+        self.job: str | None = None
+        self._started = False
         # Hosts by address: a lease is on an address, the frontier schedules hosts.
         self.on_ip: dict[str, set[str]] = {}
         # Addresses being handed over: None while a request of theirs is unsettled, then
@@ -109,11 +112,16 @@ class AddressSharing:
         )
 
     # -- the scheduler tells ----------------------------------------------------------------
-    def start(self) -> None:
+    def start(self, job: str | None = None) -> None:
+        """The crawl opens (``job``: scrapyd's job id, reported with each heartbeat)."""
+        self.job = job
+        self._started = True
         self.leases.start()
 
     def stop(self) -> None:
-        self.leases.stop()
+        """The crawl's writes are in: give every lease back (nothing to do unless started)."""
+        if self._started:
+            self.leases.stop()
 
     def resolved(self, host: str, ip: str) -> None:
         self.on_ip.setdefault(ip, set()).add(host)

@@ -1,0 +1,180 @@
+"""Copies settled as a batch is written: two processes sharing one crawldb can each fetch
+a copy of the same page before the other's is written, so each would store it as an
+original. Inside the writing transaction, and under one lock (``stored_originals``), a page
+about to be stored as an original is checked again against what is committed, and becomes
+the DUPLICATE of a copy another process stored first; DUPLICATEs are pointed at the first
+original of their chain (``settle_copies``).
+
+The store settles copies when it writes, so this lives in the store; the comparison it makes
+(``nearest``) is the one ``govsi.dedup.index`` makes before a page is stored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+
+import numpy as np
+from sqlalchemy import Connection, func, select
+
+from govsi.items import FetchedPage, Item
+from govsi.store.database import chunks
+from govsi.store.schema import PAGE, PAGE_LSH
+
+logger = logging.getLogger(__name__)
+
+# The advisory lock key under which originals are written to PostgreSQL ("govs"). One key
+# rather than one per content hash or band: a batch holds hundreds of pages, and per-key
+# locks would fill the server's lock table and could deadlock; the writes it serializes
+# are one short transaction per process every few seconds.
+ORIGINALS_LOCK = 0x676F7673
+
+# Rows per IN (...) list: SQLite allows 32 766 bound parameters per statement.
+IN_CHUNK = 10_000
+
+# Given the pages a batch is about to store as originals, inside the batch's transaction:
+# the URL of the committed original each copies (``stored_originals``).
+FindOriginals = Callable[[Connection, list[FetchedPage]], dict[str, str]]
+
+
+def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    """What ``MinHash.jaccard`` computes, on bare hash values (no MinHash to build)."""
+    return float(np.count_nonzero(a == b)) / len(a)
+
+
+def nearest(
+    url: str, values: np.ndarray, candidates: dict[str, np.ndarray], threshold: float
+) -> str | None:
+    """The candidate other than ``url`` itself most similar to ``values``, if one reaches
+    ``threshold``."""
+    best, best_score = None, threshold
+    for other, other_values in candidates.items():
+        if other == url:
+            continue
+        score = estimated_jaccard(values, other_values)
+        if score >= best_score:
+            best, best_score = other, score
+    return best
+
+
+def as_duplicate(page: FetchedPage, original: str) -> FetchedPage:
+    """``page`` stored as a copy of ``original``: no content, links or signature of its own."""
+    return dataclasses.replace(
+        page,
+        page_type="DUPLICATE",
+        duplicate_of=original,
+        html_content=None,
+        links=[],
+        images=[],
+        minhash=None,
+        band_keys=[],
+    )
+
+
+def settle_copies(
+    conn: Connection, batch: list[Item], find_originals: FindOriginals | None
+) -> tuple[list[Item], int]:
+    """The batch with each would-be original that another process's committed page
+    already covers turned into that page's DUPLICATE, and every DUPLICATE pointing at
+    the first original of its chain; and how many would-be originals turned out copies.
+    The batch itself is left as it is, for a retry."""
+    if find_originals is None:
+        return batch, 0
+    fresh = [
+        i
+        for i in batch
+        if isinstance(i, FetchedPage) and i.page_type == "HTML" and not i.duplicate_of
+    ]
+    found = find_originals(conn, fresh) if fresh else {}
+    for url, original in found.items():
+        logger.info("%s: another process stored a copy first, %s; a DUPLICATE", url, original)
+    settled_here = len(found)
+    targets = {i.duplicate_of for i in batch if isinstance(i, FetchedPage) and i.duplicate_of}
+    targets.difference_update(found)
+    found.update(originals_of(conn, sorted(targets)))
+    settled: list[Item] = []
+    for item in batch:
+        if isinstance(item, FetchedPage) and item.url in found and not item.duplicate_of:
+            item = as_duplicate(item, found[item.url])
+        elif isinstance(item, FetchedPage) and item.duplicate_of in found:
+            item = dataclasses.replace(item, duplicate_of=found[item.duplicate_of])
+        settled.append(item)
+    return settled, settled_here
+
+
+def originals_of(conn: Connection, urls: list[str]) -> dict[str, str]:
+    """For stored pages among ``urls`` that are DUPLICATEs, the page each copies."""
+    original = PAGE.alias("original")
+    found: dict[str, str] = {}
+    for part in chunks(urls):
+        q = (
+            select(PAGE.c.url, original.c.url)
+            .join(original, original.c.id == PAGE.c.duplicate_of)
+            .where(PAGE.c.url.in_(part), PAGE.c.page_type_code == "DUPLICATE")
+        )
+        found.update((copy, first) for copy, first in conn.execute(q))
+    return found
+
+
+def stored_originals(
+    conn: Connection, pages: list[FetchedPage], *, threshold: float
+) -> dict[str, str]:
+    """For pages about to be written as originals, the committed original each one copies.
+
+    Call it inside the writing transaction: on PostgreSQL it takes the lock that makes
+    every process's check-then-write of originals happen one after another, held until
+    that transaction ends.
+    """
+    pages = [p for p in pages if p.content_hash]
+    if not pages:
+        return {}
+    if conn.dialect.name == "postgresql":
+        conn.execute(select(func.pg_advisory_xact_lock(ORIGINALS_LOCK)))
+    found = _exact_originals(conn, pages)
+    rest = [p for p in pages if p.url not in found and p.minhash and p.band_keys]
+    if rest:
+        found.update(_near_originals(conn, rest, threshold=threshold))
+    return found
+
+
+def _exact_originals(conn: Connection, pages: list[FetchedPage]) -> dict[str, str]:
+    owners: dict[str, list[tuple[int, str]]] = {}
+    for part in chunks(sorted({p.content_hash for p in pages if p.content_hash}), IN_CHUNK):
+        q = select(PAGE.c.id, PAGE.c.url, PAGE.c.content_hash).where(
+            PAGE.c.content_hash.in_(part),
+            (PAGE.c.page_type_code + "") == "HTML",  # see _LOOKUP_SQL
+        )
+        for pid, url, key in conn.execute(q):
+            owners.setdefault(key, []).append((pid, url))
+    found = {}
+    for page in pages:
+        # The first stored is the original; the page's own row (a re-fetch) is not a copy.
+        others = sorted(o for o in owners.get(page.content_hash or "", ()) if o[1] != page.url)
+        if others:
+            found[page.url] = others[0][1]
+    return found
+
+
+def _near_originals(
+    conn: Connection, pages: list[FetchedPage], *, threshold: float
+) -> dict[str, str]:
+    by_key: dict[int, list[tuple[str, np.ndarray]]] = {}
+    for part in chunks(sorted({k for p in pages for k in p.band_keys}), IN_CHUNK):
+        q = (
+            select(PAGE_LSH.c.band_key, PAGE.c.url, PAGE.c.minhash, PAGE.c.page_type_code)
+            .join(PAGE, PAGE.c.id == PAGE_LSH.c.page_id)
+            .where(PAGE_LSH.c.band_key.in_(part))
+        )
+        for key, url, data, page_type in conn.execute(q):
+            if data and page_type == "HTML":  # filtered here, not in SQL: see _LOOKUP_SQL
+                by_key.setdefault(key, []).append((url, np.frombuffer(data, dtype=np.uint32)))
+    found = {}
+    for page in pages:
+        assert page.minhash is not None
+        candidates = {url: values for key in page.band_keys for url, values in by_key.get(key, ())}
+        mine = np.frombuffer(page.minhash, dtype=np.uint32)
+        best = nearest(page.url, mine, candidates, threshold)
+        if best is not None:
+            found[page.url] = best
+    return found
