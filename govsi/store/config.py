@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from scrapy.settings import BaseSettings
 
+from govsi.dedup.config import DuplicateConfig
+
 
 @dataclass(frozen=True)
 class StoreConfig:
@@ -30,13 +32,15 @@ class StoreConfig:
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> StoreConfig:
+        # Read as the spider reads them: both must agree on what a copy is.
+        duplicates = DuplicateConfig.from_settings(s)
         return cls(
             crawldb_url=s.get("CRAWLDB_URL"),
             connect_timeout=s.getfloat("DB_CONNECT_TIMEOUT"),
             statement_timeout=s.getfloat("DB_STATEMENT_TIMEOUT"),
             keepalives_idle=s.getint("DB_KEEPALIVES_IDLE"),
-            duplicate_detection=s.getbool("DUPLICATE_DETECTION"),
-            near_duplicate_threshold=s.getfloat("NEAR_DUPLICATE_THRESHOLD"),
+            duplicate_detection=duplicates.enabled,
+            near_duplicate_threshold=duplicates.threshold,
             store_image_data=s.getbool("STORE_IMAGE_DATA"),
             store_binary_data=s.getbool("STORE_BINARY_DATA"),
             write_retries=s.getint("DB_WRITE_RETRIES"),
