@@ -309,6 +309,12 @@ FRONTIER_REFILL_SIZE = 200
 PROGRESS_INTERVAL = 60.0
 
 # --- Components ------------------------------------------------------------------------
+# The settings a govsi crawl fixes whatever else is set (govsi/addons.py): no Scrapy
+# download delay (the frontier's delays rule), passwords hidden in Scrapy's log of the
+# settings, scrapy-playwright's settings for RENDER_JS.
+ADDONS = {
+    "govsi.addons.GovsiAddon": 0,
+}
 # Scrapy extensions: govsi's components, wired by priority and signals as Scrapy does.
 EXTENSIONS = {
     # Refuses connections to private addresses (ALLOWED_PRIVATE_NETWORKS).

@@ -17,9 +17,10 @@ from govsi.frontier.traps import TrapGuard
 from govsi.items import DiscoveredPage, FetchedPage, SitemapFile
 from govsi.report import queries
 from govsi.requestmeta import KIND_IMAGE, META_HOST
-from govsi.spiders.govsi import GovsiSpider
+from govsi.spiders.admission import Admission
 from govsi.store import database
 from govsi.store.writer import SITEMAP_CUT, CrawlWriter, capped_append
+from govsi.web.scope import Scope
 from tests.support.stats import DictStats
 from tests.test_frontier_scheduler import DELAY, Harness, harnesses, make, urls
 from tests.test_store_extension import _writes_at_once, close, pages, spills, store, stored
@@ -175,26 +176,25 @@ def test_a_host_past_its_byte_budget_stops_others_go_on(
 # -- images through the trap rules (the spider) ----------------------------------------
 
 
-def image_spider(**traps: int) -> GovsiSpider:
-    s = GovsiSpider()
-    s.crawler = SimpleNamespace(stats=DictStats())  # type: ignore[assignment]
-    s.suffixes, s.max_url_length = ["gov.si"], 2000
-    stats = s.crawler.stats
-    s.traps = TrapGuard(on_refusal=lambda r: stats.inc_value(f"govsi/traps/{r}"), **traps)
-    return s
+def image_spider(**traps: int) -> SimpleNamespace:
+    stats = DictStats()
+    guard = TrapGuard(on_refusal=lambda r: stats.inc_value(f"govsi/traps/{r}"), **traps)
+    admission = Admission(Scope(("gov.si",), 2000), guard, stats.inc_value, lambda url: True)
+    # The spider's admission, and its stats where the spider has them.
+    return SimpleNamespace(admission=admission, crawler=SimpleNamespace(stats=stats))
 
 
 def test_image_variants_past_the_trap_rule_are_neither_recorded_nor_requested() -> None:
     s = image_spider(max_query_variants=3)
     sources = [f"https://{A}/logo.png?v={i}" for i in range(10)]
     sources += [f"https://{A}/logo.png?v=0", f"https://{A}/a/a/a/x.png", "https://x.com/o.png"]
-    got = asyncio.run(s._admitted(sources, s._image))
+    got = asyncio.run(s.admission.admitted(sources, s.admission.image))
     # Out of scope: recorded (the page shows it), never requested (may_fetch_image).
     assert got == [f"https://{A}/logo.png?v={i}" for i in range(3)] + ["https://x.com/o.png"]
     assert s.crawler.stats.get_value("govsi/traps/query_variants") == 7
     assert s.crawler.stats.get_value("govsi/traps/repeated_segment") == 1
     # A page met again gets the same images (admitted once, always).
-    assert asyncio.run(s._admitted(sources, s._image)) == got
+    assert asyncio.run(s.admission.admitted(sources, s.admission.image)) == got
 
 
 # -- spill files on disk (CrawlStore) --------------------------------------------------

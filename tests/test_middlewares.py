@@ -158,8 +158,9 @@ def test_the_spider_records_the_refusal_as_the_pages_error() -> None:
     failure = Failure(out)
     url = "http://zasebni.gov.si/"
     failure.request = Request(url, meta={META_URL: url, "depth": 1})  # type: ignore[attr-defined]
-    spider = GovsiSpider()
-    stats = get_crawler().stats
+    crawler = get_crawler(GovsiSpider, {"ROBOTSTXT_USER_AGENT": "govsi-crawler"})
+    spider = GovsiSpider.from_crawler(crawler)
+    stats = crawler.stats
     spider.crawler = SimpleNamespace(stats=stats, get_extension=lambda cls: None)  # type: ignore[assignment]
     (page,) = spider.page_failed(failure)
     assert page.page_type == "ERROR"

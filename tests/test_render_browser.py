@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from scrapy.settings import Settings
 
-from govsi.render import engine
+from govsi.render import config, engine
 from govsi.render.renderer import Refused
 from govsi.render.routes import PageRoutes, Reply
 from tests.support.renderer import make_renderer
@@ -80,9 +80,9 @@ def test_scrapy_playwrights_per_request_log_is_off_unless_the_crawl_logs_debug(
     log_level: str,
     expected: int,
 ) -> None:
-    monkeypatch.setattr(engine, "find_chromium", lambda configured=None: "/bin/true")
+    monkeypatch.setattr(config, "find_chromium", lambda configured=None: "/bin/true")
     settings = Settings({"RENDER_JS": "auto", "LOG_LEVEL": log_level, "RENDER_MAX_PAGES": 4})
-    assert engine.configure(settings) == "auto"
+    assert config.configure(settings) == "auto"
     # The handler attaches its request and response loggers when the logger's effective
     # level is DEBUG or lower, which NOTSET is under Scrapy (its root logger is NOTSET).
     assert playwright_log.level == expected

@@ -174,7 +174,7 @@ def test_the_handler_says_when_its_browser_has_launched() -> None:
 def test_the_handlers_logger_is_the_one_configure_quiets() -> None:
     assert sp_handler.logger.name == "scrapy-playwright", (
         f"scrapy_playwright.handler logs as {sp_handler.logger.name!r}; "
-        "govsi.render.engine.configure filters and levels the 'scrapy-playwright' logger"
+        "govsi.render.engine.configure_playwright filters and levels the 'scrapy-playwright' logger"
     )
 
 

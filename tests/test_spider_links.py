@@ -4,22 +4,18 @@ MAX_LINKS_PER_PAGE links never holds the reactor for the whole of it."""
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
 
 import pytest
 
 from govsi.frontier.traps import TrapGuard
-from govsi.spiders import govsi as module
-from govsi.spiders.govsi import ADMIT_CHUNK, GovsiSpider
+from govsi.spiders import admission as module
+from govsi.spiders.admission import ADMIT_CHUNK, Admission
+from govsi.web.scope import Scope
 from tests.support.stats import DictStats
 
 
-def spider() -> GovsiSpider:
-    s = GovsiSpider()
-    s.crawler = SimpleNamespace(stats=DictStats())  # type: ignore[assignment]
-    s.suffixes, s.max_url_length = ["gov.si"], 2000
-    s.traps = TrapGuard()
-    return s
+def spider() -> Admission:
+    return Admission(Scope(("gov.si",), 2000), TrapGuard(), DictStats().inc_value, lambda url: True)
 
 
 @pytest.mark.parametrize("n", [0, 1, ADMIT_CHUNK, ADMIT_CHUNK + 1, 3 * ADMIT_CHUNK + 7])
@@ -34,7 +30,7 @@ def test_links_are_admitted_in_chunks_in_order_each_once(
     monkeypatch.setattr(module, "_reactor_turn", turn)
     hrefs = [f"http://S{i}.gov.si/a/../b" for i in range(n)]
     hrefs += ["http://s0.gov.si/b", "https://zunaj.example.com/", "mailto:x@gov.si"]
-    got = asyncio.run(spider()._admitted(hrefs))
+    got = asyncio.run(spider().admitted(hrefs))
     # s0 is admitted once, where it first came (by itself when n is 0).
     assert got == [f"http://s{i}.gov.si/b" for i in range(max(n, 1))]
     assert len(turns) == (len(hrefs) - 1) // ADMIT_CHUNK

@@ -1,4 +1,4 @@
-"""Reading a page (govsi.spiders.reading, GovsiSpider._read): the worker's reading of a
+"""Reading a page (govsi.spiders.reading, HtmlPages.read): the worker's reading of a
 large page is the reactor's reading of a small one, a page's markup is parsed up to
 MAX_PARSE_TAGS, and a page the worker cannot read is stored without its links, saying why."""
 
@@ -13,10 +13,18 @@ import pytest
 from twisted.internet import defer
 
 from govsi.dedup.index import DuplicateIndex
+from govsi.frontier.traps import TrapGuard
 from govsi.items import FetchedPage
-from govsi.spiders.govsi import GovsiSpider
+from govsi.render.decide import RenderPlanner
+from govsi.spiders.admission import Admission
+from govsi.spiders.config import ReadLimits
+from govsi.spiders.copies import Copies
+from govsi.spiders.pages import HtmlPages
 from govsi.spiders.reading import PlanInputs, read_html, read_tree
+from govsi.spiders.render import Rendering
+from govsi.store.config import DuplicateConfig
 from govsi.web.extract import cut_markup, parse_html
+from govsi.web.scope import Scope
 from tests.support.stats import DictStats
 
 URL = "https://a.gov.si/x"
@@ -110,19 +118,27 @@ class Worker:
         return defer.succeed(fn(*args, **kwargs))
 
 
-def spider(worker: Worker, max_tags: int = 1000) -> GovsiSpider:
-    s = GovsiSpider()
-    s.crawler = SimpleNamespace(stats=DictStats())
-    s.max_links, s.worker_min_chars, s.max_tags = 1000, 100, max_tags
-    s.renderer = None
-    s.worker = worker  # type: ignore[assignment]
-    s.duplicates = DuplicateIndex(None, threshold=0.75, num_perm=128, shingle_size=5)  # type: ignore[arg-type]
-    return s
+def spider(worker: Worker, max_tags: int = 1000, min_chars: int = 100) -> SimpleNamespace:
+    stats = DictStats()
+    copies = Copies(DuplicateConfig(True, 0.75, 128, 5), stats.inc_value)
+    copies.open(None)  # type: ignore[arg-type]
+    pages = HtmlPages(
+        ReadLimits(max_links=1000, max_tags=max_tags, worker_min_chars=min_chars),
+        "govsi-crawler",
+        admission=Admission(Scope(("gov.si",)), TrapGuard(), stats.inc_value, lambda url: True),
+        rendering=Rendering(RenderPlanner(), ("gov.si",), stats.inc_value),  # renders nothing
+        copies=copies,
+        worker=worker,  # type: ignore[arg-type]
+        count=stats.inc_value,
+        follow_now=lambda record, urls: None,
+    )
+    # The spider's HTML part, and its stats where the spider has them.
+    return SimpleNamespace(pages=pages, crawler=SimpleNamespace(stats=stats))
 
 
-def read(s: GovsiSpider, html: str) -> tuple[FetchedPage, Any, Any]:
+def read(s: SimpleNamespace, html: str) -> tuple[FetchedPage, Any, Any]:
     record = FetchedPage(url=URL, depth=0, page_type="HTML", accessed_time=None)
-    reading, root = asyncio.run(s._read(record, html, URL, plan=True, measure=True))
+    reading, root = asyncio.run(s.pages.read(record, html, URL, plan=True, measure=True))
     return record, reading, root
 
 
@@ -134,8 +150,7 @@ def test_a_large_page_is_read_in_the_worker_with_its_question() -> None:
     assert reading.found.links == ["https://a.gov.si/a", "https://b.gov.si/"]
     assert reading.question is not None and reading.question.sig is not None
     # A small one on the reactor, its tree kept for the duplicate check.
-    s = spider(worker)
-    s.worker_min_chars = len(html) + 1
+    s = spider(worker, min_chars=len(html) + 1)
     _, small, root = read(s, html)
     assert worker.jobs == 1 and root is not None and small.question is None
     assert small.found == reading.found
@@ -155,6 +170,5 @@ def test_a_page_the_worker_fails_on_is_kept_without_links_and_says_why() -> None
     assert record.fetch_error == "reading failed: MemoryError()"
     assert s.crawler.stats.get_value("govsi/pages/read_failed") == 1
     # Its duplicate check is skipped, not run again on the reactor.
-    s._lookups = object()  # type: ignore[assignment]
-    verdict = asyncio.run(s._duplicate_verdict(URL, PAGES["links and images"], None, None))
+    verdict = asyncio.run(s.pages.verdict(URL, PAGES["links and images"], None, None))
     assert verdict is None

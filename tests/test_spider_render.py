@@ -1,4 +1,4 @@
-"""The spider's side of rendering (govsi.spiders.render, GovsiSpider._html), without a
+"""The spider's side of rendering (govsi.spiders.render, GovsiSpider.parse_html), without a
 crawl: a page waiting for its script signature's samples sends its links out at once, and
 is stored as the samples decide."""
 
@@ -9,10 +9,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from scrapy.http import HtmlResponse, Request
+from scrapy.utils.test import get_crawler
 
-from govsi.frontier.traps import TrapGuard
 from govsi.items import DiscoveredPage, FetchedPage
-from govsi.render.decide import RenderPlanner
 from govsi.requestmeta import KIND_PAGE, META_KIND, META_URL
 from govsi.spiders.govsi import GovsiSpider
 from govsi.spiders.reading import read_tree
@@ -40,18 +39,20 @@ class Crawled(list[Request]):
         self.known.add(f"{KIND_PAGE} {request.meta[META_URL]}")
 
 
-def spider(planner: RenderPlanner) -> tuple[GovsiSpider, Crawled, list[Any]]:
-    s = GovsiSpider()
+def spider(samples: int) -> tuple[GovsiSpider, Crawled, list[Any]]:
+    crawler = get_crawler(GovsiSpider, {
+        "ALLOWED_DOMAIN_SUFFIXES": ["gov.si"], "MAX_URL_LENGTH": 2000,
+        "MAX_LINKS_PER_PAGE": 1000, "DEPTH_LIMIT": 0, "ROBOTSTXT_USER_AGENT": "govsi-crawler",
+        "WORKER_MIN_PAGE_CHARS": 0, "MAX_PARSE_TAGS": 0, "TRAP_MAX_REPEATED_SEGMENTS": 3,
+        "TRAP_MAX_QUERY_VARIANTS": 1000, "TRAP_MAX_QUERY_CHAIN": 0, "DUPLICATE_DETECTION": False,
+        "RENDER_SAMPLE_PAGES": samples, "RENDER_RESAMPLE_EVERY": 200,
+    })  # fmt: skip
+    s = GovsiSpider.from_crawler(crawler)
     crawled, stored = Crawled(), []
     s.crawler = SimpleNamespace(stats=DictStats(), engine=crawled)  # type: ignore[assignment]
-    s.suffixes, s.max_url_length, s.max_links = ["gov.si"], 2000, 1000
-    s.depth_limit, s.robots_token = 0, "govsi-crawler"
-    s.worker_min_chars, s.max_tags = 0, 0
-    s.traps = TrapGuard()
     s.known = crawled.known  # type: ignore[assignment]
     s.store = SimpleNamespace(add=stored.append)  # type: ignore[assignment]
-    s.renderer = make_renderer(crawl=crawled.crawl)
-    s.planner, s.decisions = planner, {}
+    s.rendering.bind(make_renderer(crawl=crawled.crawl))
     return s, crawled, stored
 
 
@@ -63,31 +64,32 @@ def response(url: str) -> HtmlResponse:
 
 def test_a_page_waiting_for_samples_sends_its_links_out_before_the_decision() -> None:
     async def scenario() -> None:
-        planner = RenderPlanner(samples=1)
-        s, crawled, stored = spider(planner)
+        s, crawled, stored = spider(samples=1)
+        planner, renderer = s.rendering.planner, s.rendering.renderer
         url = "https://x.gov.si/"
         record = FetchedPage(url=url, depth=0, page_type="HTML", accessed_time=None)
         # Another page of the same signature came first and is being sampled.
         first = "https://x.gov.si/prva"
-        reading = read_tree(parse_html(PAGE), PAGE, first, max_links=10, plan=s._plan_inputs())
+        inputs = s.rendering.plan_inputs()
+        reading = read_tree(parse_html(PAGE), PAGE, first, max_links=10, plan=inputs)
         signature = reading.signature
-        assert s._render_plan(reading) == "sample" and signature is not None
-        waiting = asyncio.ensure_future(s._html(response(url), record))
+        assert s.rendering.plan(reading) == "sample" and signature is not None
+        waiting = asyncio.ensure_future(s.parse_html(response(url), record))
         for _ in range(5):
             await asyncio.sleep(0)
         assert not waiting.done()  # it waits for its signature's sample,
-        assert s.renderer is not None and s.renderer.waiting == 1  # within the queue's bounds
+        assert renderer is not None and renderer.waiting == 1  # within the queue's bounds
         wanted = {"https://x.gov.si/a", "https://x.gov.si/b"}
         assert {r.meta[META_URL] for r in crawled} == wanted
         assert {d.url for d in stored if isinstance(d, DiscoveredPage)} == wanted
         # The sample gained nothing: the waiting page is stored plainly, its links not
         # asked for twice.
         planner.learn(signature, False)
-        s._decided(signature)
+        s.rendering.decided(signature)
         out = await asyncio.wait_for(waiting, 5)
         assert [o.url for o in out if isinstance(o, FetchedPage)] == [url]
         assert not [o for o in out if isinstance(o, Request)]
-        assert not record.rendered and s.renderer.waiting == 0
+        assert not record.rendered and renderer.waiting == 0
         assert set(record.links) == wanted
 
     asyncio.run(scenario())

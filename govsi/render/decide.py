@@ -22,20 +22,22 @@ whatever its signature says.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal, cast, get_args
 
-__all__ = ["RENDER_MODES", "Learned", "RenderPlanner", "render_mode"]
+__all__ = ["RENDER_MODES", "Learned", "RenderMode", "RenderPlanner", "render_mode"]
 
-RENDER_MODES = ("off", "always", "auto")
+RenderMode = Literal["off", "always", "auto"]
+RENDER_MODES: tuple[RenderMode, ...] = get_args(RenderMode)
 # The longest wait between resamples is resample_every * 2**this.
 MAX_RESAMPLE_DOUBLINGS = 4
 
 
-def render_mode(value: str | None) -> str:
+def render_mode(value: str | None) -> RenderMode:
     """The ``RENDER_JS`` setting, checked: off, always or auto."""
     mode = (value or "auto").strip().lower()
     if mode not in RENDER_MODES:
         raise ValueError(f"RENDER_JS must be one of {', '.join(RENDER_MODES)}, not {value!r}")
-    return mode
+    return cast(RenderMode, mode)
 
 
 @dataclass

@@ -18,7 +18,6 @@ from scrapy import Request
 from scrapy.http import Response
 from scrapy.settings import BaseSettings
 
-from govsi.render.decide import render_mode
 from govsi.render.fence import chromium_args
 from govsi.render.limits import js_heap_args
 from govsi.requestmeta import META_SETTLE
@@ -27,13 +26,14 @@ __all__ = [
     "PageHook",
     "PageStep",
     "browser_args",
-    "configure",
+    "configure_playwright",
     "dispatch_promptly",
     "find_chromium",
     "handler_class",
     "launch_error",
     "launch_options",
     "settled_dom",
+    "unsandboxing_args",
 ]
 
 logger = logging.getLogger("govsi.render.browser")  # one logger for the browser's lines
@@ -67,19 +67,28 @@ def find_chromium(configured: str | None = None) -> str | None:
     )
 
 
-def browser_args(value: Any) -> list[str]:
-    """RENDER_BROWSER_ARGS: a list, a JSON list (for switches that contain commas), or
-    comma-separated switches. Switches that would switch the sandbox off are dropped, with
-    a log line: the browser runs sandboxed or not at all."""
+def _switches(value: Any) -> list[str]:
     if not value:
         return []
     if isinstance(value, str):
         value = json.loads(value) if value.lstrip().startswith("[") else value.split(",")
-    args = [str(v).strip() for v in value if str(v).strip()]
-    dropped = [a for a in args if a.split("=", 1)[0] in UNSANDBOXING]
-    if dropped:
-        logger.error("RENDER_BROWSER_ARGS: %s ignored (Chromium runs sandboxed)", dropped)
-    return [a for a in args if a not in dropped]
+    return [str(v).strip() for v in value if str(v).strip()]
+
+
+def _unsandboxing(switch: str) -> bool:
+    return switch.split("=", 1)[0] in UNSANDBOXING
+
+
+def browser_args(value: Any) -> list[str]:
+    """RENDER_BROWSER_ARGS: a list, a JSON list (for switches that contain commas), or
+    comma-separated switches; those that would switch the sandbox off left out (the browser
+    runs sandboxed or not at all; ``unsandboxing_args`` names them)."""
+    return [a for a in _switches(value) if not _unsandboxing(a)]
+
+
+def unsandboxing_args(value: Any) -> list[str]:
+    """The switches of RENDER_BROWSER_ARGS that ``browser_args`` leaves out."""
+    return [a for a in _switches(value) if _unsandboxing(a)]
 
 
 class _WithoutTraceback(logging.Filter):
@@ -99,20 +108,11 @@ def _level(value: Any) -> int:
     return level if isinstance(level, int) else logging.DEBUG
 
 
-def configure(settings: BaseSettings) -> str:
-    """The RENDER_JS mode in effect ("off" when there is no Chromium), with the
-    scrapy-playwright settings its handler reads (at spider priority, so ``-s`` wins).
-    No DOWNLOAD_HANDLERS: the browser is never Scrapy's downloader."""
-    mode = render_mode(settings.get("RENDER_JS"))
-    if mode == "off":
-        return mode
-    if find_chromium(settings.get("CHROMIUM_PATH") or None) is None:
-        logger.warning(
-            "RENDER_JS=%s but no Chromium was found (install Debian's chromium or set "
-            "CHROMIUM_PATH): pages are fetched without rendering",
-            mode,
-        )
-        return "off"
+def configure_playwright(settings: BaseSettings, *, max_pages: int, timeout: float) -> None:
+    """The scrapy-playwright settings its handler reads, for ``max_pages`` pages at once and
+    a page's ``timeout`` in seconds (at spider priority, so ``-s`` wins), and its log kept
+    to what the crawl's LOG_LEVEL shows. No DOWNLOAD_HANDLERS: the browser is never
+    Scrapy's downloader."""
     playwright_log = logging.getLogger("scrapy-playwright")
     if not any(isinstance(f, _WithoutTraceback) for f in playwright_log.filters):
         playwright_log.addFilter(_WithoutTraceback())
@@ -126,15 +126,14 @@ def configure(settings: BaseSettings) -> str:
         # One context in use, one being retired, and one for a context the rotation never
         # learned of (its pages all failed before opening).
         "PLAYWRIGHT_MAX_CONTEXTS": 3,
-        "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT": settings.getint("RENDER_MAX_PAGES"),
+        "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT": max_pages,
         "PLAYWRIGHT_CONTEXTS": {},
         "PLAYWRIGHT_RESTART_DISCONNECTED_BROWSER": True,
-        "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": settings.getfloat("RENDER_TIMEOUT") * 1000,
+        "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": timeout * 1000,
         # Our routes (govsi.render.routes) answer every request; these never apply.
         "PLAYWRIGHT_PROCESS_REQUEST_HEADERS": None,
     }.items():
         settings.set(name, value, priority="spider")
-    return mode
 
 
 def dispatch_promptly() -> bool:

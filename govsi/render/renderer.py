@@ -31,8 +31,7 @@ from scrapy.statscollectors import StatsCollector
 from twisted.internet import task
 
 from govsi.render.browser import Browser, BrowserUnavailable
-from govsi.render.decide import render_mode
-from govsi.render.engine import browser_args, find_chromium
+from govsi.render.config import RenderConfig
 from govsi.render.httpcache import ResourceCache
 from govsi.render.resources import PageRequests, ResourceCancel, ResourceFetcher, ResourcePolicy
 from govsi.render.routes import Document, PageRoutes
@@ -132,44 +131,40 @@ class Renderer:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Renderer:
-        s = crawler.settings
-        # The same reading as the spider's update_settings (configure): no Chromium, no mode.
-        mode = render_mode(s.get("RENDER_JS"))
-        timeout = s.getfloat("RENDER_TIMEOUT")
-        chromium = find_chromium(s.get("CHROMIUM_PATH") or None)
+        c = RenderConfig.from_settings(crawler.settings)
         browser = None
-        if mode != "off" and chromium is not None:
+        if c.mode != "off" and c.chromium is not None:
             browser = Browser(
                 crawler,
-                chromium=chromium,
-                user=s.get("RENDER_BROWSER_USER"),
-                extra_args=browser_args(s.get("RENDER_BROWSER_ARGS")),
-                timeout=timeout,
-                context_pages=s.getint("RENDER_CONTEXT_PAGES"),
-                idle_close=s.getfloat("RENDER_IDLE_CLOSE"),
-                js_heap_mb=s.getint("RENDER_JS_HEAP_MB"),
-                memory_mb=s.getint("RENDER_MEMORY_MB"),
+                chromium=c.chromium,
+                user=c.browser_user,
+                extra_args=list(c.browser_args),
+                timeout=c.timeout,
+                context_pages=c.context_pages,
+                idle_close=c.idle_close,
+                js_heap_mb=c.js_heap_mb,
+                memory_mb=c.memory_mb,
             )
         renderer = cls(
             crawler.stats,
             lambda request: crawler.engine.crawl(request),
-            mode=mode if browser is not None else "off",
-            suffixes=s.getlist("ALLOWED_DOMAIN_SUFFIXES"),
-            max_pages=s.getint("RENDER_MAX_PAGES"),
-            queue_pages=s.getint("RENDER_QUEUE_PAGES"),
-            host_queue_pages=s.getint("RENDER_QUEUE_HOST_PAGES"),
-            max_dom=s.getint("DOWNLOAD_MAXSIZE"),
-            timeout=timeout,
-            idle_close=s.getfloat("RENDER_IDLE_CLOSE"),
-            settle_quiet=s.getfloat("RENDER_SETTLE_QUIET"),
+            mode=c.mode,
+            suffixes=list(c.scope.suffixes),
+            max_pages=c.max_pages,
+            queue_pages=c.queue_pages,
+            host_queue_pages=c.host_queue_pages,
+            max_dom=c.max_dom,
+            timeout=c.timeout,
+            idle_close=c.idle_close,
+            settle_quiet=c.settle_quiet,
             cache=ResourceCache(
-                max_bytes=s.getint("RENDER_CACHE_MAX_BYTES"),
-                max_entry_bytes=s.getint("DOWNLOAD_MAXSIZE"),
-                heuristic_ttl=s.getfloat("RENDER_CACHE_TTL"),
+                max_bytes=c.cache_max_bytes,
+                max_entry_bytes=c.max_dom,
+                heuristic_ttl=c.cache_ttl,
             ),
             browser=browser,
-            max_requests=s.getint("RENDER_MAX_REQUESTS_PER_PAGE"),
-            max_url_length=s.getint("MAX_URL_LENGTH"),
+            max_requests=c.max_requests,
+            max_url_length=c.scope.max_url_length,
         )
         crawler.signals.connect(renderer._spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(renderer._spider_closed, signal=signals.spider_closed)

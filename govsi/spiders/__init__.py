@@ -1,2 +1,3 @@
-"""Scrapy's spiders (SPIDER_MODULES): the ``govsi`` spider, with its sitemap and rendering
-halves as mixins."""
+"""Scrapy's spiders (SPIDER_MODULES): the ``govsi`` spider, holding its parts (admission,
+HTML pages, rendering, copies, sitemaps) as objects, each configured from one read of the
+settings."""

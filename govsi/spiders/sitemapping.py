@@ -1,5 +1,5 @@
-"""The sitemap half of GovsiSpider: sitemap requests (from robots.txt and sitemap
-indexes), the URLs they list, and what is kept of the documents, within per-site budgets.
+"""The spider's sitemap part: sitemap requests (from robots.txt and sitemap indexes), the
+URLs they list, and what is kept of the documents, within per-site budgets.
 
 Documents are inflated and parsed in the spider's worker process
 (``govsi.spiders.workers``), never on the reactor thread: a 50 MB sitemap costs seconds of
@@ -9,7 +9,7 @@ needs."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from scrapy import Request
@@ -19,6 +19,7 @@ from twisted.python.failure import Failure
 
 from govsi.items import DiscoveredPage, SitemapFile
 from govsi.requestmeta import KIND_SITEMAP, META_KIND, META_SITEMAP, META_URL
+from govsi.spiders.config import Count, SitemapLimits
 from govsi.spiders.workers import WorkerProcess
 from govsi.web import sitemaps
 from govsi.web.urls import host_of
@@ -26,44 +27,48 @@ from govsi.web.urls import host_of
 logger = logging.getLogger(__name__)
 
 
-class SitemapMixin:
-    """Uses the spider's ``crawler``, ``admit``, ``page_request``, ``failure_reason``,
-    ``max_size`` and the sitemap budgets and counters set in ``from_crawler``."""
+class Sitemaps:
+    def __init__(
+        self,
+        limits: SitemapLimits,
+        worker: WorkerProcess,
+        count: Count,
+        *,
+        max_size: int,
+        admit: Callable[[str], str | None],
+        page_request: Callable[[str, int], Request],
+        failure_reason: Callable[[Failure], str],
+    ) -> None:
+        """``max_size``: DOWNLOAD_MAXSIZE; ``admit``: a listed URL's canonical form, or None
+        when the crawl does not take it; ``page_request``: the request for a page at a
+        depth; ``failure_reason``: what went wrong with a request."""
+        self.limits = limits
+        self.worker = worker
+        self.count = count
+        self.max_size = max_size
+        self.admit = admit
+        self.page_request = page_request
+        self.failure_reason = failure_reason
+        # Per site: sitemap files requested, URLs taken, bytes kept in site.sitemap_content.
+        self._files: dict[str, int] = {}
+        self._urls: dict[str, int] = {}
+        self._stored: dict[str, int] = {}
 
-    crawler: Any
-    max_size: int
-    sitemap_max_files: int
-    sitemap_max_urls: int
-    sitemap_store_max: int
-    _sitemap_files: dict[str, int]
-    _sitemap_urls: dict[str, int]
-    _sitemap_stored: dict[str, int]
-    worker: WorkerProcess
-
-    def admit(self, url: str | None) -> str | None:
-        raise NotImplementedError
-
-    def page_request(self, url: str, depth: int) -> Request:
-        raise NotImplementedError
-
-    def failure_reason(self, failure: Failure) -> str:
-        raise NotImplementedError
-
-    def sitemap_request(self, url: str, site: str) -> Request | None:
+    def request(self, url: str, site: str) -> Request | None:
         """The request for a sitemap of ``site`` (from its robots.txt or a sitemap index),
         or None when it is out of scope or the site's sitemap budget is spent."""
         target = self.admit(url)
         if target is None:
             return None
-        taken = self._sitemap_files.get(site, 0)
-        if taken >= self.sitemap_max_files:
-            self.crawler.stats.inc_value("govsi/sitemaps/files_over_budget")
+        taken = self._files.get(site, 0)
+        if taken >= self.limits.max_files:
+            self.count("govsi/sitemaps/files_over_budget")
             return None
-        self._sitemap_files[site] = taken + 1
+        self._files[site] = taken + 1
         return Request(
             target,
-            callback=self.parse_sitemap,
-            errback=self.sitemap_failed,
+            callback=self.parse,
+            errback=self.failed,
             dont_filter=True,
             meta={
                 META_KIND: KIND_SITEMAP,
@@ -75,46 +80,46 @@ class SitemapMixin:
             },
         )
 
-    async def parse_sitemap(self, response: Response) -> list[Any]:
+    async def parse(self, response: Response) -> list[Any]:
         site: str = response.meta["govsi_site"]
         url: str = response.meta[META_URL]
-        left = self.sitemap_max_urls - self._sitemap_urls.get(site, 0)
+        left = self.limits.max_urls - self._urls.get(site, 0)
         if response.status != 200 or left <= 0:
-            self.crawler.stats.inc_value("govsi/sitemaps/skipped")
+            self.count("govsi/sitemaps/skipped")
             return []
-        room = self._sitemap_room(site)
+        room = self._room(site)
         try:
             read = await maybe_deferred_to_future(
                 self.worker.run(sitemaps.read_sitemap, response.body, url, max_urls=left, keep=room)
             )
         except Exception as exc:  # the worker died or could not start: skip this file
             logger.error("sitemap %s: not read, the sitemap worker failed: %r", url, exc)
-            self.crawler.stats.inc_value("govsi/sitemaps/errors")
-            self.crawler.stats.inc_value("govsi/sitemaps/worker_failed")
+            self.count("govsi/sitemaps/errors")
+            self.count("govsi/sitemaps/worker_failed")
             return []
-        return list(self._sitemap_outputs(site, url, read))
+        return list(self._outputs(site, url, read))
 
-    def _sitemap_outputs(self, site: str, url: str, read: sitemaps.SitemapRead) -> Iterator[Any]:
+    def _outputs(self, site: str, url: str, read: sitemaps.SitemapRead) -> Iterator[Any]:
         found = read.sitemap
         if found.error:
             logger.warning("sitemap %s: %s", url, found.error)
-            self.crawler.stats.inc_value("govsi/sitemaps/errors")
+            self.count("govsi/sitemaps/errors")
         if found.stopped is not None:
             logger.warning(
                 "sitemap %s: read cut at its limit of %s (%d URLs, %d sitemaps taken)",
                 url, found.stopped, len(found.urls), len(found.sitemaps),
             )  # fmt: skip
-            self.crawler.stats.inc_value(f"govsi/sitemaps/stopped/{found.stopped}")
-        self.crawler.stats.inc_value("govsi/sitemaps/files")
-        yield from self._sitemap_file(site, url, read.head, read.size)
+            self.count(f"govsi/sitemaps/stopped/{found.stopped}")
+        self.count("govsi/sitemaps/files")
+        yield from self._file(site, url, read.head, read.size)
         for child in found.sitemaps:
-            request = self.sitemap_request(child, site)
+            request = self.request(child, site)
             if request is not None:
                 yield request
         # Read with the budget left when it came; another file of the site may have been
         # taken from it while this one was in the worker.
-        listed_urls = found.urls[: max(0, self.sitemap_max_urls - self._sitemap_urls.get(site, 0))]
-        self._sitemap_urls[site] = self._sitemap_urls.get(site, 0) + len(listed_urls)
+        listed_urls = found.urls[: max(0, self.limits.max_urls - self._urls.get(site, 0))]
+        self._urls[site] = self._urls.get(site, 0) + len(listed_urls)
         # sitemaps.org: a sitemap lists its own host's URLs, and another host's only when
         # that host's robots.txt names it (then ``site`` is that host).
         hosts = {host_of(url), site}
@@ -125,7 +130,7 @@ class SitemapMixin:
                 continue
             page = self.admit(listed)
             if page is not None:
-                self.crawler.stats.inc_value("govsi/sitemaps/urls")
+                self.count("govsi/sitemaps/urls")
                 # One hop below the host's root page, whatever depth the sitemap came at.
                 yield DiscoveredPage(url=page, depth=1)
                 request = self.page_request(page, 1)
@@ -133,30 +138,30 @@ class SitemapMixin:
                 request.meta[META_SITEMAP] = True
                 yield request
         if foreign:
-            self.crawler.stats.inc_value("govsi/sitemaps/other_host_ignored", foreign)
+            self.count("govsi/sitemaps/other_host_ignored", foreign)
             logger.info("sitemap %s: %d URLs of other hosts ignored", url, foreign)
 
-    def _sitemap_room(self, site: str) -> int:
+    def _room(self, site: str) -> int:
         """Bytes of ``site``'s sitemaps still to keep in site.sitemap_content (0 = no limit:
         a whole document, at most the protocol's size)."""
-        if self.sitemap_store_max <= 0:
+        if self.limits.store_max <= 0:
             return sitemaps.MAX_BYTES
-        return max(0, self.sitemap_store_max - self._sitemap_stored.get(site, 0))
+        return max(0, self.limits.store_max - self._stored.get(site, 0))
 
-    def _sitemap_file(self, site: str, url: str, head: bytes, size: int) -> Iterator[SitemapFile]:
+    def _file(self, site: str, url: str, head: bytes, size: int) -> Iterator[SitemapFile]:
         # site.sitemap_content keeps what was read, up to SITEMAP_STORE_MAX_BYTES per site
         # (an index may lead to 100 files of 50 MB; a PostgreSQL text holds 1 GB at most).
         # The writer holds the same cap across runs. ``head``: the document's first bytes, at
         # most the room left (read_sitemap's keep).
-        room = self._sitemap_room(site)
+        room = self._room(site)
         if room <= 0:
             return
         text = head[:room].decode("utf-8", "replace").replace("\x00", "")
         if size > room:
             text += "\n<!-- cut at SITEMAP_STORE_MAX_BYTES -->"
-        self._sitemap_stored[site] = self._sitemap_stored.get(site, 0) + min(size, room)
+        self._stored[site] = self._stored.get(site, 0) + min(size, room)
         yield SitemapFile(site, url, text)
 
-    def sitemap_failed(self, failure: Failure) -> None:
+    def failed(self, failure: Failure) -> None:
         logger.warning("sitemap %s: %s", failure.request.url, self.failure_reason(failure))  # type: ignore[attr-defined]
-        self.crawler.stats.inc_value("govsi/sitemaps/errors")
+        self.count("govsi/sitemaps/errors")

@@ -9,6 +9,28 @@ from scrapy.settings import BaseSettings
 
 
 @dataclass(frozen=True)
+class DuplicateConfig:
+    """What duplicate detection reads from settings, read once: the spider's check
+    (``govsi.dedup``) and the store's settling of copies stored at once
+    (``govsi.store.originals``) must agree on what a copy is. Here, in the lower package,
+    so that both can read it."""
+
+    enabled: bool  # DUPLICATE_DETECTION
+    threshold: float  # NEAR_DUPLICATE_THRESHOLD: estimated Jaccard similarity of a near copy
+    num_perm: int  # MINHASH_PERMUTATIONS
+    shingle_size: int  # SHINGLE_SIZE
+
+    @classmethod
+    def from_settings(cls, s: BaseSettings) -> DuplicateConfig:
+        return cls(
+            enabled=s.getbool("DUPLICATE_DETECTION"),
+            threshold=s.getfloat("NEAR_DUPLICATE_THRESHOLD"),
+            num_perm=s.getint("MINHASH_PERMUTATIONS"),
+            shingle_size=s.getint("SHINGLE_SIZE"),
+        )
+
+
+@dataclass(frozen=True)
 class StoreConfig:
     crawldb_url: str | None  # CRAWLDB_URL (None or "": the SQLite default)
     connect_timeout: float  # DB_CONNECT_TIMEOUT
@@ -30,13 +52,15 @@ class StoreConfig:
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> StoreConfig:
+        # Read as the spider reads them: both must agree on what a copy is.
+        duplicates = DuplicateConfig.from_settings(s)
         return cls(
             crawldb_url=s.get("CRAWLDB_URL"),
             connect_timeout=s.getfloat("DB_CONNECT_TIMEOUT"),
             statement_timeout=s.getfloat("DB_STATEMENT_TIMEOUT"),
             keepalives_idle=s.getint("DB_KEEPALIVES_IDLE"),
-            duplicate_detection=s.getbool("DUPLICATE_DETECTION"),
-            near_duplicate_threshold=s.getfloat("NEAR_DUPLICATE_THRESHOLD"),
+            duplicate_detection=duplicates.enabled,
+            near_duplicate_threshold=duplicates.threshold,
             store_image_data=s.getbool("STORE_IMAGE_DATA"),
             store_binary_data=s.getbool("STORE_BINARY_DATA"),
             write_retries=s.getint("DB_WRITE_RETRIES"),

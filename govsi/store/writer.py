@@ -40,7 +40,6 @@ from govsi.items import (
 from govsi.store.database import chunks
 from govsi.store.images import insert_images, record_images
 from govsi.store.originals import FindOriginals, settle_copies
-from govsi.store.originals import as_duplicate as as_duplicate  # spiders/govsi.py's import
 from govsi.store.schema import LINK, PAGE, PAGE_DATA, PAGE_LSH, SITE
 from govsi.store.spill import save_spill
 from govsi.web.contenttypes import filename_of

@@ -1,0 +1,93 @@
+"""Which URLs the crawl takes: a link's canonical form when it is in scope, not too long and
+no trap; an image's as a page's record keeps it; a page's many links a chunk at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.task import deferLater
+
+from govsi.frontier.traps import TrapGuard
+from govsi.spiders.config import Count
+from govsi.web.scope import Scope
+from govsi.web.urls import canonicalize, in_scope, url_too_long
+
+__all__ = ["ADMIT_CHUNK", "Admission"]
+
+# Links (or images) of one page admitted per reactor turn: about 30 ms of work.
+ADMIT_CHUNK = 1000
+
+
+async def _reactor_turn() -> None:
+    """Let the reactor run everything else that is ready, then go on."""
+    from twisted.internet import reactor  # here: importing it installs one
+
+    await maybe_deferred_to_future(deferLater(reactor, 0, lambda: None))
+
+
+class Admission:
+    def __init__(
+        self, scope: Scope, traps: TrapGuard, count: Count, is_new: Callable[[str], bool]
+    ) -> None:
+        """``traps``: the crawl's trap rules (they count their refusals); ``is_new(url)``:
+        the page ``url`` is not known to the crawl yet."""
+        self.scope = scope
+        self.traps = traps
+        self.count = count
+        self.is_new = is_new
+
+    def admit(self, url: str | None) -> str | None:
+        """The canonical form of an absolute URL we may store and fetch, else None."""
+        if not url:
+            return None
+        try:
+            canonical = canonicalize(url)
+        except ValueError:
+            return None
+        if not in_scope(canonical, self.scope.suffixes):
+            return None
+        if url_too_long(canonical, self.scope.max_url_length):
+            self.count("govsi/url_too_long")
+            return None
+        if self.traps.check(canonical) is not None:
+            return None
+        return canonical
+
+    def may_fetch_image(self, url: str) -> bool:
+        # Images outside scope get a row (the page shows them) but are never requested.
+        return self.scope.admits(url)
+
+    def image(self, src: str) -> str | None:
+        """An image as a page's record keeps it: canonical, or None. An in-scope image that
+        breaks a trap rule (``/logo.png?v=N`` past TRAP_MAX_QUERY_VARIANTS) is neither
+        recorded nor requested, as a trap's link gets no FRONTIER row; it is counted under
+        govsi/traps/<rule>. Images out of scope are recorded, never requested."""
+        try:
+            image = canonicalize(src)
+        except ValueError:
+            return None
+        if self.may_fetch_image(image) and self.traps.check(image) is not None:
+            return None
+        return image
+
+    def chain(self, page_url: str, links: list[str]) -> list[str]:
+        """``links`` of ``page_url`` without those past TRAP_MAX_QUERY_CHAIN hops."""
+        return self.traps.chain(page_url, links, self.is_new)
+
+    async def admitted(
+        self, urls: list[str], admit: Callable[[str], str | None] | None = None
+    ) -> list[str]:
+        """``admit`` (default: ``self.admit``) of each URL, the Nones left out, each once,
+        in order; ADMIT_CHUNK at a time with a reactor turn between, so that a page of
+        MAX_LINKS_PER_PAGE links (tens of microseconds each) never stalls the crawl."""
+        admit = admit or self.admit
+        admitted: dict[str, None] = {}
+        for start in range(0, len(urls), ADMIT_CHUNK):
+            if start:
+                await _reactor_turn()
+            for url in urls[start : start + ADMIT_CHUNK]:
+                target = admit(url)
+                if target is not None:
+                    admitted.setdefault(target)
+        return list(admitted)

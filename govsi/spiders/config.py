@@ -1,0 +1,82 @@
+"""What the govsi spider reads from settings, as plain values: ``GovsiSpider.from_crawler``
+reads them once and builds its parts from them; a test builds a part's values directly.
+``Count`` is how the parts count what they do in the crawl's stats."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from scrapy.settings import BaseSettings
+
+from govsi.store.config import DuplicateConfig
+from govsi.web.scope import Scope
+
+__all__ = ["Count", "ReadLimits", "SitemapLimits", "SpiderConfig"]
+
+
+class Count(Protocol):
+    """Adds ``count`` (1 unless given) to the crawl's stat ``key`` (``inc_value``)."""
+
+    def __call__(self, key: str, count: int = 1, /) -> None: ...
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """How an HTML page is read (``govsi.spiders.pages``)."""
+
+    max_links: int  # MAX_LINKS_PER_PAGE (0 = no limit)
+    max_tags: int  # MAX_PARSE_TAGS (0 = no limit)
+    worker_min_chars: int  # WORKER_MIN_PAGE_CHARS: from there in the worker (0 = never)
+
+
+@dataclass(frozen=True)
+class SitemapLimits:
+    """Each site's sitemap budget (``govsi.spiders.sitemapping``)."""
+
+    max_urls: int  # SITEMAP_MAX_URLS_PER_HOST
+    max_files: int  # SITEMAP_MAX_FILES_PER_HOST
+    store_max: int  # SITEMAP_STORE_MAX_BYTES (0 = no limit)
+
+
+@dataclass(frozen=True)
+class SpiderConfig:
+    scope: Scope  # ALLOWED_DOMAIN_SUFFIXES, MAX_URL_LENGTH
+    seed_urls: tuple[str, ...]  # SEED_URLS (the spider's ``seeds`` argument wins)
+    depth_limit: int  # DEPTH_LIMIT (0 = no limit)
+    max_size: int  # DOWNLOAD_MAXSIZE
+    robots_token: str  # ROBOTSTXT_USER_AGENT, lower case: X-Robots-Tag names it so
+    reading: ReadLimits
+    sitemaps: SitemapLimits
+    trap_max_repeats: int  # TRAP_MAX_REPEATED_SEGMENTS
+    trap_max_query_variants: int  # TRAP_MAX_QUERY_VARIANTS
+    trap_max_query_chain: int  # TRAP_MAX_QUERY_CHAIN
+    render_samples: int  # RENDER_SAMPLE_PAGES
+    render_resample_every: int  # RENDER_RESAMPLE_EVERY
+    duplicates: DuplicateConfig  # DUPLICATE_DETECTION, NEAR_DUPLICATE_THRESHOLD, ...
+
+    @classmethod
+    def from_settings(cls, s: BaseSettings) -> SpiderConfig:
+        return cls(
+            scope=Scope.from_settings(s),
+            seed_urls=tuple(s.getlist("SEED_URLS")),
+            depth_limit=s.getint("DEPTH_LIMIT"),
+            max_size=s.getint("DOWNLOAD_MAXSIZE"),
+            robots_token=s.get("ROBOTSTXT_USER_AGENT").lower(),
+            reading=ReadLimits(
+                max_links=s.getint("MAX_LINKS_PER_PAGE"),
+                max_tags=s.getint("MAX_PARSE_TAGS"),
+                worker_min_chars=s.getint("WORKER_MIN_PAGE_CHARS"),
+            ),
+            sitemaps=SitemapLimits(
+                max_urls=s.getint("SITEMAP_MAX_URLS_PER_HOST"),
+                max_files=s.getint("SITEMAP_MAX_FILES_PER_HOST"),
+                store_max=s.getint("SITEMAP_STORE_MAX_BYTES"),
+            ),
+            trap_max_repeats=s.getint("TRAP_MAX_REPEATED_SEGMENTS"),
+            trap_max_query_variants=s.getint("TRAP_MAX_QUERY_VARIANTS"),
+            trap_max_query_chain=s.getint("TRAP_MAX_QUERY_CHAIN"),
+            render_samples=s.getint("RENDER_SAMPLE_PAGES"),
+            render_resample_every=s.getint("RENDER_RESAMPLE_EVERY"),
+            duplicates=DuplicateConfig.from_settings(s),
+        )

@@ -1,0 +1,204 @@
+"""The spider's HTML part: a fetched HTML page read (on the reactor, or whole in the worker
+when it is large), rendered when its plan says, checked for copies, and made into its
+record: its text, its admitted links (a trap's left out) and images, nofollow.
+
+One parse serves all: links and the render plan are read from the tree, then the
+duplicate check cuts the template out of it. The requests the record leads to are the
+spider's to make (``GovsiSpider.parse_html``)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from lxml import etree
+from scrapy.http import Response
+from scrapy.utils.defer import maybe_deferred_to_future
+
+from govsi.dedup.index import Question, Verdict
+from govsi.items import FetchedPage
+from govsi.spiders.admission import Admission
+from govsi.spiders.config import Count, ReadLimits
+from govsi.spiders.copies import Copies
+from govsi.spiders.reading import Reading, read_html, read_tree
+from govsi.spiders.render import Rendering, merge
+from govsi.spiders.workers import WorkerProcess
+from govsi.store.originals import as_duplicate
+from govsi.web.encoding import decode_html
+from govsi.web.extract import ExtractedLinks, header_says_nofollow, parse_html
+
+__all__ = ["HtmlPages"]
+
+logger = logging.getLogger(__name__)
+
+
+class HtmlPages:
+    def __init__(
+        self,
+        limits: ReadLimits,
+        robots_token: str,
+        *,
+        admission: Admission,
+        rendering: Rendering,
+        copies: Copies,
+        worker: WorkerProcess,
+        count: Count,
+        follow_now: Callable[[FetchedPage, list[str]], None],
+    ) -> None:
+        """``robots_token``: the crawler's name in X-Robots-Tag; ``follow_now(record,
+        urls)``: FRONTIER rows and requests for ``urls``, links of ``record`` sent out
+        before the page itself is done."""
+        self.limits = limits
+        self.robots_token = robots_token
+        self.admission = admission
+        self.rendering = rendering
+        self.copies = copies
+        self.worker = worker
+        self.count = count
+        self.follow_now = follow_now
+
+    async def parse(self, response: Response, record: FetchedPage) -> FetchedPage:
+        """The record of the HTML page ``response`` (``record`` filled in), or, when it is
+        a copy of a stored page, the copy's record (``record.duplicate_of`` set)."""
+        text, _encoding = decode_html(response.body, record.content_type)
+        success = 200 <= response.status < 300
+        ok = success and "download_stopped" not in response.flags
+        reading, root = await self.read(record, text, response.url, plan=ok, measure=success)
+        found = reading.found
+        if found.dropped:
+            self.count("govsi/links/over_limit", found.dropped)
+            logger.info("%s: %d links beyond MAX_LINKS_PER_PAGE (%d) not taken",
+                        record.url, found.dropped, self.limits.max_links)  # fmt: skip
+        tag = [v.decode("latin-1") for v in response.headers.getlist("X-Robots-Tag")]
+        # Kept with the links: a rendered version's response may not carry the header.
+        found.nofollow = found.nofollow or header_says_nofollow(tag, self.robots_token)
+        if ok:
+            plan = self.rendering.plan(reading)
+            if plan != "plain":
+                # The served HTML's links go out now, not after the render, nor after the
+                # samples a page waits for: its rendering never holds up the pages below.
+                await self._follow_now(record, found)
+                plan = await self.rendering.decide(record.url, plan, reading.signature)
+                if plan != "plain":
+                    rendered = await self._rendered(response, record, reading, plan)
+                    if rendered is not None:
+                        text, reading, root = rendered
+        return await self._finish(record, text, root, reading)
+
+    async def read(
+        self,
+        record: FetchedPage,
+        text: str,
+        page_url: str,
+        *,
+        plan: bool,
+        measure: bool,
+        yielded: bool = False,
+    ) -> tuple[Reading, etree._Element | None]:
+        """The page's ``Reading`` (with its render plan's inputs when ``plan`` and the
+        crawl renders, its ``Yield`` when ``yielded``) and its tree. The tree is None for
+        a page of WORKER_MIN_PAGE_CHARS or more: the worker reads it, and makes its
+        duplicate question too when ``measure``. A page the worker could not read keeps
+        no links, and says why."""
+        limits = self.limits
+        inputs = self.rendering.plan_inputs() if plan else None
+        if not self._in_worker(text):
+            root = parse_html(text)
+            here = read_tree(root, text, page_url, max_links=limits.max_links, plan=inputs,
+                             yielded=yielded)  # fmt: skip
+            return here, root
+        # Seconds of CPU and a gigabyte for a page of megabytes: not on the reactor.
+        self.count("govsi/pages/read_in_worker")
+        measures = self.copies.measures() if measure else None
+        try:
+            reading: Reading = await maybe_deferred_to_future(
+                self.worker.run(read_html, record.url, text, page_url, max_links=limits.max_links,
+                                max_tags=limits.max_tags, plan=inputs, yielded=yielded,
+                                measures=measures)
+            )  # fmt: skip
+        except Exception as e:
+            logger.warning("reading %s failed in the worker (%r); stored without its links",
+                           record.url, e)  # fmt: skip
+            self.count("govsi/pages/read_failed")
+            record.fetch_error = f"reading failed: {e!r}"[:1000]
+            return Reading(ExtractedLinks(base_url=page_url)), None
+        if reading.cut_tags:
+            logger.info("%s: %d tags beyond MAX_PARSE_TAGS (%d) not read", record.url,
+                        reading.cut_tags, limits.max_tags)  # fmt: skip
+            self.count("govsi/pages/parse_cut")
+            record.fetch_error = f"only the first {limits.max_tags} tags read (MAX_PARSE_TAGS)"
+        return reading, None
+
+    def _in_worker(self, text: str) -> bool:
+        return len(text) >= self.limits.worker_min_chars > 0
+
+    async def _follow_now(self, record: FetchedPage, found: ExtractedLinks) -> None:
+        """The links of a page's served HTML sent out before the page itself is done (the
+        record stored later links them; a URL already known is not asked for again). Out
+        of band, so that the callback's output stays a list, which Scrapy handles far more
+        cheaply than an asynchronous generator."""
+        if found.nofollow:
+            return
+        self.follow_now(
+            record, self.admission.chain(record.url, await self.admission.admitted(found.links))
+        )
+
+    async def _rendered(
+        self, response: Response, record: FetchedPage, plain: Reading, plan: str
+    ) -> tuple[str, Reading, etree._Element | None] | None:
+        """The page's rendered text, reading (its links merged with the plain ones) and
+        tree (None when read in the worker), or None to keep the plain version when
+        rendering failed (recorded in the page)."""
+        signature = plain.signature
+        text = await self.rendering.render(response, record, plan, signature)
+        if text is None:
+            return None
+        # The page's own URL is the base, whatever history.pushState made of the address.
+        sample = plan == "sample" and signature is not None
+        reading, root = await self.read(
+            record, text, record.url, plan=False, measure=True, yielded=sample
+        )
+        if sample:
+            assert signature is not None
+            self.rendering.learn(record.url, signature, plain, reading)
+        record.rendered = True
+        reading.found = merge(plain.found, reading.found)
+        return text, reading, root
+
+    async def _finish(
+        self, record: FetchedPage, text: str, root: etree._Element | None, reading: Reading
+    ) -> FetchedPage:
+        """The HTML page's record (``reading.found.nofollow`` includes the X-Robots-Tag
+        header), or its copy's."""
+        found = reading.found
+        # Error pages are a record of their own, not content: only 2xx pages are compared.
+        if self.copies.index is not None and 200 <= (record.http_status_code or 0) < 300:
+            verdict = await self.verdict(record.url, text, root, reading.question)
+            record.content_hash = verdict.content_hash if verdict else None
+            if verdict is not None and verdict.original is not None:
+                # The original's links were followed already; this copy's are not.
+                self.count("govsi/pages/duplicate")
+                return as_duplicate(record, verdict.original)
+            if verdict is not None:
+                record.minhash, record.band_keys = verdict.minhash, verdict.band_keys
+        # Not followed, so not stored either: a FRONTIER row would be crawled later.
+        links = [] if found.nofollow else await self.admission.admitted(found.links)
+        images = await self.admission.admitted(found.images, self.admission.image)
+        record.html_content = text
+        if found.nofollow:
+            record.nofollow = True
+            self.count("govsi/pages/nofollow")
+        record.links = self.admission.chain(record.url, links)
+        record.images = images
+        self.count("govsi/pages/html")
+        return record
+
+    async def verdict(
+        self, url: str, text: str, root: etree._Element | None, asked: Question | None
+    ) -> Verdict | None:
+        """The duplicate check (``Copies.verdict``). ``asked``: the question the worker
+        made, for a page read there (``read``); without it such a page is not checked
+        (the worker failed on it, which is recorded)."""
+        if asked is None and root is None and self._in_worker(text):
+            return None
+        return await self.copies.verdict(url, text, root, asked)

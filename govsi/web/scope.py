@@ -1,0 +1,38 @@
+"""The crawl's scope as one value: hosts at or under ``ALLOWED_DOMAIN_SUFFIXES``, URLs of at
+most ``MAX_URL_LENGTH`` characters (pure). Read once per component that needs it, always
+the same way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from govsi.web.urls import in_scope, url_too_long
+
+__all__ = ["Scope"]
+
+
+class _Settings(Protocol):
+    """The part of Scrapy's settings the scope is read from."""
+
+    def getlist(self, name: str) -> list[Any]: ...
+
+    def getint(self, name: str) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    suffixes: tuple[str, ...]  # ALLOWED_DOMAIN_SUFFIXES
+    max_url_length: int = 0  # MAX_URL_LENGTH (0: no limit)
+
+    @classmethod
+    def from_settings(cls, settings: _Settings) -> Scope:
+        return cls(
+            suffixes=tuple(settings.getlist("ALLOWED_DOMAIN_SUFFIXES")),
+            max_url_length=settings.getint("MAX_URL_LENGTH"),
+        )
+
+    def admits(self, url: str) -> bool:
+        """Whether the absolute URL ``url`` is on a host in scope and not too long (it is
+        not canonicalized here)."""
+        return in_scope(url, self.suffixes) and not url_too_long(url, self.max_url_length)
