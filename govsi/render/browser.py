@@ -208,7 +208,8 @@ class Browser:
         logger.error(
             "Chromium cannot run sandboxed here (%s): rendering is OFF for this crawl and "
             "pages are stored as fetched. It is never run without its sandbox; enable user "
-            "namespaces or RENDER_BROWSER_USER (README, 'JavaScript rendering').",
+            "namespaces or RENDER_BROWSER_USER (docs/rendering.md, 'Letting Chromium run "
+            "sandboxed').",
             why,
         )
 

@@ -1,6 +1,6 @@
 """crawldb: the typed ORM models, the engine and schema set-up.
 
-The standard part of the schema (../docs/crawldb.md, copied into the README) is shared
+The standard part of the schema (docs/crawldb.md) is shared
 with other crawlers' analysis scripts, so its names, types, keys and index names follow
 the community's reference DDL exactly. Our additions are marked ``# govsi extension``.
 
