@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import get_args
+from typing import Final, Literal, get_args
+
+from govsi.web.contenttypes import DocumentType
+
+# crawldb's page types (page.page_type_code, its page_type rows). The standard four: an HTML
+# page, a document (BINARY, its data_type one of ``DocumentType``), a copy of another page,
+# and a URL not fetched (yet, or ever: robots.txt, a budget, a refusal, with its reason).
+StandardPageType = Literal["HTML", "BINARY", "DUPLICATE", "FRONTIER"]
+# govsi's additions: fetched but neither HTML nor a document (an image, a zip, a JSON file
+# linked with <a href>), and a fetch that produced no response at all.
+ExtraPageType = Literal["OTHER", "ERROR"]
+PageType = Literal[StandardPageType, ExtraPageType]
+STANDARD_PAGE_TYPES: Final[tuple[StandardPageType, ...]] = get_args(StandardPageType)
+EXTRA_PAGE_TYPES: Final[tuple[ExtraPageType, ...]] = get_args(ExtraPageType)
 
 
 @dataclass
@@ -22,7 +35,7 @@ class FetchedPage:
     url: str
     depth: int
     # HTML, BINARY, OTHER, ERROR, or FRONTIER for a request that was not sent (robots.txt)
-    page_type: str
+    page_type: PageType
     accessed_time: datetime | None
     http_status_code: int | None = None
     content_type: str | None = None
@@ -33,7 +46,7 @@ class FetchedPage:
     # Canonical URLs of the <img src> the page shows, in scope or not.
     images: list[str] = field(default_factory=list)
     # For BINARY pages.
-    data_type: str | None = None
+    data_type: DocumentType | None = None
     data: bytes | None = None
     size: int | None = None
     # The page said nofollow, so its links were recorded but not followed.
@@ -108,4 +121,4 @@ class SitemapFile:
 
 Item = DiscoveredPage | FetchedPage | FetchedImage | RobotsFile | SiteInfo | SitemapFile
 # Derived from Item, so that a record type cannot be written without being known here.
-ITEM_TYPES: dict[str, type] = {cls.__name__: cls for cls in get_args(Item)}
+ITEM_TYPES: dict[str, type[Item]] = {cls.__name__: cls for cls in get_args(Item)}

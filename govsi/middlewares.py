@@ -13,7 +13,8 @@ from scrapy.statscollectors import StatsCollector
 from twisted.internet.error import DNSLookupError
 
 from govsi.net.guard import AddressGuard, AddressRefused
-from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND
+from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, Kind
+from govsi.store.config import StoreConfig
 from govsi.web.contenttypes import DOCUMENT_TYPES, classify
 from govsi.web.urls import host_of
 
@@ -21,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 
 def keep_body(
-    content_type: str | None, url: str, kind: str, store_binary: bool, store_images: bool
+    content_type: str | None, url: str, kind: Kind, store_binary: bool, store_images: bool
 ) -> bool:
     """Decide from the response headers alone whether the body is worth downloading."""
     if kind == KIND_IMAGE:
@@ -50,15 +51,16 @@ class StopUnwantedBodiesMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StopUnwantedBodiesMiddleware:
-        s = crawler.settings
-        mw = cls(s.getbool("STORE_BINARY_DATA"), s.getbool("STORE_IMAGE_DATA"), crawler.stats)
+        # What crawldb keeps, as the store reads it.
+        kept = StoreConfig.from_settings(crawler.settings)
+        mw = cls(kept.store_binary_data, kept.store_image_data, crawler.stats)
         crawler.signals.connect(mw.headers_received, signal=signals.headers_received)
         return mw
 
     def headers_received(
         self, headers: Headers, body_length: int, request: Request, spider: Spider
     ) -> None:
-        kind = request.meta.get(META_KIND)
+        kind: Kind | None = request.meta.get(META_KIND)
         if kind not in (KIND_PAGE, KIND_IMAGE):
             return  # robots.txt, sitemaps: always read whole
         raw = headers.get("Content-Type")

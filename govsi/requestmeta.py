@@ -4,34 +4,44 @@ components read and write, and the interface the scheduler makes requests throug
 A request's kind decides its queue and its fate: pages and images are crawldb rows
 (FRONTIER until fetched), robots.txt and sitemaps belong to a host's set-up, resources are
 what rendered pages' scripts fetch. Components agree on these names here rather than
-through string literals, so a grep for one finds every reader and writer.
+through string literals, so a grep for one finds every reader and writer, and mypy checks
+every kind against ``Kind``.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Final, Literal, Protocol, runtime_checkable
 
 from scrapy import Request
 
-KIND_PAGE = "page"
-KIND_IMAGE = "image"
-KIND_ROBOTS = "robots"
-KIND_SITEMAP = "sitemap"
-KIND_RESOURCE = "resource"
+Kind = Literal["page", "image", "robots", "sitemap", "resource"]
+KIND_PAGE: Final[Kind] = "page"
+KIND_IMAGE: Final[Kind] = "image"
+KIND_ROBOTS: Final[Kind] = "robots"
+KIND_SITEMAP: Final[Kind] = "sitemap"
+KIND_RESOURCE: Final[Kind] = "resource"
 
 # Request.meta keys (Scrapy's own "depth" is used as Scrapy means it).
-META_KIND = "govsi_kind"  # one of the kinds above
-META_URL = "govsi_url"  # the canonical URL the row is stored under (redirects keep it)
-META_HOST = "govsi_host"  # the host whose queue, delays and robots.txt the request counts for
-META_SITEMAP = "govsi_sitemap"  # a sitemap request's site
-META_ARRIVED = (
-    "govsi_arrived"  # monotonic time the response's headers arrived (delays count from it)
-)
-META_FINISHED = "govsi_finished"  # set once the scheduler has settled the request
-META_REDIRECTS = "govsi_redirects"  # robots.txt redirects followed so far (RFC 9309: at most 5)
-META_RESOURCE = "govsi_resource"  # a rendered page's sub-resource: the cache entry it fills
-META_STALE = "govsi_stale"  # a cached resource being revalidated
-META_SETTLE = "govsi_settle"  # what a rendered page runs after load, before its DOM is taken
+META_KIND: Final = "govsi_kind"  # the request's Kind
+META_URL: Final = "govsi_url"  # the canonical URL the row is stored under (redirects keep it)
+# The host whose queue, delays and robots.txt the request counts for.
+META_HOST: Final = "govsi_host"
+# A sitemap request's site: the host whose robots.txt (or sitemap index) led to it, whose
+# sitemap budget it spends and whose site.sitemap_content keeps it.
+META_SITE: Final = "govsi_site"
+# Set (True) on the request for a page a sitemap listed: the frontier queues it after the
+# pages links lead to at the same depth (``govsi.frontier.queue``'s late entries).
+META_FROM_SITEMAP: Final = "govsi_sitemap"
+# Monotonic time the response's headers arrived (delays count from it).
+META_ARRIVED: Final = "govsi_arrived"
+META_FINISHED: Final = "govsi_finished"  # set once the scheduler has settled the request
+# robots.txt redirects followed so far (RFC 9309: at most 5).
+META_REDIRECTS: Final = "govsi_redirects"
+# A rendered page's sub-resource: the cache entry it fills.
+META_RESOURCE: Final = "govsi_resource"
+META_STALE: Final = "govsi_stale"  # a cached resource being revalidated
+# What a rendered page runs after load, before its DOM is taken.
+META_SETTLE: Final = "govsi_settle"
 
 
 @runtime_checkable
@@ -39,6 +49,6 @@ class RequestFactory(Protocol):
     """How the scheduler turns what it keeps (kind, URL, depth) back into requests: the
     spider implements it, since the callbacks are the spider's."""
 
-    def request_for(self, kind: str, url: str, depth: int) -> Request: ...
+    def request_for(self, kind: Kind, url: str, depth: int) -> Request: ...
 
     def sitemap_request(self, url: str, site: str) -> Request | None: ...

@@ -32,6 +32,7 @@ from govsi.requestmeta import (
     META_URL,
 )
 from govsi.store.extension import CrawlStore
+from govsi.web.scope import Scope
 from tests.support.stats import DictStats
 
 DELAY = 5.0
@@ -127,10 +128,11 @@ class FactorySpider(Spider):
 
 def config(**changes: Any) -> SchedulerConfig:
     values: dict[str, Any] = dict(
-        crawl_delay=DELAY, max_crawl_delay=60.0, window=1000, refill_size=100, depth_limit=5,
-        obey_robots=True, robots_token="govsi-crawler", robots_max_age=86400.0,
+        crawl_delay=DELAY, max_crawl_delay=60.0, window=1000, refill_size=100,
+        scope=Scope((".gov.si",), depth_limit=5, robots_token="govsi-crawler"),
+        obey_robots=True, robots_max_age=86400.0,
         robots_retries=1, robots_retry_delay=10.0, follow_sitemaps=True,
-        suffixes=(".gov.si",), progress_interval=0.0, download_timeout=30.0,
+        progress_interval=0.0, download_timeout=30.0,
         lease_ttl=30.0, lease_scan_interval=10.0,
     )  # fmt: skip
     values.update(changes)
@@ -445,8 +447,8 @@ def test_from_crawler_reads_the_settings(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(crawler, "get_extension", {CrawlStore: store}.get)
     scheduler = FrontierScheduler.from_crawler(crawler)
     assert scheduler.store is store
-    assert scheduler.config.crawl_delay == 2.5 and scheduler.config.depth_limit == 7
-    assert scheduler.config.robots_token == "govsi-crawler"
+    assert scheduler.config.crawl_delay == 2.5 and scheduler.config.scope.depth_limit == 7
+    assert scheduler.config.scope.robots_token == "govsi-crawler"
     assert isinstance(scheduler.df, FakeDupeFilter)
 
 

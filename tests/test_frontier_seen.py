@@ -6,14 +6,15 @@ import pytest
 from scrapy import Request
 
 from govsi.frontier.seen import CanonicalDupeFilter
+from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND
 
 
 def page(url: str) -> Request:
-    return Request(url, meta={"govsi_kind": "page"})
+    return Request(url, meta={META_KIND: KIND_PAGE})
 
 
 def image(url: str) -> Request:
-    return Request(url, meta={"govsi_kind": "image"})
+    return Request(url, meta={META_KIND: KIND_IMAGE})
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from scrapy.http import Response
 from govsi.render.httpcache import ResourceCache
 from govsi.render.resources import PageRequests, ResourceFetcher
 from govsi.render.routes import Reply
-from govsi.requestmeta import KIND_RESOURCE
+from govsi.requestmeta import KIND_RESOURCE, META_KIND
 from govsi.web.urls import in_scope
 
 A = "https://a.gov.si"
@@ -66,7 +66,7 @@ def test_a_template_script_is_fetched_once_for_every_page() -> None:
     assert all(r is not None and r.body == b"go()" for r in replies)  # type: ignore[union-attr]
     assert len(crawl.sent) == 1
     request = crawl.sent[0]
-    assert request.meta["govsi_kind"] == KIND_RESOURCE and request.dont_filter
+    assert request.meta[META_KIND] == KIND_RESOURCE and request.dont_filter
     assert request.headers.get("Referer") == f"{A}/".encode()
     assert fetcher.requests == 1
 

@@ -16,7 +16,7 @@ from scrapy.utils.test import get_crawler
 from govsi.frontier.addresses import AddressSharing
 from govsi.frontier.entries import Entry, HostInfo
 from govsi.frontier.queue import Frontier
-from govsi.requestmeta import KIND_PAGE
+from govsi.requestmeta import KIND_PAGE, META_KIND, META_URL
 from govsi.sharing.keeper import LeaseCallbacks, LeaseKeeper, _Outcome, share_of, to_hand_over
 
 
@@ -332,7 +332,7 @@ def test_a_queued_retry_keeps_the_address_until_it_is_fetched() -> None:
     retry = Request(
         "https://a.gov.si/napaka",
         dont_filter=True,
-        meta={"govsi_kind": KIND_PAGE, "govsi_url": "https://a.gov.si/napaka"},
+        meta={META_KIND: KIND_PAGE, META_URL: "https://a.gov.si/napaka"},
     )
     w.frontier.push("a.gov.si", 1, retry, spillable=False)
     # The next holder would fetch it again: not even the first step is taken.
@@ -349,7 +349,7 @@ def test_a_retry_arriving_during_a_hand_over_is_served_here() -> None:
     w.add_host("a.gov.si", "10.0.0.1", "https://a.gov.si/1")
     assert w.movable("10.0.0.1") == []  # step one: parked
     retry = Request("https://a.gov.si/2", dont_filter=True,
-                    meta={"govsi_kind": KIND_PAGE, "govsi_url": "https://a.gov.si/2"})  # fmt: skip
+                    meta={META_KIND: KIND_PAGE, META_URL: "https://a.gov.si/2"})  # fmt: skip
     w.frontier.push("a.gov.si", 1, retry, spillable=False)
     assert w.movable("10.0.0.1") == []  # hand-over called off: served again
     served = []

@@ -11,6 +11,7 @@ from typing import Any
 from scrapy.http import HtmlResponse, Request
 from scrapy.utils.test import get_crawler
 
+from govsi.frontier.seen import seen_key
 from govsi.items import DiscoveredPage, FetchedPage
 from govsi.requestmeta import KIND_PAGE, META_KIND, META_URL
 from govsi.spiders.govsi import GovsiSpider
@@ -36,7 +37,7 @@ class Crawled(list[Request]):
 
     def crawl(self, request: Request) -> None:
         self.append(request)
-        self.known.add(f"{KIND_PAGE} {request.meta[META_URL]}")
+        self.known.add(seen_key(KIND_PAGE, request.meta[META_URL]))
 
 
 def spider(samples: int) -> tuple[GovsiSpider, Crawled, list[Any]]:

@@ -8,7 +8,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Engine, inspect
 
+from govsi.items import EXTRA_PAGE_TYPES, STANDARD_PAGE_TYPES
 from govsi.store import schema
+from govsi.web.contenttypes import DOCUMENT_TYPES
 from tests.support.crawldb import q
 
 
@@ -26,9 +28,9 @@ def test_migrations_match_models(engine: Engine) -> None:
 
 
 def test_lookup_rows(engine: Engine) -> None:
-    assert {r[0] for r in q(engine, "SELECT code FROM data_type")} == set(schema.DATA_TYPES)
+    assert {r[0] for r in q(engine, "SELECT code FROM data_type")} == set(DOCUMENT_TYPES)
     assert {r[0] for r in q(engine, "SELECT code FROM page_type")} == set(
-        schema.PAGE_TYPES + schema.EXTRA_PAGE_TYPES
+        STANDARD_PAGE_TYPES + EXTRA_PAGE_TYPES
     )
 
 

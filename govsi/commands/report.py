@@ -21,6 +21,7 @@ from scrapy.utils.log import configure_logging
 from govsi.report.build import ReportError, build_report, report_engine
 from govsi.report.output import write_report
 from govsi.store import database
+from govsi.store.config import StoreConfig
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +78,8 @@ class Command(ScrapyCommand):
         assert self.settings is not None
         s = self.settings
         configure_logging(s)
-        url = database.resolve_crawldb_url(s.get("CRAWLDB_URL"))
+        # The crawl's own reading of CRAWLDB_URL, so the report opens the crawl's crawldb.
+        url = database.resolve_crawldb_url(StoreConfig.from_settings(s).crawldb_url)
         folder = Path(opts.output or s.get("REPORT_FOLDER"))
         seeds = [x for x in opts.args.get("seeds", "").split(",") if x.strip()]
         started = time.monotonic()

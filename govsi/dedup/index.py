@@ -81,8 +81,9 @@ class Verdict:
 
 
 def pack(minhash: MinHash) -> bytes:
-    # The affine32 scheme's values are 32-bit.
-    return minhash.hashvalues.astype(np.uint32).tobytes()
+    # The affine32 scheme's values are 32-bit (datasketch has no type information).
+    values: np.ndarray = minhash.hashvalues
+    return values.astype(np.uint32).tobytes()
 
 
 def unpack(data: bytes, num_perm: int) -> MinHash:

@@ -94,10 +94,13 @@ def shingles(text: str, size: int = DEFAULT_SHINGLE_SIZE) -> set[str]:
 
 
 @lru_cache(maxsize=8)
-def permutations(num_perm: int) -> tuple[Any, Any]:
-    """The seeded permutations every signature uses: made once, not for every page (making
-    them costs more than hashing a page's shingles)."""
-    return MinHash(num_perm=num_perm, seed=SEED, scheme=SCHEME).permutations
+def permutations(num_perm: int) -> np.ndarray:
+    """The seeded permutations every signature uses (the scheme's a and b, 2 x
+    ``num_perm``): made once, not for every page (making them costs more than hashing a
+    page's shingles)."""
+    # datasketch has no type information: its attributes are Any.
+    made: np.ndarray = MinHash(num_perm=num_perm, seed=SEED, scheme=SCHEME).permutations
+    return made
 
 
 def make_minhash(num_perm: int, hashvalues: Any = None) -> MinHash:

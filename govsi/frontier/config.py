@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from scrapy.settings import BaseSettings
 
+from govsi.web.scope import Scope
+
 
 @dataclass(frozen=True)
 class SchedulerConfig:
@@ -14,14 +16,13 @@ class SchedulerConfig:
     max_crawl_delay: float  # MAX_CRAWL_DELAY: the longest robots.txt Crawl-delay honoured
     window: int  # FRONTIER_WINDOW: queued requests held in memory
     refill_size: int  # FRONTIER_REFILL_SIZE: FRONTIER rows read back per host at a time
-    depth_limit: int  # DEPTH_LIMIT
+    # ALLOWED_DOMAIN_SUFFIXES, DEPTH_LIMIT, ROBOTSTXT_USER_AGENT (read as the spider reads them)
+    scope: Scope
     obey_robots: bool  # ROBOTSTXT_OBEY
-    robots_token: str  # ROBOTSTXT_USER_AGENT
     robots_max_age: float  # ROBOTSTXT_MAX_AGE
     robots_retries: int  # ROBOTSTXT_RETRY_TIMES
     robots_retry_delay: float  # ROBOTSTXT_RETRY_DELAY
     follow_sitemaps: bool  # SITEMAP_FOLLOW
-    suffixes: tuple[str, ...]  # ALLOWED_DOMAIN_SUFFIXES: the crawl's scope
     progress_interval: float  # PROGRESS_INTERVAL
     download_timeout: float  # DOWNLOAD_TIMEOUT: bounds how long a request can be out
     lease_ttl: float  # LEASE_TTL
@@ -39,14 +40,12 @@ class SchedulerConfig:
             max_crawl_delay=s.getfloat("MAX_CRAWL_DELAY"),
             window=s.getint("FRONTIER_WINDOW"),
             refill_size=s.getint("FRONTIER_REFILL_SIZE"),
-            depth_limit=s.getint("DEPTH_LIMIT"),
+            scope=Scope.from_settings(s),
             obey_robots=s.getbool("ROBOTSTXT_OBEY"),
-            robots_token=s.get("ROBOTSTXT_USER_AGENT"),
             robots_max_age=s.getfloat("ROBOTSTXT_MAX_AGE"),
             robots_retries=s.getint("ROBOTSTXT_RETRY_TIMES"),
             robots_retry_delay=s.getfloat("ROBOTSTXT_RETRY_DELAY"),
             follow_sitemaps=s.getbool("SITEMAP_FOLLOW"),
-            suffixes=tuple(s.getlist("ALLOWED_DOMAIN_SUFFIXES")),
             progress_interval=s.getfloat("PROGRESS_INTERVAL"),
             download_timeout=s.getfloat("DOWNLOAD_TIMEOUT"),
             lease_ttl=s.getfloat("LEASE_TTL"),

@@ -4,13 +4,14 @@ its parts)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from scrapy import Request
 from scrapy.statscollectors import StatsCollector
 from twisted.internet.base import DelayedCall
 
 from govsi.frontier.queue import Frontier
-from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_URL
+from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_URL, Kind
 from govsi.robots.rules import RobotsRules
 from govsi.store.extension import CrawlStore
 
@@ -18,17 +19,18 @@ from govsi.store.extension import CrawlStore
 class Entry(NamedTuple):
     """A page or image waiting in memory: far lighter than the Request built on release."""
 
-    kind: str
+    kind: Kind  # KIND_PAGE or KIND_IMAGE
     url: str
     depth: int
 
 
-def page_url(entry: Any) -> str | None:
+def page_url(entry: Entry | Request) -> str | None:
     """The page or image URL of a queued entry or request (None for robots.txt, sitemaps)."""
     if isinstance(entry, Entry):
         return entry.url
     if entry.meta.get(META_KIND) in (KIND_PAGE, KIND_IMAGE):
-        return entry.meta.get(META_URL)
+        url: str | None = entry.meta.get(META_URL)
+        return url
     return None
 
 

@@ -93,7 +93,7 @@ class HostSetup:
         self.store, self.stats = bench.store, bench.stats
         self.guard = guard
         self.cb = callbacks
-        suffixes = list(config.suffixes)
+        suffixes = list(config.scope.suffixes)
         self.robots = RobotsFetcher(self._robots_outcome, lambda url: in_scope(url, suffixes))
         self.budgets = Budgets(
             pages_per_host=config.max_pages_per_host,
@@ -198,7 +198,7 @@ class HostSetup:
             info.rules, info.robots_failures = outcome.rules, 0
             info.rules_at = time.monotonic() - age
             info.used_rules = 0
-            delay = outcome.rules.crawl_delay(self.config.robots_token) or 0.0
+            delay = outcome.rules.crawl_delay(self.config.scope.robots_token) or 0.0
             longest = self.config.max_crawl_delay
             if longest > 0 and delay > longest:
                 # Never faster than the site asked; a delay this long would keep the crawl
@@ -244,7 +244,7 @@ class HostSetup:
                 self.frontier.push(host, entry.depth, entry, spillable=False)
                 self.send_robots(host)
                 return False
-            refusal = info.rules.refusal(entry.url, self.config.robots_token)
+            refusal = info.rules.refusal(entry.url, self.config.scope.robots_token)
             if refusal is not None:
                 self.cb.not_fetched(entry, *ROBOTS_REFUSALS[refusal])
                 return False

@@ -55,7 +55,7 @@ class Refills:
         # Pages and images this run released: never pushed again from their rows.
         self.released = released
         self.cb = callbacks
-        self.depth_limit = config.depth_limit
+        self.depth_limit = config.scope.depth_limit
         self.refill_size = config.refill_size
         # Hosts with FRONTIER rows in crawldb that memory does not hold (HostInfo.backlog).
         self._backlogged: set[str] = set()

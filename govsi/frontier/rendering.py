@@ -25,7 +25,7 @@ class RenderSide:
         wake: Callable[[], None],
     ) -> None:
         self.obey = config.obey_robots
-        self.token = config.robots_token
+        self.token = config.scope.robots_token
         self.hosts, self.frontier, self.stats = bench.hosts, bench.frontier, bench.stats
         # Pages let go may make a request ready now: let the engine ask.
         self.wake = wake

@@ -48,10 +48,11 @@ from govsi.requestmeta import (
     KIND_SITEMAP,
     META_ARRIVED,
     META_FINISHED,
+    META_FROM_SITEMAP,
     META_HOST,
     META_KIND,
-    META_SITEMAP,
     META_URL,
+    Kind,
     RequestFactory,
 )
 from govsi.store.database import is_sqlite
@@ -230,14 +231,14 @@ class FrontierScheduler(BaseScheduler):
             self.df.log(request, self.spider)
             return False
         meta = request.meta
-        kind = meta.get(META_KIND)
-        host = meta.get(META_HOST) or host_of(request.url)
+        kind: Kind | None = meta.get(META_KIND)
+        host: str = meta.get(META_HOST) or host_of(request.url)
         self.setup.host(host, request.url)
         if kind in (KIND_PAGE, KIND_IMAGE):
             self.sharing.settled(meta.get(META_URL, request.url))
         if kind in (KIND_PAGE, KIND_IMAGE) and not request.dont_filter:
             entry = Entry(kind, meta.get(META_URL, request.url), meta.get("depth", 0))
-            late = bool(meta.get(META_SITEMAP))
+            late = bool(meta.get(META_FROM_SITEMAP))
             if not self.frontier.push(host, entry.depth, entry, kind == KIND_PAGE, late):
                 self.refills.spilled(host, entry.depth)
         elif kind == KIND_ROBOTS:

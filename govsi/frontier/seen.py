@@ -23,24 +23,30 @@ from scrapy.crawler import Crawler
 from scrapy.dupefilters import BaseDupeFilter
 from scrapy.statscollectors import StatsCollector
 
-from govsi.requestmeta import KIND_PAGE, META_KIND, META_URL
+from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_URL, Kind
 from govsi.store.extension import CrawlStore
+from govsi.web.scope import Scope
 from govsi.web.urls import canonicalize, fingerprint, url_too_long
 
 logger = logging.getLogger(__name__)
 
 
-def request_key(request: Request) -> str | None:
-    """The identity of a request for de-duplication; None for a URL with no canonical form."""
-    kind = request.meta.get(META_KIND, KIND_PAGE)
+def seen_key(kind: Kind, url: str) -> str:
+    """The key ``KnownUrls`` holds the canonical URL ``url`` of a ``kind`` request under:
+    the same URL as a page and as an image is two keys."""
+    return f"{kind} {url}"
+
+
+def _request_url(request: Request) -> str | None:
+    """The canonical URL a request is known by; None for a URL with no canonical form."""
     # The spider's requests carry their canonical URL; others are canonicalized here.
-    url = request.meta.get(META_URL)
+    url: str | None = request.meta.get(META_URL)
     if url is None:
         try:
             url = canonicalize(request.url)
         except ValueError:
             return None
-    return f"{kind} {url}"
+    return url
 
 
 class KnownUrls:
@@ -60,9 +66,9 @@ class KnownUrls:
             return
         self._loaded = True
         for url in store.known_urls():
-            self._seen.add(fingerprint(f"page {url}"))
+            self._seen.add(fingerprint(seen_key(KIND_PAGE, url)))
         for url in store.fetched_image_urls():
-            self._seen.add(fingerprint(f"image {url}"))
+            self._seen.add(fingerprint(seen_key(KIND_IMAGE, url)))
         if self._seen:
             logger.info("continuing crawl: %d URLs already known", len(self._seen))
 
@@ -99,7 +105,7 @@ class CanonicalDupeFilter(BaseDupeFilter):
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CanonicalDupeFilter:
         return cls(
-            max_url_length=crawler.settings.getint("MAX_URL_LENGTH"),
+            max_url_length=Scope.from_settings(crawler.settings).max_url_length,
             stats=crawler.stats,
             store=crawler.get_extension(CrawlStore),
             known=crawler.get_extension(KnownUrls),
@@ -111,11 +117,12 @@ class CanonicalDupeFilter(BaseDupeFilter):
             self.known.load(self.store)
 
     def request_seen(self, request: Request) -> bool:
-        key = request_key(request)
-        if key is None or url_too_long(key.split(" ", 1)[1], self.max_url_length):
+        url = _request_url(request)
+        if url is None or url_too_long(url, self.max_url_length):
             self._inc("govsi/dupefilter/rejected")
             return True
-        return not self.known.add(key)
+        kind: Kind = request.meta.get(META_KIND, KIND_PAGE)
+        return not self.known.add(seen_key(kind, url))
 
     def log(self, request: Request, spider: object) -> None:
         self._inc("dupefilter/filtered")

@@ -22,14 +22,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from typing import Final, Literal
 
 import ada_url
 
 from govsi.web.urls import fingerprint
 
-REPEATED_SEGMENT = "repeated_segment"
-QUERY_VARIANTS = "query_variants"
-QUERY_CHAIN = "query_chain"
+# The rule a trap breaks (a stat's last part: govsi/traps/<rule>).
+TrapRule = Literal["repeated_segment", "query_variants", "query_chain"]
+REPEATED_SEGMENT: Final[TrapRule] = "repeated_segment"
+QUERY_VARIANTS: Final[TrapRule] = "query_variants"
+QUERY_CHAIN: Final[TrapRule] = "query_chain"
 
 Family = tuple[str, str, tuple[str, ...]]
 
@@ -58,7 +61,7 @@ class TrapGuard:
         self,
         max_repeats: int = 3,
         max_query_variants: int = 1000,
-        on_refusal: Callable[[str], None] | None = None,
+        on_refusal: Callable[[TrapRule], None] | None = None,
         max_query_chain: int = 0,
     ) -> None:
         self.max_repeats = max_repeats
@@ -73,12 +76,12 @@ class TrapGuard:
         # limit.
         self._variants: dict[int, set[int]] = {}
 
-    def check(self, url: str) -> str | None:
+    def check(self, url: str) -> TrapRule | None:
         """The trap rule ``url`` breaks, else None. The same URL always gets the same
         answer: a URL admitted once is never refused later."""
         parts = ada_url.parse_url(url, ("hostname", "pathname", "search"))
         host, path = parts["hostname"], parts["pathname"]
-        reason = None
+        reason: TrapRule | None = None
         if repeated_segment(path, self.max_repeats):
             reason = REPEATED_SEGMENT
         elif self.max_query_variants > 0 and parts["search"]:

@@ -88,7 +88,8 @@ class _BoundedHTTPClientParser(_LenientHTTPClientParser):
 
 class _BoundedHTTP11ClientProtocol(_LenientHTTP11ClientProtocol):
     def __init__(self, quiescentCallback: Any, limits: HeaderLimits) -> None:
-        super().__init__(quiescentCallback)
+        # Twisted's HTTP11ClientProtocol.__init__ has no type annotations.
+        super().__init__(quiescentCallback)  # type: ignore[no-untyped-call]
         self._limits = limits
 
     def request(self, request: Any) -> Deferred[Any]:
@@ -103,7 +104,8 @@ class _BoundedHTTP11ClientProtocol(_LenientHTTP11ClientProtocol):
 
 class _BoundedHTTP11ClientFactory(_LenientHTTP11ClientFactory):
     def __init__(self, quiescentCallback: Any, metadata: Any, limits: HeaderLimits) -> None:
-        super().__init__(quiescentCallback, metadata)
+        # Twisted's _HTTP11ClientFactory.__init__ has no type annotations.
+        super().__init__(quiescentCallback, metadata)  # type: ignore[no-untyped-call]
         self._limits = limits
 
     def buildProtocol(self, addr: IAddress | None) -> _BoundedHTTP11ClientProtocol:

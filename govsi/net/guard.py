@@ -252,10 +252,11 @@ class GuardedResolver:
             receiving.resolutionComplete()
             return cast(IHostResolution, resolution)
         receiver = _Filter(resolutionReceiver, hostName, self.admit)
-        resolution = self.inner.resolveHostName(
+        # The inner resolver is reached through its zope.interface: Any to mypy.
+        resolving: IHostResolution = self.inner.resolveHostName(
             receiver, hostName, portNumber, addressTypes, transportSemantics
         )
-        return resolution
+        return resolving
 
 
 class AddressGuard:

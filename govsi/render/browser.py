@@ -264,7 +264,10 @@ class Browser:
         rendered = False
         try:
             # The handler's own timeouts bound each step; this bounds them all together.
-            response = await asyncio.wait_for(engine.download_request(request), 3 * self.timeout)
+            # The page engine is scrapy-playwright's handler, which has no type information.
+            response: Response = await asyncio.wait_for(
+                engine.download_request(request), 3 * self.timeout
+            )
             rendered = True
             return response
         finally:

@@ -24,10 +24,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, cast, get_args
 
-__all__ = ["RENDER_MODES", "Learned", "RenderMode", "RenderPlanner", "render_mode"]
+__all__ = [
+    "RENDER_MODES",
+    "Decision",
+    "Learned",
+    "RenderMode",
+    "RenderPlan",
+    "RenderPlanner",
+    "render_mode",
+]
 
 RenderMode = Literal["off", "always", "auto"]
 RENDER_MODES: tuple[RenderMode, ...] = get_args(RenderMode)
+# What a signature's samples decide, and so what its pages are.
+Decision = Literal["render", "plain"]
+# What to do with one page: as decided, sample it, or wait for the samples.
+RenderPlan = Literal[Decision, "sample", "wait"]
 # The longest wait between resamples is resample_every * 2**this.
 MAX_RESAMPLE_DOUBLINGS = 4
 
@@ -46,7 +58,7 @@ class Learned:
     samples: int = 0  # samples compared
     since_sample: int = 0
     resample_after: int = 0  # plain pages before the next resample (0: not decided yet)
-    decided: str | None = None  # "render" or "plain" once the samples agree
+    decided: Decision | None = None  # once the samples agree
     pages: int = 0
 
 
@@ -59,7 +71,7 @@ class RenderPlanner:
     resample_every: int = 200
     signatures: dict[str, Learned] = field(default_factory=dict)
 
-    def plan(self, signature: str) -> str:
+    def plan(self, signature: str) -> RenderPlan:
         """The next page with ``signature``: "render", "plain", "sample", or "wait" (ask
         again once ``decided`` says the samples are in)."""
         s = self.signatures.setdefault(signature, Learned())
@@ -81,7 +93,7 @@ class RenderPlanner:
             return "sample"
         return "wait"
 
-    def learn(self, signature: str, gained: bool) -> str | None:
+    def learn(self, signature: str, gained: bool) -> Decision | None:
         """A sample's outcome; returns the signature's decision when this changed it."""
         s = self.signatures.setdefault(signature, Learned())
         before = s.decided

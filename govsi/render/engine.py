@@ -167,7 +167,8 @@ def handler_class() -> type:
             "renders may wait behind a busy crawl"
         )
 
-    class PageEngine(ScrapyPlaywrightDownloadHandler):
+    # scrapy-playwright has no type information: its handler is Any to mypy.
+    class PageEngine(ScrapyPlaywrightDownloadHandler):  # type: ignore[misc]
         """scrapy-playwright's handler as the page engine: it launches Chromium, keeps the
         contexts (each with its page limit) and restarts a browser that died. A page's way
         through it is ours, with as few messages to the driver as it takes, since each is

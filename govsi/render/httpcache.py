@@ -18,10 +18,13 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC
+from typing import Literal
 
-__all__ = ["ResourceCache", "Stored", "freshness", "same_representation"]
+__all__ = ["CacheState", "ResourceCache", "Stored", "freshness", "same_representation"]
 
 Headers = Mapping[str, str] | Iterable[tuple[str, str]]
+# What the cache holds for a URL (``ResourceCache.lookup``).
+CacheState = Literal["hit", "stale", "miss"]
 
 # Cacheable by default (RFC 9110 §15.1); partial content (206) is never stored here.
 _CACHEABLE = frozenset({200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501})
@@ -250,7 +253,7 @@ class ResourceCache:
             return None
         return stored
 
-    def lookup(self, url: str, now: float) -> tuple[str, Stored | None]:
+    def lookup(self, url: str, now: float) -> tuple[CacheState, Stored | None]:
         """("hit", entry) while fresh; ("stale", entry) when stale but revalidatable (send
         ``conditional_headers``); ("miss", None) otherwise, a useless stale entry dropped."""
         stored = self._entries.get(url)

@@ -32,6 +32,7 @@ from twisted.internet import task
 
 from govsi.render.browser import Browser, BrowserUnavailable
 from govsi.render.config import RenderConfig
+from govsi.render.decide import RenderMode
 from govsi.render.httpcache import ResourceCache
 from govsi.render.resources import PageRequests, ResourceCancel, ResourceFetcher, ResourcePolicy
 from govsi.render.routes import Document, PageRoutes
@@ -85,7 +86,7 @@ class Renderer:
         stats: StatsCollector,
         crawl: Callable[[Request], None],
         *,
-        mode: str,
+        mode: RenderMode,
         suffixes: list[str],
         max_pages: int,
         queue_pages: int,
@@ -128,6 +129,13 @@ class Renderer:
         self.active = 0
         self._hold: Callable[[str | None, bool], None] = lambda host, held: None
         self._idle_loop: task.LoopingCall | None = None
+
+    @property
+    def off(self) -> bool:
+        """Rendering is off: RENDER_JS=off, or switched off since (the browser could not
+        start, or not in its sandbox). Asked afresh after every wait: it may be switched
+        off meanwhile."""
+        return self.mode == "off"
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Renderer:
@@ -196,7 +204,7 @@ class Renderer:
         plain page then."""
         if self.browser is None:
             raise RenderFailed("no browser")
-        if self.mode == "off":
+        if self.off:
             raise RenderOff("rendering is off")
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_pages)
@@ -204,7 +212,7 @@ class Renderer:
             self._idle_loop.start(max(1.0, min(10.0, self.idle_close / 4)), now=False)
         with self.waiting_for(url):
             await self._slots.acquire()
-        if self.mode == "off":  # switched off while the page waited
+        if self.off:  # switched off while the page waited
             self._slots.release()
             raise RenderOff("rendering is off")
         self.active += 1

@@ -8,6 +8,7 @@ Either way every table describes the same moment, so the totals agree with each 
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
+from sqlalchemy.pool import ConnectionPoolEntry
 
 from govsi.report import queries
 from govsi.report.graphs import Graph, domain_graph, site_graph
@@ -76,11 +78,11 @@ def report_engine(url: str) -> Engine:
     # pysqlite runs SELECTs outside transactions; the report needs one snapshot, so it
     # begins the transaction itself (SQLAlchemy's documented pysqlite recipe).
     @event.listens_for(engine, "connect")
-    def _no_implicit(dbapi_conn, _record) -> None:
+    def _no_implicit(dbapi_conn: sqlite3.Connection, _record: ConnectionPoolEntry) -> None:
         dbapi_conn.isolation_level = None
 
     @event.listens_for(engine, "begin")
-    def _begin(conn) -> None:
+    def _begin(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN")
 
     return engine

@@ -203,4 +203,6 @@ def spring_layout(
         temperature -= cooling
     low, high = pos.min(axis=0), pos.max(axis=0)
     span = np.where(high - low > 0, high - low, 1.0)
-    return (pos - low) / span
+    # numpy's stubs type a reduction along an axis, and arithmetic with it, as Any.
+    scaled: np.ndarray = (pos - low) / span
+    return scaled

@@ -21,6 +21,8 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
+from govsi.items import STANDARD_PAGE_TYPES
+
 # Bucket widths for the crawl rate chart, seconds; the first that gives at most
 # RATE_BUCKETS buckets over the crawl's span is used.
 _MINUTES_AND_HOURS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200)
@@ -317,15 +319,16 @@ def limits(conn: Connection, scope: Scope) -> Table:
 
 
 def depths(conn: Connection, scope: Scope) -> Table:
-    kinds = ("HTML", "BINARY", "DUPLICATE", "FRONTIER")
+    kinds = STANDARD_PAGE_TYPES
     sums = ",\n".join(
         f"      sum(CASE WHEN p.page_type_code = '{k}' THEN 1 ELSE 0 END) AS {k.lower()}"
         for k in kinds
     )
+    listed = ", ".join(f"'{k}'" for k in kinds)
     sql = f"""
     SELECT p.depth AS depth, count(*) AS pages,
 {sums},
-      sum(CASE WHEN p.page_type_code NOT IN ('HTML', 'BINARY', 'DUPLICATE', 'FRONTIER')
+      sum(CASE WHEN p.page_type_code NOT IN ({listed})
           THEN 1 ELSE 0 END) AS other
     FROM page p WHERE 1 = 1{scope.pages()}
     GROUP BY p.depth ORDER BY p.depth

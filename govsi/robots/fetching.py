@@ -123,6 +123,6 @@ class RobotsFetcher:
     def _failure(self, failure: Failure) -> None:
         request = failure.request  # type: ignore[attr-defined]
         host: str = request.meta[META_HOST]
-        reason = f"{failure.type.__name__}: {failure.getErrorMessage()}"[:300]
+        reason = f"{type(failure.value).__name__}: {failure.getErrorMessage()}"[:300]
         logger.warning("robots.txt of %s unreachable: %s", host, reason)
         self.on_outcome(RobotsOutcome(host, rules_for_response(None, b"", request.url), reason))

@@ -9,7 +9,7 @@ from typing import Protocol
 
 from scrapy.settings import BaseSettings
 
-from govsi.store.config import DuplicateConfig
+from govsi.store.config import DuplicateConfig, StoreConfig
 from govsi.web.scope import Scope
 
 __all__ = ["Count", "ReadLimits", "SitemapLimits", "SpiderConfig"]
@@ -41,11 +41,10 @@ class SitemapLimits:
 
 @dataclass(frozen=True)
 class SpiderConfig:
-    scope: Scope  # ALLOWED_DOMAIN_SUFFIXES, MAX_URL_LENGTH
+    # ALLOWED_DOMAIN_SUFFIXES, MAX_URL_LENGTH, DEPTH_LIMIT, ROBOTSTXT_USER_AGENT
+    scope: Scope
     seed_urls: tuple[str, ...]  # SEED_URLS (the spider's ``seeds`` argument wins)
-    depth_limit: int  # DEPTH_LIMIT (0 = no limit)
     max_size: int  # DOWNLOAD_MAXSIZE
-    robots_token: str  # ROBOTSTXT_USER_AGENT, lower case: X-Robots-Tag names it so
     reading: ReadLimits
     sitemaps: SitemapLimits
     trap_max_repeats: int  # TRAP_MAX_REPEATED_SEGMENTS
@@ -60,9 +59,7 @@ class SpiderConfig:
         return cls(
             scope=Scope.from_settings(s),
             seed_urls=tuple(s.getlist("SEED_URLS")),
-            depth_limit=s.getint("DEPTH_LIMIT"),
             max_size=s.getint("DOWNLOAD_MAXSIZE"),
-            robots_token=s.get("ROBOTSTXT_USER_AGENT").lower(),
             reading=ReadLimits(
                 max_links=s.getint("MAX_LINKS_PER_PAGE"),
                 max_tags=s.getint("MAX_PARSE_TAGS"),
@@ -71,7 +68,8 @@ class SpiderConfig:
             sitemaps=SitemapLimits(
                 max_urls=s.getint("SITEMAP_MAX_URLS_PER_HOST"),
                 max_files=s.getint("SITEMAP_MAX_FILES_PER_HOST"),
-                store_max=s.getint("SITEMAP_STORE_MAX_BYTES"),
+                # As the store reads it: the writer holds the same cap across runs.
+                store_max=StoreConfig.from_settings(s).sitemap_store_max,
             ),
             trap_max_repeats=s.getint("TRAP_MAX_REPEATED_SEGMENTS"),
             trap_max_query_variants=s.getint("TRAP_MAX_QUERY_VARIANTS"),

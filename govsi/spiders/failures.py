@@ -19,7 +19,7 @@ def forbidden_by_robots(failure: Failure) -> bool:
     Scrapy raises a plain IgnoreRequest for that, and also for responses it gave up on
     after they arrived (a decompression bomb), which are fetch errors, not refusals.
     """
-    return bool(failure.check(IgnoreRequest)) and "robots.txt" in str(failure.value)
+    return isinstance(failure.value, IgnoreRequest) and "robots.txt" in str(failure.value)
 
 
 def failure_reason(failure: Failure, guard: AddressGuard | None, max_size: int) -> str:
@@ -27,15 +27,16 @@ def failure_reason(failure: Failure, guard: AddressGuard | None, max_size: int) 
     whose reason a refused connection gets; ``max_size``: DOWNLOAD_MAXSIZE, named when
     Scrapy cancelled a body that outgrew it."""
     message = failure.getErrorMessage()
-    if failure.check(AddressRefused):
+    error = failure.value
+    if isinstance(error, AddressRefused):
         return message[:1000]  # the guard's reason (govsi.middlewares)
     host = host_of(failure.request.url) if hasattr(failure, "request") else ""
-    refusal = failure.check(DNSLookupError, CannotResolveHostError)
+    refusal = isinstance(error, DNSLookupError | CannotResolveHostError)
     if refusal and guard is not None and guard.reason(host):
         # Connect time refused what the host's name resolved to (DNS rebinding, or an
         # address that changed after the scheduler looked).
         return str(guard.reason(host))
-    if failure.check(DownloadCancelledError) and not message:
+    if isinstance(error, DownloadCancelledError) and not message:
         # Scrapy cancels a body that outgrows DOWNLOAD_MAXSIZE without a message.
         message = f"response larger than DOWNLOAD_MAXSIZE ({max_size} bytes)"
-    return f"{failure.type.__name__}: {message}"[:1000]
+    return f"{type(error).__name__}: {message}"[:1000]

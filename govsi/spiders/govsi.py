@@ -20,13 +20,13 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from govsi.frontier.seen import KnownUrls
+from govsi.frontier.seen import KnownUrls, seen_key
 from govsi.frontier.traps import TrapGuard
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
 from govsi.net.guard import AddressGuard
 from govsi.render.decide import RenderPlanner
 from govsi.render.renderer import Renderer
-from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_URL
+from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_URL, Kind
 from govsi.spiders.admission import Admission
 from govsi.spiders.config import SpiderConfig
 from govsi.spiders.copies import Copies
@@ -90,7 +90,7 @@ class GovsiSpider(Spider):
         spider.copies = Copies(c.duplicates, count)
         spider.pages = HtmlPages(
             c.reading,
-            c.robots_token,
+            c.scope.robots_token,
             admission=spider.admission,
             rendering=spider.rendering,
             copies=spider.copies,
@@ -134,7 +134,7 @@ class GovsiSpider(Spider):
             meta={META_KIND: KIND_IMAGE, META_URL: url},
         )
 
-    def request_for(self, kind: str, url: str, depth: int) -> Request:
+    def request_for(self, kind: Kind, url: str, depth: int) -> Request:
         """The request for a queued page or image (the scheduler keeps only url and depth)."""
         return (
             self.image_request(url, depth) if kind == KIND_IMAGE else self.page_request(url, depth)
@@ -146,10 +146,11 @@ class GovsiSpider(Spider):
 
     def is_new(self, url: str) -> bool:
         """Whether the page ``url`` is not known to the crawl yet."""
-        return f"{KIND_PAGE} {url}" not in self.known
+        return seen_key(KIND_PAGE, url) not in self.known
 
     def follow(self, urls: list[str], depth: int) -> Iterator[Request]:
-        if self.config.depth_limit and depth > self.config.depth_limit:
+        limit = self.config.scope.depth_limit
+        if limit and depth > limit:
             self.count("govsi/depth_limit_reached", len(urls))
             return
         for url in urls:
@@ -167,7 +168,7 @@ class GovsiSpider(Spider):
         """The requests an HTML page's record leads to: its new links, its images."""
         yield from self.follow(record.links, record.link_depth)
         for image in record.images:
-            known = f"{KIND_IMAGE} {image}" in self.known
+            known = seen_key(KIND_IMAGE, image) in self.known
             if not known and self.admission.may_fetch_image(image):
                 yield self.image_request(image, record.link_depth)
 

@@ -17,6 +17,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 
 from govsi.dedup.index import Question, Verdict
 from govsi.items import FetchedPage
+from govsi.render.decide import RenderPlan
 from govsi.spiders.admission import Admission
 from govsi.spiders.config import Count, ReadLimits
 from govsi.spiders.copies import Copies
@@ -144,7 +145,7 @@ class HtmlPages:
         )
 
     async def _rendered(
-        self, response: Response, record: FetchedPage, plain: Reading, plan: str
+        self, response: Response, record: FetchedPage, plain: Reading, plan: RenderPlan
     ) -> tuple[str, Reading, etree._Element | None] | None:
         """The page's rendered text, reading (its links merged with the plain ones) and
         tree (None when read in the worker), or None to keep the plain version when

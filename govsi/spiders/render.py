@@ -17,7 +17,7 @@ import logging
 from scrapy.http import Response
 
 from govsi.items import FetchedPage
-from govsi.render.decide import RenderPlanner
+from govsi.render.decide import RenderMode, RenderPlan, RenderPlanner
 from govsi.render.renderer import Renderer, RenderFailed, RenderOff
 from govsi.render.routes import Document
 from govsi.render.scripts import rendering_adds
@@ -65,7 +65,7 @@ class Rendering:
         self.renderer = renderer
 
     @property
-    def mode(self) -> str:
+    def mode(self) -> RenderMode:
         return self.renderer.mode if self.renderer is not None else "off"
 
     def plan_inputs(self) -> PlanInputs | None:
@@ -74,7 +74,7 @@ class Rendering:
             return None
         return PlanInputs(self.suffixes, needs=self.mode == "auto")
 
-    def plan(self, reading: Reading) -> str:
+    def plan(self, reading: Reading) -> RenderPlan:
         """The page's plan ("render", "sample", "wait" or "plain"), from its reading."""
         if self.mode == "off":
             return "plain"
@@ -92,7 +92,7 @@ class Rendering:
         self.count(f"govsi/render/plan/{plan}")
         return plan
 
-    async def decide(self, url: str, plan: str, signature: str | None) -> str:
+    async def decide(self, url: str, plan: RenderPlan, signature: str | None) -> RenderPlan:
         """The plan ``plan`` gave, once the samples of the page's signature are in when it
         said "wait" (bounded: a sample that never returns counts as plain)."""
         while plan == "wait" and signature is not None and self.renderer is not None:
@@ -115,7 +115,7 @@ class Rendering:
                 event.set()
 
     async def render(
-        self, response: Response, record: FetchedPage, plan: str, signature: str | None
+        self, response: Response, record: FetchedPage, plan: RenderPlan, signature: str | None
     ) -> str | None:
         """The page's DOM, or None to keep the plain version when rendering failed
         (recorded in the page; a sample that failed gives its signature up)."""

@@ -18,7 +18,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.python.failure import Failure
 
 from govsi.items import DiscoveredPage, SitemapFile
-from govsi.requestmeta import KIND_SITEMAP, META_KIND, META_SITEMAP, META_URL
+from govsi.requestmeta import KIND_SITEMAP, META_FROM_SITEMAP, META_KIND, META_SITE, META_URL
 from govsi.spiders.config import Count, SitemapLimits
 from govsi.spiders.workers import WorkerProcess
 from govsi.web import sitemaps
@@ -73,7 +73,7 @@ class Sitemaps:
             meta={
                 META_KIND: KIND_SITEMAP,
                 META_URL: target,
-                "govsi_site": site,
+                META_SITE: site,
                 "dont_retry": True,
                 # The protocol allows 50 MB per file, more than a page may be.
                 "download_maxsize": max(self.max_size, sitemaps.MAX_BYTES),
@@ -81,7 +81,7 @@ class Sitemaps:
         )
 
     async def parse(self, response: Response) -> list[Any]:
-        site: str = response.meta["govsi_site"]
+        site: str = response.meta[META_SITE]
         url: str = response.meta[META_URL]
         left = self.limits.max_urls - self._urls.get(site, 0)
         if response.status != 200 or left <= 0:
@@ -135,7 +135,7 @@ class Sitemaps:
                 yield DiscoveredPage(url=page, depth=1)
                 request = self.page_request(page, 1)
                 # Queued after the pages links lead to at that depth (govsi.frontier.queue).
-                request.meta[META_SITEMAP] = True
+                request.meta[META_FROM_SITEMAP] = True
                 yield request
         if foreign:
             self.count("govsi/sitemaps/other_host_ignored", foreign)

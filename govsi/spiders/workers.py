@@ -17,7 +17,6 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from twisted.internet.defer import Deferred
-from twisted.python.failure import Failure
 
 __all__ = ["WorkerProcess"]
 
@@ -49,7 +48,7 @@ class WorkerProcess:
             if error is None:
                 done.callback(future.result())
             else:
-                done.errback(Failure(error))
+                done.errback(error)
 
         # Called in the pool's thread (or here, if already done): settle on the reactor's.
         future.add_done_callback(lambda f: self._hand_over(settle, f))

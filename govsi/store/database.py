@@ -25,6 +25,8 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.pool import ConnectionPoolEntry
 
 from govsi.store.schema import DEFAULT_CRAWLDB_URL, SCHEMA
 
@@ -160,7 +162,7 @@ def make_engine(
         )
 
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_conn, _record) -> None:
+        def _sqlite_pragmas(dbapi_conn: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
             cur = dbapi_conn.cursor()
             # FKs are off by default in SQLite; WAL lets readers query a running crawl.
             cur.execute("PRAGMA foreign_keys=ON")

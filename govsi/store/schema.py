@@ -38,17 +38,13 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.schema import BLANK_SCHEMA
 
-from govsi.web.contenttypes import DOCUMENT_TYPES
+from govsi import items
+from govsi.web import contenttypes
 
 logger = logging.getLogger(__name__)
 
 SCHEMA = "crawldb"
 DEFAULT_CRAWLDB_URL = "sqlite:///crawldb.sqlite3"
-DATA_TYPES = DOCUMENT_TYPES
-PAGE_TYPES = ("HTML", "BINARY", "DUPLICATE", "FRONTIER")
-# govsi's added page types: fetched but neither HTML nor a document (an image, a zip, a
-# JSON file linked with <a href>), and a fetch that produced no response at all.
-EXTRA_PAGE_TYPES = ("OTHER", "ERROR")
 
 
 def utcnow() -> datetime:
@@ -113,7 +109,7 @@ class Page(Base):
     site_id: Mapped[int | None] = mapped_column(
         ForeignKey(f"{SCHEMA}.site.id", name="fk_page_site", ondelete="RESTRICT")
     )
-    page_type_code: Mapped[str | None] = mapped_column(
+    page_type_code: Mapped[items.PageType | None] = mapped_column(
         String(20),
         ForeignKey(f"{SCHEMA}.page_type.code", name="fk_page_page_type", ondelete="RESTRICT"),
     )
@@ -152,7 +148,7 @@ class PageData(Base):
     page_id: Mapped[int | None] = mapped_column(
         ForeignKey(f"{SCHEMA}.page.id", name="fk_page_data_page", ondelete="RESTRICT")
     )
-    data_type_code: Mapped[str | None] = mapped_column(
+    data_type_code: Mapped[contenttypes.DocumentType | None] = mapped_column(
         String(20),
         ForeignKey(f"{SCHEMA}.data_type.code", name="fk_page_data_data_type", ondelete="RESTRICT"),
     )

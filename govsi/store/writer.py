@@ -33,6 +33,7 @@ from govsi.items import (
     FetchedImage,
     FetchedPage,
     Item,
+    PageType,
     RobotsFile,
     SiteInfo,
     SitemapFile,
@@ -48,7 +49,7 @@ from govsi.web.urls import host_of
 logger = logging.getLogger(__name__)
 
 
-def outcome_rank(page_type: str | None) -> int:
+def outcome_rank(page_type: PageType | None) -> int:
     """How far a page's row has come: not fetched (FRONTIER, with or without a reason) <
     fetch failed (ERROR) < fetched (HTML, BINARY, DUPLICATE, OTHER)."""
     return {None: 0, "FRONTIER": 0, "ERROR": 1}.get(page_type, 2)

@@ -8,14 +8,29 @@ from __future__ import annotations
 
 import codecs
 import re
+from typing import Final, Literal, get_args
 from urllib.parse import unquote, urlsplit
 
 import ada_url
 
-__all__ = ["classify", "declared_length", "document_extension", "filename_of", "sniff_html"]
+__all__ = [
+    "DOCUMENT_TYPES",
+    "DocumentType",
+    "ResponseType",
+    "classify",
+    "declared_length",
+    "document_extension",
+    "filename_of",
+    "sniff_html",
+]
 
+# The binary documents crawldb keeps (its data_type rows): one list for the whole crawler.
+DocumentType = Literal["PDF", "DOC", "DOCX", "PPT", "PPTX"]
+DOCUMENT_TYPES: Final[tuple[DocumentType, ...]] = get_args(DocumentType)
+# What ``classify`` makes of a response it knows: HTML or a document.
+ResponseType = Literal["HTML", DocumentType]
 
-_TYPE_CODES = {
+_TYPE_CODES: dict[str, ResponseType] = {
     "text/html": "HTML",
     "application/xhtml+xml": "HTML",
     "application/pdf": "PDF",
@@ -44,9 +59,13 @@ _UNINFORMATIVE_TYPES = frozenset(
         "application/unknown",
     }
 )
-# The binary documents crawldb keeps (its data_type rows): one list for the whole crawler.
-DOCUMENT_TYPES = ("PDF", "DOC", "DOCX", "PPT", "PPTX")
-_EXTENSION_CODES = {"pdf": "PDF", "doc": "DOC", "docx": "DOCX", "ppt": "PPT", "pptx": "PPTX"}
+_EXTENSION_CODES: dict[str, DocumentType] = {
+    "pdf": "PDF",
+    "doc": "DOC",
+    "docx": "DOCX",
+    "ppt": "PPT",
+    "pptx": "PPTX",
+}
 
 # The MIME Sniffing Standard's HTML signatures: one of these tags (followed by a space
 # or ">"; we also accept other whitespace, "/" and a cut-off) after leading whitespace.
@@ -86,7 +105,7 @@ def _last_segment(url: str) -> str:
     return _path_of(url).rpartition("/")[2]
 
 
-def document_extension(url: str) -> str | None:
+def document_extension(url: str) -> DocumentType | None:
     """The document type code (PDF, DOC, DOCX, PPT, PPTX) the URL's path ends in, else None.
 
     Only the path counts: ``/get?file=a.pdf`` is not a PDF by its name. Path parameters
@@ -113,7 +132,7 @@ def sniff_html(body_start: bytes) -> bool:
     return _HTML_TAG.search(head) is not None
 
 
-def classify(content_type: str | None, url: str, body_start: bytes = b"") -> str | None:
+def classify(content_type: str | None, url: str, body_start: bytes = b"") -> ResponseType | None:
     """HTML, PDF, DOC, DOCX, PPT or PPTX, or None for anything else (images, zip, json...).
 
     The Content-Type decides when it names a type; a ``.pdf`` URL serving text/html is

@@ -1,6 +1,8 @@
-"""The crawl's scope as one value: hosts at or under ``ALLOWED_DOMAIN_SUFFIXES``, URLs of at
-most ``MAX_URL_LENGTH`` characters (pure). Read once per component that needs it, always
-the same way."""
+"""The crawl's scope as one value (pure): hosts at or under ``ALLOWED_DOMAIN_SUFFIXES``, URLs
+of at most ``MAX_URL_LENGTH`` characters, pages at most ``DEPTH_LIMIT`` hops from a seed,
+and the name robots.txt and X-Robots-Tag address the crawler by (``ROBOTSTXT_USER_AGENT``),
+whose rules bound it further. Read by every component that needs one of them (spider,
+scheduler, dupefilter, renderer), always here, so that they cannot disagree."""
 
 from __future__ import annotations
 
@@ -19,17 +21,23 @@ class _Settings(Protocol):
 
     def getint(self, name: str) -> int: ...
 
+    def get(self, name: str) -> Any: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Scope:
     suffixes: tuple[str, ...]  # ALLOWED_DOMAIN_SUFFIXES
     max_url_length: int = 0  # MAX_URL_LENGTH (0: no limit)
+    depth_limit: int = 0  # DEPTH_LIMIT (0: no limit)
+    robots_token: str = ""  # ROBOTSTXT_USER_AGENT (matched without regard to case)
 
     @classmethod
     def from_settings(cls, settings: _Settings) -> Scope:
         return cls(
             suffixes=tuple(settings.getlist("ALLOWED_DOMAIN_SUFFIXES")),
             max_url_length=settings.getint("MAX_URL_LENGTH"),
+            depth_limit=settings.getint("DEPTH_LIMIT"),
+            robots_token=settings.get("ROBOTSTXT_USER_AGENT"),
         )
 
     def admits(self, url: str) -> bool:

@@ -19,6 +19,7 @@ import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Final, Literal
 from urllib.parse import urlsplit
 
 from lxml import etree
@@ -31,9 +32,10 @@ MAX_BYTES = 50 * 1024 * 1024  # protocol limit per file, uncompressed
 MAX_ELEMENTS = 500_000
 
 # Why reading stopped before the end of a document (Sitemap.stopped).
-STOPPED_URLS = "urls"  # MAX_URLS or the caller's max_urls
-STOPPED_BYTES = "bytes"  # MAX_BYTES
-STOPPED_ELEMENTS = "elements"  # MAX_ELEMENTS
+Stopped = Literal["urls", "bytes", "elements"]
+STOPPED_URLS: Final[Stopped] = "urls"  # MAX_URLS or the caller's max_urls
+STOPPED_BYTES: Final[Stopped] = "bytes"  # MAX_BYTES
+STOPPED_ELEMENTS: Final[Stopped] = "elements"  # MAX_ELEMENTS
 
 NOT_A_SITEMAP = "not a sitemap"
 
@@ -69,7 +71,7 @@ class Sitemap:
     truncated: bool  # a limit cut the document: MAX_URLS, MAX_BYTES or the caller's max_urls
     error: str | None  # "not a sitemap", "gzip: ...", "xml: ..."; None when read cleanly
     # Which limit cut it (STOPPED_*), when truncated; not compared: it explains truncated.
-    stopped: str | None = field(default=None, compare=False)
+    stopped: Stopped | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -138,9 +140,9 @@ class _Collector:
         self.urls: dict[str, None] = {}  # dicts: ordered sets
         self.sitemaps: dict[str, None] = {}
         self.truncated = False
-        self.stopped: str | None = None  # STOPPED_*, once a limit stopped the reading
+        self.stopped: Stopped | None = None  # once a limit stopped the reading
 
-    def stop(self, reason: str) -> bool:
+    def stop(self, reason: Stopped) -> bool:
         self.truncated = True
         self.stopped = reason
         return False

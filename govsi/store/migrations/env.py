@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from alembic import context
+from sqlalchemy import Connection
 
 from govsi.store.database import is_sqlite, make_engine, resolve_crawldb_url
 from govsi.store.schema import SCHEMA, unqualified_metadata
@@ -10,7 +11,7 @@ from govsi.store.schema import SCHEMA, unqualified_metadata
 config = context.config
 
 
-def _run(connection) -> None:
+def _run(connection: Connection) -> None:
     sqlite = is_sqlite(str(connection.engine.url))
     context.configure(
         connection=connection,
