@@ -21,11 +21,11 @@ from govsi.spiders.admission import Admission
 from govsi.store import database
 from govsi.store.writer import SITEMAP_CUT, CrawlWriter, capped_append
 from govsi.web.scope import Scope
+from tests.support.scheduler import DELAY, Harness, harnesses, make, urls
 from tests.support.stats import DictStats
-from tests.test_frontier_scheduler import DELAY, Harness, harnesses, make, urls
-from tests.test_store_extension import _writes_at_once, close, pages, spills, store, stored
+from tests.support.store import close, pages, spills, store, stored, writes_at_once
 
-__all__ = ["_writes_at_once", "harnesses"]  # fixtures, used by name
+__all__ = ["harnesses", "writes_at_once"]  # fixtures, used by name
 
 A, B = "a.gov.si", "b.gov.si"
 
