@@ -15,7 +15,7 @@ from govsi.frontier import budgets
 from govsi.frontier.budgets import Budgets, reason
 from govsi.frontier.traps import TrapGuard
 from govsi.items import DiscoveredPage, FetchedPage, SitemapFile
-from govsi.report import queries
+from govsi.report import queries, sql
 from govsi.requestmeta import KIND_IMAGE, META_HOST
 from govsi.spiders.admission import Admission
 from govsi.store import database
@@ -286,7 +286,7 @@ def test_the_report_lists_the_hosts_a_budget_stopped(tmp_path: Path) -> None:
         w.add(FetchedPage(url, 1, "FRONTIER", None, fetch_error=why))
     assert w.flush()
     with engine.connect() as conn:
-        got = queries.budgets(conn, queries.Scope("all", "all")).records()
+        got = queries.budgets(conn, sql.Scope("all", "all")).records()
     assert got == [
         {"host": A, "budget": pages_budget, "pages_left": 2},
         {"host": B, "budget": hosts_budget, "pages_left": 1},

@@ -20,7 +20,8 @@ from govsi.report.build import Report, ReportError, build_report, host_of, repor
 from govsi.report.charts import bars_svg, drawing, graph_svg, node_kind, radii, short
 from govsi.report.graphs import Graph, spring_layout
 from govsi.report.output import csv_cell, fmt, script_json, to_csv, write_report
-from govsi.report.queries import Scope, rate_width
+from govsi.report.queries import rate_width
+from govsi.report.sql import Scope
 from govsi.store import database, schema
 
 T0 = datetime(2026, 1, 1, 0, 0, 0)

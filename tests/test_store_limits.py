@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import Engine
 
-from govsi.report import queries
+from govsi.report import queries, sql
 from govsi.store.limits import limits_of, record_limits
 
 
@@ -40,7 +40,7 @@ def test_a_run_writes_its_limits_once_and_the_report_sums_the_runs(engine: Engin
         record_limits(conn, "b:2:2", {"govsi/budget/hosts": 1.0})
         record_limits(conn, "c:3:3", {})
     with engine.connect() as conn:
-        got = queries.limits(conn, queries.Scope("all", "all")).records()
+        got = queries.limits(conn, sql.Scope("all", "all")).records()
     assert got == [
         {"stat": "govsi/budget/hosts", "total": 5.0, "most_in_one_run": 4.0, "runs": 2},
     ]

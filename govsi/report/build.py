@@ -21,7 +21,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 
 from govsi.report import queries
 from govsi.report.graphs import Graph, domain_graph, site_graph
-from govsi.report.queries import Dialect, Scope, Table
+from govsi.report.sql import Dialect, Scope, Table, seed_site_ids, site_ids_of
 from govsi.store import database, schema
 from govsi.web import urls
 
@@ -133,7 +133,7 @@ def build_report(
         check_schema(conn)
         now = schema.utcnow().isoformat(sep=" ", timespec="seconds")
         hosts = [host_of(s) for s in seeds if host_of(s)]
-        seed_rows = queries.site_ids_of(conn, hosts) if hosts else queries.seed_site_ids(conn)
+        seed_rows = site_ids_of(conn, hosts) if hosts else seed_site_ids(conn)
         seed_ids = [i for i, _ in seed_rows]
         seed_names = [d for _, d in seed_rows]
         dialect = Dialect(conn.dialect.name)
@@ -159,7 +159,7 @@ def _site(
     conn: Connection, site: str | None, domains: Graph, seed_ids: list[int]
 ) -> tuple[int, str] | None:
     if site:
-        found = queries.site_ids_of(conn, [host_of(site)])
+        found = site_ids_of(conn, [host_of(site)])
         if not found:
             raise ReportError(f"site {site!r} is not in crawldb (see the hosts table)")
         return found[0]

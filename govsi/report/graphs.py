@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection
 
-from govsi.report.queries import flat, run
+from govsi.report.sql import flat, run
 
 
 @dataclass

@@ -31,7 +31,7 @@ from govsi.report.charts import (
     graph_svg,
     node_tip,
 )
-from govsi.report.queries import Table
+from govsi.report.sql import Table
 
 # Rows of a table the HTML page shows; the CSV and JSON files have all of them.
 HTML_ROWS = 200
