@@ -20,6 +20,22 @@ STANDARD_PAGE_TYPES: Final[tuple[StandardPageType, ...]] = get_args(StandardPage
 EXTRA_PAGE_TYPES: Final[tuple[ExtraPageType, ...]] = get_args(ExtraPageType)
 
 
+@dataclass(frozen=True, slots=True)
+class Revisit:
+    """What a revisit request knows of the stored copy it checks (``META_REVISIT``): the
+    validators to send back verbatim, and what a change is measured against."""
+
+    etag: str | None = None
+    last_modified: str | None = None
+    # The stored copy's content key: main text's (HTML) or the bytes' hash.
+    content_hash: str | None = None
+    page_type: PageType | None = None
+    http_status_code: int | None = None
+    accessed_time: datetime | None = None
+    # Its recent visits (govsi/revisit/schedule.py's encoding), the next interval's input.
+    history: str | None = None
+
+
 @dataclass
 class DiscoveredPage:
     """A canonical in-scope URL that must have a FRONTIER row (a seed)."""
@@ -59,6 +75,13 @@ class FetchedPage:
     duplicate_of: str | None = None
     # The content and links are those of the page rendered by a browser (RENDER_JS).
     rendered: bool | None = None
+    # Revisits: the validators received; the stored copy this visit checked (None on a
+    # first visit); a 304 to a conditional request (the stored copy stays, only the visit
+    # is recorded).
+    etag: str | None = None
+    last_modified: str | None = None
+    revisit: Revisit | None = None
+    not_modified: bool = False
 
     @property
     def link_depth(self) -> int:
@@ -81,6 +104,12 @@ class FetchedImage:
     http_status_code: int | None = None
     content_type: str | None = None
     data: bytes | None = None
+    # Revisits, as for FetchedPage; content_hash is the bytes' hash.
+    content_hash: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    revisit: Revisit | None = None
+    not_modified: bool = False
 
     def __repr__(self) -> str:
         size = None if self.data is None else len(self.data)

@@ -14,6 +14,8 @@ from typing import Final, Literal, Protocol, runtime_checkable
 
 from scrapy import Request
 
+from govsi.items import Revisit
+
 Kind = Literal["page", "image", "robots", "sitemap", "resource"]
 KIND_PAGE: Final[Kind] = "page"
 KIND_IMAGE: Final[Kind] = "image"
@@ -42,6 +44,8 @@ META_RESOURCE: Final = "govsi_resource"
 META_STALE: Final = "govsi_stale"  # a cached resource being revalidated
 # What a rendered page runs after load, before its DOM is taken.
 META_SETTLE: Final = "govsi_settle"
+# A revisit of a stored page or image: its ``govsi.items.Revisit`` (validators, content key).
+META_REVISIT: Final = "govsi_revisit"
 
 
 @runtime_checkable
@@ -49,6 +53,8 @@ class RequestFactory(Protocol):
     """How the scheduler turns what it keeps (kind, URL, depth) back into requests: the
     spider implements it, since the callbacks are the spider's."""
 
-    def request_for(self, kind: Kind, url: str, depth: int) -> Request: ...
+    def request_for(
+        self, kind: Kind, url: str, depth: int, revisit: Revisit | None = None
+    ) -> Request: ...
 
     def sitemap_request(self, url: str, site: str) -> Request | None: ...

@@ -296,6 +296,17 @@ DUPEFILTER_CLASS = "govsi.dupefilters.CanonicalDupeFilter"
 # Queued pages held in memory; the rest wait in crawldb and are read back as hosts drain.
 FRONTIER_WINDOW = 100_000
 
+# --- Keeping the copy fresh (revisits; docs/stored.md "History") ----------------------
+# due: after a run's new pages, stored pages whose next visit has come are fetched again
+# (conditionally: If-None-Match / If-Modified-Since); all: every stored page is due now;
+# off: a fetched page is never fetched again.
+REVISIT = "due"
+# Seconds between two visits of a page, at least and at most: each page's interval is
+# learnt from its own history of changes (govsi/revisit/schedule.py) within these bounds.
+# A run resumed within REVISIT_MIN_INTERVAL revisits nothing.
+REVISIT_MIN_INTERVAL = 24 * 3600
+REVISIT_MAX_INTERVAL = 30 * 24 * 3600
+
 # --- Sharing a crawl (several processes on one PostgreSQL crawldb; govsi/sharing/leases.py) ----
 # A process serves an IP address (every host on it) only while it holds the address's
 # lease. Seconds a lease lasts unless renewed (every third of it): how long the hosts of

@@ -22,11 +22,12 @@ from twisted.python.failure import Failure
 
 from govsi.frontier.seen import KnownUrls, seen_key
 from govsi.frontier.traps import TrapGuard
-from govsi.items import DiscoveredPage, FetchedImage, FetchedPage
+from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, Revisit
 from govsi.net.guard import AddressGuard
 from govsi.render.decide import RenderPlanner
 from govsi.render.renderer import Renderer
-from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_URL, Kind
+from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_REVISIT, META_URL, Kind
+from govsi.revisit.conditional import conditional_headers
 from govsi.spiders.admission import Admission
 from govsi.spiders.config import SpiderConfig
 from govsi.spiders.copies import Copies
@@ -115,30 +116,42 @@ class GovsiSpider(Spider):
         self.crawler.stats.inc_value(key, count)
 
     # -- requests (the scheduler's RequestFactory) -----------------------------------------
-    def page_request(self, url: str, depth: int) -> Request:
+    def page_request(self, url: str, depth: int, revisit: Revisit | None = None) -> Request:
+        meta: dict[str, Any] = {"depth": depth, META_KIND: KIND_PAGE, META_URL: url}
+        if revisit is not None:
+            meta[META_REVISIT] = revisit
         return Request(
             url,
             callback=self.parse_page,
             errback=self.page_failed,
             priority=-depth,
-            meta={"depth": depth, META_KIND: KIND_PAGE, META_URL: url},
+            meta=meta,
+            headers=conditional_headers(revisit),
         )
 
-    def image_request(self, url: str, depth: int) -> Request:
+    def image_request(self, url: str, depth: int, revisit: Revisit | None = None) -> Request:
         # Queued with the pages of the same depth, so breadth-first order holds for them too.
+        meta: dict[str, Any] = {META_KIND: KIND_IMAGE, META_URL: url}
+        if revisit is not None:
+            meta[META_REVISIT] = revisit
         return Request(
             url,
             callback=self.parse_image,
             errback=self.image_failed,
             priority=-depth,
-            meta={META_KIND: KIND_IMAGE, META_URL: url},
+            meta=meta,
+            headers=conditional_headers(revisit),
         )
 
-    def request_for(self, kind: Kind, url: str, depth: int) -> Request:
-        """The request for a queued page or image (the scheduler keeps only url and depth)."""
-        return (
-            self.image_request(url, depth) if kind == KIND_IMAGE else self.page_request(url, depth)
-        )
+    def request_for(
+        self, kind: Kind, url: str, depth: int, revisit: Revisit | None = None
+    ) -> Request:
+        """The request for a queued page or image (the scheduler keeps only url and depth,
+        and for a revisit what the stored copy is checked by: conditional when it has
+        validators)."""
+        if kind == KIND_IMAGE:
+            return self.image_request(url, depth, revisit)
+        return self.page_request(url, depth, revisit)
 
     def sitemap_request(self, url: str, site: str) -> Request | None:
         """The request for a sitemap of ``site``, or None (``Sitemaps.request``)."""

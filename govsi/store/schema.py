@@ -102,6 +102,8 @@ class Page(Base):
         # govsi extension: each host's queue is "its FRONTIER rows by depth, then id".
         Index("idx_page_frontier", "site_id", "page_type_code", "depth", "id"),
         Index("idx_page_content_hash", "content_hash"),
+        # govsi extension: each host's due revisits, soonest first.
+        Index("idx_page_next_visit", "site_id", "next_visit"),
         {"schema": SCHEMA},
     )
 
@@ -133,6 +135,18 @@ class Page(Base):
     duplicate_of: Mapped[int | None] = mapped_column(
         ForeignKey(f"{SCHEMA}.page.id", name="fk_page_duplicate_of", ondelete="RESTRICT")
     )
+    # Revisits (docs/stored.md, "History"). The validators as received, sent back verbatim.
+    etag: Mapped[str | None] = mapped_column(String(1000))
+    last_modified: Mapped[str | None] = mapped_column(String(200))
+    # The visit at which the current content (main text, status, type) was first seen.
+    changed_time: Mapped[datetime | None] = mapped_column(DateTime(timezone=False))
+    # When the page is due again (NULL: not scheduled, e.g. FRONTIER), and the recent
+    # visits its interval is learnt from (govsi/revisit/schedule.py's encoding).
+    next_visit: Mapped[datetime | None] = mapped_column(DateTime(timezone=False))
+    revisit_history: Mapped[str | None] = mapped_column(Text)
+    # A worker's claim on a due page, so that each is revisited once per round.
+    revisit_claim: Mapped[str | None] = mapped_column(String(200))
+    revisit_claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=False))
 
 
 class PageData(Base):
@@ -180,6 +194,37 @@ class Image(Base):
     # govsi extensions
     url: Mapped[str | None] = mapped_column(String(3000))
     http_status_code: Mapped[int | None] = mapped_column(Integer)
+    # Revisits: the bytes' hash (a change is a change of bytes) and the validators.
+    content_hash: Mapped[str | None] = mapped_column(String(64))
+    etag: Mapped[str | None] = mapped_column(String(1000))
+    last_modified: Mapped[str | None] = mapped_column(String(200))
+
+
+class PageVersion(Base):
+    """govsi extension: one row per earlier version of a page that a change replaced (of
+    main content, status or type); ``page`` always holds the current one."""
+
+    __tablename__ = "page_version"
+    __table_args__ = (
+        PrimaryKeyConstraint("id", name="pk_page_version_id"),
+        Index("idx_page_version_page_id", "page_id", "accessed_time"),
+        {"schema": SCHEMA},
+    )
+
+    id: Mapped[int] = mapped_column(Integer, autoincrement=True)
+    page_id: Mapped[int] = mapped_column(
+        ForeignKey(f"{SCHEMA}.page.id", name="fk_page_version_page", ondelete="RESTRICT"),
+        nullable=False,
+    )
+    # The replaced version as it was: its last visit, status and content key; its HTML
+    # (NULL for documents, whose bytes are not copied again: content_hash names them).
+    accessed_time: Mapped[datetime | None] = mapped_column(DateTime(timezone=False))
+    http_status_code: Mapped[int | None] = mapped_column(Integer)
+    content_hash: Mapped[str | None] = mapped_column(String(64))
+    html_content: Mapped[str | None] = mapped_column(Text)
+    # govsi extensions: its type, and when it was first seen.
+    page_type_code: Mapped[str | None] = mapped_column(String(20))
+    changed_time: Mapped[datetime | None] = mapped_column(DateTime(timezone=False))
 
 
 class Link(Base):
@@ -293,6 +338,7 @@ PAGE_DATA = cast(Table, PageData.__table__)
 IMAGE = cast(Table, Image.__table__)
 LINK = cast(Table, Link.__table__)
 PAGE_LSH = cast(Table, PageLsh.__table__)
+PAGE_VERSION = cast(Table, PageVersion.__table__)
 
 
 def crawl_id(engine: Engine) -> str:
