@@ -13,7 +13,7 @@ from scrapy.statscollectors import StatsCollector
 from twisted.internet.error import DNSLookupError
 
 from govsi.net.guard import AddressGuard, AddressRefused
-from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, Kind
+from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_REVISIT, Kind
 from govsi.store.config import StoreConfig
 from govsi.web.contenttypes import DOCUMENT_TYPES, classify
 from govsi.web.urls import host_of
@@ -22,9 +22,16 @@ logger = logging.getLogger(__name__)
 
 
 def keep_body(
-    content_type: str | None, url: str, kind: Kind, store_binary: bool, store_images: bool
+    content_type: str | None,
+    url: str,
+    kind: Kind,
+    store_binary: bool,
+    store_images: bool,
+    revisit: bool = False,
 ) -> bool:
-    """Decide from the response headers alone whether the body is worth downloading."""
+    """Decide from the response headers alone whether the body is worth downloading.
+    ``revisit``: the request revisits a stored copy, whose document bytes are read to be
+    compared (a document changed when its bytes did), kept or not."""
     if kind == KIND_IMAGE:
         return store_images
     # Pretend the body looks like HTML: what is left is what the headers themselves say.
@@ -32,15 +39,16 @@ def keep_body(
     if decided == "HTML":
         return True
     if decided in DOCUMENT_TYPES:
-        return store_binary
+        return store_binary or revisit
     return False
 
 
 class StopUnwantedBodiesMiddleware:
     """Stop a transfer as soon as the headers show we will not keep its body: documents
-    when STORE_BINARY_DATA is off, images when STORE_IMAGE_DATA is off, and anything
-    that is neither HTML nor a document. The response still reaches the spider, with the
-    ``download_stopped`` flag, so its status and type are recorded."""
+    when STORE_BINARY_DATA is off (but for a revisit's, read to be compared), images when
+    STORE_IMAGE_DATA is off, and anything that is neither HTML nor a document. The
+    response still reaches the spider, with the ``download_stopped`` flag, so its status
+    and type are recorded."""
 
     def __init__(
         self, store_binary: bool, store_images: bool, stats: StatsCollector | None = None
@@ -63,9 +71,12 @@ class StopUnwantedBodiesMiddleware:
         kind: Kind | None = request.meta.get(META_KIND)
         if kind not in (KIND_PAGE, KIND_IMAGE):
             return  # robots.txt, sitemaps: always read whole
+        if body_length == 0:
+            return  # nothing to stop (a 304): the connection stays open for the next request
         raw = headers.get("Content-Type")
         ctype = raw.decode("latin-1") if raw else None
-        if not keep_body(ctype, request.url, kind, self.store_binary, self.store_images):
+        revisit = request.meta.get(META_REVISIT) is not None
+        if not keep_body(ctype, request.url, kind, self.store_binary, self.store_images, revisit):
             if self.stats is not None:
                 self.stats.inc_value("govsi/download_stopped")
             raise StopDownload(fail=False)

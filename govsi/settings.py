@@ -172,7 +172,8 @@ CRAWLDB_URL = os.environ.get("CRAWLDB_URL") or "sqlite:///crawldb.sqlite3"
 # true: empty the crawldb tables before crawling; false: keep them and continue.
 FRESH_START = False
 # Keep the bytes of images (image.data) and of binary documents (page_data.data); when
-# not kept, the transfer stops after the response headers.
+# not kept, the transfer stops after the response headers (but for a revisited document's,
+# read to tell a change by its hash, page.content_hash).
 STORE_IMAGE_DATA = True
 STORE_BINARY_DATA = False
 # Writes are batched: flush after this many items or this many seconds, whichever first.

@@ -53,9 +53,12 @@ class SpiderConfig:
     render_samples: int  # RENDER_SAMPLE_PAGES
     render_resample_every: int  # RENDER_RESAMPLE_EVERY
     duplicates: DuplicateConfig  # DUPLICATE_DETECTION, NEAR_DUPLICATE_THRESHOLD, ...
+    store_documents: bool  # STORE_BINARY_DATA: a document's bytes go on its record
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> SpiderConfig:
+        # What crawldb keeps, as the store reads it.
+        kept = StoreConfig.from_settings(s)
         return cls(
             scope=Scope.from_settings(s),
             seed_urls=tuple(s.getlist("SEED_URLS")),
@@ -69,7 +72,7 @@ class SpiderConfig:
                 max_urls=s.getint("SITEMAP_MAX_URLS_PER_HOST"),
                 max_files=s.getint("SITEMAP_MAX_FILES_PER_HOST"),
                 # As the store reads it: the writer holds the same cap across runs.
-                store_max=StoreConfig.from_settings(s).sitemap_store_max,
+                store_max=kept.sitemap_store_max,
             ),
             trap_max_repeats=s.getint("TRAP_MAX_REPEATED_SEGMENTS"),
             trap_max_query_variants=s.getint("TRAP_MAX_QUERY_VARIANTS"),
@@ -77,4 +80,5 @@ class SpiderConfig:
             render_samples=s.getint("RENDER_SAMPLE_PAGES"),
             render_resample_every=s.getint("RENDER_RESAMPLE_EVERY"),
             duplicates=DuplicateConfig.from_settings(s),
+            store_documents=kept.store_binary_data,
         )

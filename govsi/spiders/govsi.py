@@ -27,6 +27,7 @@ from govsi.net.guard import AddressGuard
 from govsi.render.decide import RenderPlanner
 from govsi.render.renderer import Renderer
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_REVISIT, META_URL, Kind
+from govsi.revisit.change import answer, bytes_key
 from govsi.revisit.conditional import conditional_headers
 from govsi.spiders.admission import Admission
 from govsi.spiders.config import SpiderConfig
@@ -34,6 +35,7 @@ from govsi.spiders.copies import Copies
 from govsi.spiders.failures import failure_reason, forbidden_by_robots
 from govsi.spiders.pages import HtmlPages
 from govsi.spiders.render import Rendering
+from govsi.spiders.revisits import conditional, kept_image, kept_page, visit
 from govsi.spiders.sitemapping import Sitemaps
 from govsi.spiders.workers import WorkerProcess
 from govsi.store.extension import CrawlStore
@@ -219,15 +221,17 @@ class GovsiSpider(Spider):
         meta = response.meta
         url: str = meta[META_URL]
         depth: int = meta["depth"]
+        # A revisit: the stored copy this response is checked against (None: a first visit).
+        stored: Revisit | None = meta.get(META_REVISIT)
+        now = utcnow()
+        seen = answer(response.status, conditional=conditional(response.request), stored=stored)
+        if seen.kind != "fetched":
+            # A 304 (its body, if any, unread) or a failed revisit: the stored copy stays.
+            self.count("govsi/pages/not_modified" if seen.kind == "not_modified"
+                       else "govsi/pages/revisit_failed")  # fmt: skip
+            return [kept_page(url, depth, response, stored, seen, now)]
         ctype = header(response, "Content-Type")
-        record = FetchedPage(
-            url=url,
-            depth=depth,
-            page_type="HTML",
-            accessed_time=utcnow(),
-            http_status_code=response.status,
-            content_type=ctype,
-        )
+        record = FetchedPage(url, depth, "HTML", content_type=ctype, **visit(response, stored, now))
         location = header(response, "Location")
         if 300 <= response.status < 400 and location:
             target = self.admission.admit(resolve(response.url, location))
@@ -246,7 +250,11 @@ class GovsiSpider(Spider):
             declared = declared_length(length)
             record.size = declared if declared is not None else len(response.body)
             if "download_stopped" not in response.flags:
-                record.data = response.body
+                # A document changed when its bytes did: their key, whether they are kept
+                # or were read only to be compared (a revisit's).
+                record.content_hash = bytes_key(response.body)
+                if self.config.store_documents:
+                    record.data = response.body
             self.count(f"govsi/pages/binary/{kind}")
             return [record]
         record.page_type = "OTHER"
@@ -264,6 +272,8 @@ class GovsiSpider(Spider):
         request = failure.request  # type: ignore[attr-defined]
         url: str = request.meta[META_URL]
         depth: int = request.meta["depth"]
+        # On a revisit the stored copy stays; the record carries the reason (the store).
+        stored: Revisit | None = request.meta.get(META_REVISIT)
         if forbidden_by_robots(failure):
             # Not fetched: it stays in the frontier, with the reason.
             yield FetchedPage(
@@ -272,14 +282,16 @@ class GovsiSpider(Spider):
                 page_type="FRONTIER",
                 accessed_time=None,
                 fetch_error=str(failure.value) or "ignored",
+                revisit=stored,
             )
             return
         error = self.failure_reason(failure)
         logger.warning("fetching %s failed: %s", url, error)
         self.count("govsi/pages/error")
         yield FetchedPage(
-            url=url, depth=depth, page_type="ERROR", accessed_time=utcnow(), fetch_error=error
-        )
+            url=url, depth=depth, page_type="ERROR", accessed_time=utcnow(), fetch_error=error,
+            revisit=stored,
+        )  # fmt: skip
 
     def failure_reason(self, failure: Failure) -> str:
         """What went wrong, for page.fetch_error and the log."""
@@ -289,14 +301,28 @@ class GovsiSpider(Spider):
     # -- images ---------------------------------------------------------------------------
     def parse_image(self, response: Response) -> Iterator[Any]:
         self.count("govsi/images")
+        url: str = response.meta[META_URL]
+        stored: Revisit | None = response.meta.get(META_REVISIT)
+        now = utcnow()
+        seen = answer(response.status, conditional=conditional(response.request), stored=stored)
+        if seen.kind == "not_modified" and stored is not None:
+            yield kept_image(url, response, stored, now)
+            return
+        if seen.kind != "fetched":
+            logger.info("image %s: %s", url, seen.reason)
+            self.count("govsi/images/revisit_failed")
+            if stored is None:
+                yield FetchedImage(url=url, accessed_time=now)  # a first visit: failed
+            return  # a revisit: the stored picture stays
         ok = 200 <= response.status < 300
+        # An error page served for an image URL is not the image.
+        data = response.body if ok and "download_stopped" not in response.flags else None
         yield FetchedImage(
-            url=response.meta[META_URL],
-            accessed_time=utcnow(),
-            http_status_code=response.status,
+            url,
             content_type=header(response, "Content-Type"),
-            # An error page served for an image URL is not the image.
-            data=response.body if ok and "download_stopped" not in response.flags else None,
+            data=data,
+            content_hash=bytes_key(data) if data is not None else None,
+            **visit(response, stored, now),
         )
 
     def image_failed(self, failure: Failure) -> Iterator[Any]:
@@ -304,4 +330,7 @@ class GovsiSpider(Spider):
             return
         request = failure.request  # type: ignore[attr-defined]
         logger.warning("fetching image %s failed: %s", request.url, failure.getErrorMessage())
+        if request.meta.get(META_REVISIT) is not None:
+            self.count("govsi/images/revisit_failed")
+            return  # the stored picture stays
         yield FetchedImage(url=request.meta[META_URL], accessed_time=utcnow())

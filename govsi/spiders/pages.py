@@ -16,6 +16,8 @@ from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from govsi.dedup.index import Question, Verdict
+from govsi.dedup.maincontent import main_text
+from govsi.dedup.signature import exact_key_of
 from govsi.items import FetchedPage
 from govsi.render.decide import RenderPlan
 from govsi.spiders.admission import Admission
@@ -173,7 +175,8 @@ class HtmlPages:
         header), or its copy's."""
         found = reading.found
         # Error pages are a record of their own, not content: only 2xx pages are compared.
-        if self.copies.index is not None and 200 <= (record.http_status_code or 0) < 300:
+        success = 200 <= (record.http_status_code or 0) < 300
+        if self.copies.index is not None and success:
             verdict = await self.verdict(record.url, text, root, reading.question)
             record.content_hash = verdict.content_hash if verdict else None
             if verdict is not None and verdict.original is not None:
@@ -182,6 +185,10 @@ class HtmlPages:
                 return as_duplicate(record, verdict.original)
             if verdict is not None:
                 record.minhash, record.band_keys = verdict.minhash, verdict.band_keys
+        elif success and root is not None:
+            # No duplicate check, but a revisit still tells a change by the main text's key
+            # (a page read in the worker goes without: parsing it here would stall the crawl).
+            record.content_hash = exact_key_of(main_text(text, root), text)
         # Not followed, so not stored either: a FRONTIER row would be crawled later.
         links = [] if found.nofollow else await self.admission.admitted(found.links)
         images = await self.admission.admitted(found.images, self.admission.image)

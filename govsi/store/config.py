@@ -49,6 +49,9 @@ class StoreConfig:
     buffer_max_bytes: int  # DB_BUFFER_MAX_BYTES
     spill_max_bytes: int = 0  # DB_SPILL_MAX_BYTES (0 = no limit)
     sitemap_store_max: int = 0  # SITEMAP_STORE_MAX_BYTES: site.sitemap_content (0 = no limit)
+    # REVISIT_MIN_INTERVAL, REVISIT_MAX_INTERVAL: bounds of each visit's next_visit (seconds)
+    revisit_min_interval: float = 24 * 3600
+    revisit_max_interval: float = 30 * 24 * 3600
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> StoreConfig:
@@ -72,4 +75,6 @@ class StoreConfig:
             buffer_max_bytes=s.getint("DB_BUFFER_MAX_BYTES"),
             spill_max_bytes=s.getint("DB_SPILL_MAX_BYTES"),
             sitemap_store_max=s.getint("SITEMAP_STORE_MAX_BYTES"),
+            revisit_min_interval=s.getfloat("REVISIT_MIN_INTERVAL"),
+            revisit_max_interval=s.getfloat("REVISIT_MAX_INTERVAL"),
         )

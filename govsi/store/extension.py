@@ -76,6 +76,8 @@ class CrawlStore:
             retries=c.write_retries,
             find_originals=find_originals,
             sitemap_store_max=c.sitemap_store_max,
+            revisit_min_interval=c.revisit_min_interval,
+            revisit_max_interval=c.revisit_max_interval,
         )
         self.reader = CrawlReader(self.engine)
         self.batch_size = c.batch_size
@@ -243,6 +245,9 @@ class CrawlStore:
                     self.stats.set_value(
                         "govsi/pages/duplicate_at_write", self.writer.copies_settled
                     )
+                for kind, n in self.writer.changes.items():
+                    # Revisits that found a change, by kind (govsi.revisit.change).
+                    self.stats.set_value(f"govsi/revisit/changed/{kind}", n)
                 self._spill_full_logged = False
                 return
             self.stats.inc_value("govsi/db_flush_failed")

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from govsi.items import ITEM_TYPES, Item
+from govsi.items import ITEM_TYPES, Item, Revisit
 
 
 class ItemSink(Protocol):
@@ -96,26 +96,34 @@ def _sync_dir(folder: Path) -> None:
 
 def encode_item(item: Item) -> dict[str, Any]:
     out: dict[str, Any] = {"type": type(item).__name__}
-    for k, v in dataclasses.asdict(item).items():
-        if isinstance(v, bytes):
-            v = {"b64": base64.b64encode(v).decode()}
-        elif isinstance(v, datetime):
-            v = {"dt": v.isoformat()}
-        out[k] = v
+    for field in dataclasses.fields(item):
+        out[field.name] = _encode(getattr(item, field.name))
     return out
 
 
+def _encode(v: Any) -> Any:
+    if isinstance(v, bytes):
+        return {"b64": base64.b64encode(v).decode()}
+    if isinstance(v, datetime):
+        return {"dt": v.isoformat()}
+    if isinstance(v, Revisit):
+        return {"revisit": {f.name: _encode(getattr(v, f.name)) for f in dataclasses.fields(v)}}
+    return v
+
+
 def decode_item(row: dict[str, Any]) -> Item:
-    kwargs: dict[str, Any] = {}
-    for k, v in row.items():
-        if k == "type":
-            continue
-        if isinstance(v, dict) and "b64" in v:
-            v = base64.b64decode(v["b64"])
-        elif isinstance(v, dict) and "dt" in v:
-            v = datetime.fromisoformat(v["dt"])
-        kwargs[k] = v
+    kwargs = {k: _decode(v) for k, v in row.items() if k != "type"}
     return ITEM_TYPES[row["type"]](**kwargs)
+
+
+def _decode(v: Any) -> Any:
+    if isinstance(v, dict) and "b64" in v:
+        return base64.b64decode(v["b64"])
+    if isinstance(v, dict) and "dt" in v:
+        return datetime.fromisoformat(v["dt"])
+    if isinstance(v, dict) and "revisit" in v:
+        return Revisit(**{k: _decode(x) for k, x in v["revisit"].items()})
+    return v
 
 
 def spill_files(directory: str | Path) -> list[Path]:

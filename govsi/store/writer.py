@@ -11,20 +11,11 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
-from sqlalchemy import (
-    Connection,
-    Engine,
-    and_,
-    bindparam,
-    case,
-    or_,
-    select,
-    update,
-)
+from sqlalchemy import Connection, Engine, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 
@@ -33,48 +24,19 @@ from govsi.items import (
     FetchedImage,
     FetchedPage,
     Item,
-    PageType,
     RobotsFile,
     SiteInfo,
     SitemapFile,
 )
 from govsi.store.database import chunks
-from govsi.store.images import insert_images, record_images
+from govsi.store.images import record_images
 from govsi.store.originals import FindOriginals, settle_copies
-from govsi.store.schema import LINK, PAGE, PAGE_DATA, PAGE_LSH, SITE
+from govsi.store.schema import PAGE, SITE
 from govsi.store.spill import save_spill
-from govsi.web.contenttypes import filename_of
+from govsi.store.visits import PageWrites, Schedule, read_stored
 from govsi.web.urls import host_of
 
 logger = logging.getLogger(__name__)
-
-
-def outcome_rank(page_type: PageType | None) -> int:
-    """How far a page's row has come: not fetched (FRONTIER, with or without a reason) <
-    fetch failed (ERROR) < fetched (HTML, BINARY, DUPLICATE, OTHER)."""
-    return {None: 0, "FRONTIER": 0, "ERROR": 1}.get(page_type, 2)
-
-
-_stored_rank = case(
-    (PAGE.c.page_type_code.is_(None), 0),
-    (PAGE.c.page_type_code == "FRONTIER", 0),
-    (PAGE.c.page_type_code == "ERROR", 1),
-    else_=2,
-)
-# A record moves a row forward, or replaces one of the same rank that is not newer: a
-# replayed spill, or another worker's DNS failure for a page already fetched, never sets a
-# stored page back (nor an old fetch over a newer one).
-_NOT_BACKWARDS = or_(
-    _stored_rank < bindparam("b_rank"),
-    and_(
-        _stored_rank == bindparam("b_rank"),
-        or_(
-            PAGE.c.accessed_time.is_(None),
-            bindparam("b_accessed").is_(None),
-            PAGE.c.accessed_time <= bindparam("b_accessed"),
-        ),
-    ),
-)
 
 
 def item_bytes(item: Item) -> int:
@@ -124,8 +86,14 @@ class CrawlWriter:
         retry_backoff: float = 0.5,
         find_originals: FindOriginals | None = None,
         sitemap_store_max: int = 0,
+        revisit_min_interval: float = 24 * 3600,
+        revisit_max_interval: float = 30 * 24 * 3600,
     ) -> None:
         self.engine = engine
+        # Each visit's next one (REVISIT_MIN_INTERVAL, REVISIT_MAX_INTERVAL).
+        self.schedule = Schedule(revisit_min_interval, revisit_max_interval)
+        # Changes seen on revisits, by kind (govsi.revisit.change), for the stats.
+        self.changes: Counter[str] = Counter()
         # site.sitemap_content never grows past this many bytes (UTF-8), across runs.
         self.sitemap_store_max = sitemap_store_max
         self._sitemaps_full: set[str] = set()
@@ -236,46 +204,17 @@ class CrawlWriter:
         site_ids = self._ensure_sites(conn, hosts)
         page_ids = self._ensure_pages(conn, depth_of, site_ids)
 
-        page_updates: list[dict[str, Any]] = []
-        page_data: list[dict[str, Any]] = []
-        links: set[tuple[int, int]] = set()
-        images: dict[tuple[int, str], dict[str, Any]] = {}
-        image_updates: dict[str, dict[str, Any]] = {}
+        fetched = [page_ids[i.url] for i in batch if isinstance(i, FetchedPage)]
+        pages = PageWrites(read_stored(conn, fetched), self.schedule, self.store_binary_data)
+        image_updates: dict[str, FetchedImage] = {}
         robots: dict[str, RobotsFile] = {}
         site_info: dict[str, SiteInfo] = {}
         sitemap_docs: dict[str, list[SitemapFile]] = {}
-        lsh_rows: list[dict[str, int]] = []
         for item in batch:
             if isinstance(item, FetchedPage):
-                pid = page_ids[item.url]
-                row = self._page_row(pid, item)
-                if item.duplicate_of:
-                    row["duplicate_of"] = page_ids[item.duplicate_of]
-                    links.add((pid, page_ids[item.duplicate_of]))
-                page_updates.append(row)
-                lsh_rows.extend({"band_key": k, "page_id": pid} for k in item.band_keys)
-                if item.page_type == "BINARY":
-                    page_data.append(
-                        {
-                            "page_id": pid,
-                            "data_type_code": item.data_type,
-                            "data": item.data if self.store_binary_data else None,
-                            "size": item.size,
-                        }
-                    )
-                links.update((pid, page_ids[target]) for target in item.links)
-                for url in item.images:
-                    images.setdefault(
-                        (pid, url), {"page_id": pid, "url": url, "filename": filename_of(url)}
-                    )
+                pages.add(page_ids[item.url], item, page_ids.__getitem__)
             elif isinstance(item, FetchedImage):
-                image_updates[item.url] = {
-                    "b_url": item.url,
-                    "content_type": (item.content_type or "")[:50] or None,
-                    "data": item.data if self.store_image_data else None,
-                    "accessed_time": item.accessed_time,
-                    "http_status_code": item.http_status_code,
-                }
+                image_updates[item.url] = item
             elif isinstance(item, RobotsFile):
                 robots[item.host] = item
             elif isinstance(item, SiteInfo):
@@ -283,26 +222,10 @@ class CrawlWriter:
             elif isinstance(item, SitemapFile):
                 sitemap_docs.setdefault(item.host, []).append(item)
 
-        if page_updates:
-            # Keys that name columns become the SET clause of an executemany UPDATE; the
-            # WHERE keeps a row from going backwards, in the same statement.
-            stmt = update(PAGE).where(PAGE.c.id == bindparam("b_id"), _NOT_BACKWARDS)
-            conn.execute(stmt, page_updates)
-        if page_data:
-            # A page re-fetched after a hard stop must not end up with two documents.
-            ids = [r["page_id"] for r in page_data]
-            for part in chunks(ids):
-                conn.execute(PAGE_DATA.delete().where(PAGE_DATA.c.page_id.in_(part)))
-            conn.execute(PAGE_DATA.insert(), page_data)
-        if lsh_rows:
-            conn.execute(self._insert(PAGE_LSH).on_conflict_do_nothing(), lsh_rows)
-        if links:
-            rows = [{"from_page": a, "to_page": b} for a, b in sorted(links)]
-            conn.execute(self._insert(LINK).on_conflict_do_nothing(), rows)
-        if images:
-            insert_images(conn, self._insert, list(images.values()))
+        pages.execute(conn, self._insert)
+        self.changes.update(pages.changes)
         if image_updates:
-            record_images(conn, list(image_updates.values()))
+            record_images(conn, list(image_updates.values()), self.store_image_data)
         for host, rf in robots.items():
             conn.execute(
                 update(SITE)
@@ -336,25 +259,6 @@ class CrawlWriter:
                 .values(ip_address=info.ip_address, crawl_delay=info.crawl_delay)
             )
         return settled
-
-    @staticmethod
-    def _page_row(pid: int, item: FetchedPage) -> dict[str, Any]:
-        return {
-            "b_id": pid,
-            "b_rank": outcome_rank(item.page_type),
-            "b_accessed": item.accessed_time,
-            "page_type_code": item.page_type,
-            "html_content": item.html_content if item.page_type == "HTML" else None,
-            "http_status_code": item.http_status_code,
-            "accessed_time": item.accessed_time,
-            "content_type": (item.content_type or "")[:255] or None,
-            "fetch_error": item.fetch_error,
-            "nofollow": item.nofollow,
-            "rendered": item.rendered,
-            "content_hash": item.content_hash,
-            "minhash": item.minhash,
-            "duplicate_of": None,
-        }
 
     def _ensure_sites(self, conn: Connection, hosts: Iterable[str]) -> dict[str, int]:
         missing = sorted(h for h in hosts if h not in self._site_ids)

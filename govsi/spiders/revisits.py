@@ -1,0 +1,80 @@
+"""The spider's revisit part: each response's validators on its record, and the records of
+visits that keep the stored copy (a 304 to a conditional request; a failed revisit).
+
+What a status means is decided in ``govsi.revisit.change.answer`` (pure); here it becomes a
+record. A 304's body, if a server sends one, is never read: the record is made from the
+status and the headers alone.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TypedDict
+
+from scrapy import Request
+from scrapy.http import Response
+
+from govsi.items import FetchedImage, FetchedPage, Revisit
+from govsi.revisit.change import Answer
+from govsi.revisit.conditional import ETAG_MAX, LAST_MODIFIED_MAX, validator
+
+__all__ = ["Visit", "conditional", "kept_image", "kept_page", "validators", "visit"]
+
+# Request headers that make a request conditional (govsi.revisit.conditional).
+_CONDITIONS = (b"If-None-Match", b"If-Modified-Since")
+
+
+def validators(response: Response) -> tuple[str | None, str | None]:
+    """The response's (ETag, Last-Modified) as received, each None when absent or not one
+    that can be sent back verbatim (``validator``)."""
+    headers = response.headers
+    return (
+        validator(headers.get(b"ETag"), ETAG_MAX),
+        validator(headers.get(b"Last-Modified"), LAST_MODIFIED_MAX),
+    )
+
+
+class Visit(TypedDict):
+    """What every record of a response says of its visit (``FetchedPage``'s and
+    ``FetchedImage``'s fields of the same names)."""
+
+    accessed_time: datetime
+    http_status_code: int
+    etag: str | None
+    last_modified: str | None
+    revisit: Revisit | None
+
+
+def visit(response: Response, stored: Revisit | None, now: datetime) -> Visit:
+    """The visit ``response`` answered at ``now``, of the copy ``stored`` (None: a first)."""
+    etag, last_modified = validators(response)
+    return Visit(accessed_time=now, http_status_code=response.status, etag=etag,
+                 last_modified=last_modified, revisit=stored)  # fmt: skip
+
+
+def conditional(request: Request | None) -> bool:
+    """Whether ``request`` asked "only if changed" (it carried a validator)."""
+    return request is not None and any(request.headers.get(h) for h in _CONDITIONS)
+
+
+def kept_page(
+    url: str,
+    depth: int,
+    response: Response,
+    stored: Revisit | None,
+    seen: Answer,
+    now: datetime,
+) -> FetchedPage:
+    """The record of a page visit that keeps the stored copy: a 304 to a conditional
+    request (the visit and any validators it sent), or a failed visit (its reason; on a
+    first visit, with no copy to keep, an ERROR row)."""
+    if seen.kind == "not_modified":
+        page_type = (stored.page_type if stored else None) or "HTML"
+        return FetchedPage(url, depth, not_modified=True, page_type=page_type,
+                           **visit(response, stored, now))  # fmt: skip
+    return FetchedPage(url, depth, "ERROR", now, fetch_error=seen.reason, revisit=stored)
+
+
+def kept_image(url: str, response: Response, stored: Revisit, now: datetime) -> FetchedImage:
+    """The record of an image revisit answered 304: the visit and any validators it sent."""
+    return FetchedImage(url, not_modified=True, **visit(response, stored, now))
