@@ -18,12 +18,16 @@ from scrapy.http import HtmlResponse, Response
 from scrapy.spidermiddlewares.httperror import HttpErrorMiddleware
 from scrapy.utils.test import get_crawler
 from twisted.internet.error import TimeoutError as TxTimeoutError
+from twisted.internet.testing import StringTransport
 from twisted.python.failure import Failure
+from twisted.web._newclient import Request as TxRequest
+from twisted.web.http_headers import Headers as TxHeaders
 
 import govsi.settings
 from govsi.dedup.signature import exact_key
 from govsi.items import FetchedImage, FetchedPage, Revisit
 from govsi.middlewares import StopUnwantedBodiesMiddleware, keep_body
+from govsi.net.download import HeaderLimits, _BoundedHTTP11ClientProtocol
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_REVISIT, META_URL
 from govsi.revisit.change import bytes_key
 from govsi.spiders.govsi import GovsiSpider
@@ -210,3 +214,19 @@ def test_scrapy_hands_a_304_to_the_spider_untouched(encoding: str | None) -> Non
     assert isinstance(out, Response) and out.status == 304  # not retried, not redirected
     # Nor does the spider's side refuse it (HTTPERROR_ALLOW_ALL).
     HttpErrorMiddleware.from_crawler(crawler).process_spider_input(out)
+
+
+@pytest.mark.parametrize("body", [b"", b"Content-Length: 5\r\n\r\nhello"], ids=["plain", "body"])
+def test_the_download_handler_reads_no_body_after_a_304(body: bytes) -> None:
+    # A server that sends a body with its 304 (it must not): the body is never delivered,
+    # so a 304 costs no body bytes and says nothing, whatever the server does.
+    transport = StringTransport()
+    protocol = _BoundedHTTP11ClientProtocol(lambda protocol: None, HeaderLimits(0, 0))
+    protocol.makeConnection(transport)
+    got: list[Any] = []
+    ask = TxRequest(b"GET", b"/", TxHeaders({b"host": [b"www.gov.si"]}), None)
+    protocol.request(ask).addBoth(got.append)
+    head = b'HTTP/1.1 304 Not Modified\r\nETag: "v1"\r\n'
+    protocol.dataReceived(head + (body or b"\r\n"))
+    (response,) = got
+    assert response.code == 304 and response.length == 0
