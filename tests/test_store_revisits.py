@@ -1,0 +1,332 @@
+"""crawldb's side of revisits (``RevisitRows``), on SQLite and PostgreSQL: which stored rows
+a round takes (due, all, never FRONTIER), claims that let each row go out once per round
+across workers, images due with the pages that show them, what a refusal records, and
+the SQL agreeing with ``DueRule``, the rule in Python."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, text, update
+
+from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, PageType
+from govsi.revisit.due import DueRule, RevisitMode
+from govsi.sharing.leases import goodbye, heartbeat
+from govsi.store import database
+from govsi.store.revisits import CLAIM_LEASE, RevisitRows
+from govsi.store.schema import PAGE
+from govsi.store.writer import CrawlWriter
+from tests.support.crawldb import q
+from tests.support.pgcluster import PgCluster
+
+DAY = 24 * 3600.0
+T = datetime(2026, 11, 1, 12, 0)  # when the first crawl fetched everything
+_names = itertools.count()
+
+
+def page(url: str, ptype: PageType = "HTML", status: int = 200, **kw: Any) -> FetchedPage:
+    html = "<p>x</p>" if ptype == "HTML" else None
+    return FetchedPage(url, 1, ptype, T, status, html_content=html, **kw)
+
+
+def crawled(engine: Engine) -> None:
+    """One host with every kind of stored row, a FRONTIER row, and pictures."""
+    w = CrawlWriter(engine)
+    w.add(DiscoveredPage("http://a.gov.si/", 0))
+    w.add(
+        FetchedPage(
+            "http://a.gov.si/", 0, "HTML", T, 200, html_content="<p>root</p>",
+            links=["http://a.gov.si/doc.pdf", "http://a.gov.si/new"],
+            images=["http://a.gov.si/logo.png", "https://cdn.gov.si/slika.jpg"],
+        )
+    )  # fmt: skip
+    w.add(page("http://a.gov.si/doc.pdf", "BINARY", data_type="PDF"))
+    w.add(page("http://a.gov.si/copy", "DUPLICATE", duplicate_of="http://a.gov.si/"))
+    w.add(page("http://a.gov.si/gone", "ERROR", None, fetch_error="timeout"))
+    w.add(page("http://a.gov.si/moved", "HTML", 301, links=["http://a.gov.si/"]))
+    w.add(FetchedImage("http://a.gov.si/logo.png", T, 200, "image/png", b"png"))
+    w.add(FetchedImage("https://cdn.gov.si/slika.jpg", T, 200, "image/jpeg", b"jpg"))
+    assert w.flush()
+
+
+STORED = {
+    "http://a.gov.si/",
+    "http://a.gov.si/doc.pdf",
+    "http://a.gov.si/copy",
+    "http://a.gov.si/gone",
+    "http://a.gov.si/moved",
+}
+
+
+def rows(
+    engine: Engine, mode: RevisitMode = "due", worker: str = "w1", start: datetime | None = None
+) -> RevisitRows:
+    """``worker``'s side of a round that started at ``start`` (by default ten days after
+    the first crawl)."""
+    r = RevisitRows(engine, mode=mode, min_interval=DAY, overdue_after=DAY)
+    r.open(worker, now=start or T + timedelta(days=10))
+    return r
+
+
+def set_page(engine: Engine, url: str, **values: Any) -> None:
+    with engine.begin() as conn:
+        conn.execute(update(PAGE).where(PAGE.c.url == url).values(**values))
+
+
+@pytest.fixture
+def db(engine: Engine) -> Engine:
+    crawled(engine)
+    return engine
+
+
+def test_a_run_within_the_minimum_interval_revisits_nothing(db: Engine) -> None:
+    r = rows(db)
+    assert r.due_hosts(now=T + timedelta(hours=23)) == []
+    assert r.claim("a.gov.si", 100, now=T + timedelta(hours=23)) == []
+    # Pages stored before revisits existed (next_visit NULL) are due a day after their visit.
+    later = T + timedelta(days=1, seconds=1)
+    [(host, _, count)] = [h for h in r.due_hosts(now=later) if h[0] == "a.gov.si"]
+    assert (host, count) == ("a.gov.si", len(STORED))  # the logo: no page visited since
+    claimed = r.claim("a.gov.si", 100, now=later)
+    assert {c.url for c in claimed} == STORED  # every kind of stored row; no FRONTIER row
+
+
+def test_next_visit_decides_but_never_sooner_than_the_minimum_interval(db: Engine) -> None:
+    now = T + timedelta(days=3)
+    set_page(db, "http://a.gov.si/", next_visit=T + timedelta(days=5))  # not yet
+    set_page(db, "http://a.gov.si/doc.pdf", next_visit=T + timedelta(days=2))  # due
+    # A next visit an hour after a visit an hour ago (a sitemap's lastmod): not yet.
+    set_page(
+        db, "http://a.gov.si/copy",
+        accessed_time=now - timedelta(hours=1), next_visit=now - timedelta(minutes=1),
+    )  # fmt: skip
+    got = {c.url for c in rows(db).claim("a.gov.si", 100, now=now)}
+    assert got == STORED - {"http://a.gov.si/", "http://a.gov.si/copy"}
+
+
+def test_all_takes_every_page_visited_before_the_round_once(db: Engine) -> None:
+    start = T + timedelta(hours=1)  # within the minimum interval: all does not wait
+    r = rows(db, "all", start=start)
+    first = r.claim("a.gov.si", 2, now=start)
+    rest = r.claim("a.gov.si", 100, now=start)
+    assert len(first) == 2 and {c.url for c in first + rest} == STORED
+    # Visited in this round: never again in it, whoever asks.
+    for c in first:
+        set_page(db, c.url, accessed_time=start + timedelta(minutes=5), revisit_claim=None)
+    again = rows(db, "all", worker="w2", start=start)
+    assert {c.url for c in again.claim("a.gov.si", 100)} == {c.url for c in rest}
+
+
+def test_claimed_rows_carry_what_the_request_is_checked_by(db: Engine) -> None:
+    set_page(
+        db, "http://a.gov.si/doc.pdf", etag='"v1"', last_modified="Sun, 01 Nov 2026 10:00:00 GMT",
+        content_hash="abc", revisit_history="86400:0", next_visit=T + timedelta(days=1),
+    )  # fmt: skip
+    now = T + timedelta(days=10)
+    [doc] = [c for c in rows(db).claim("a.gov.si", 100, now=now) if c.url.endswith(".pdf")]
+    assert (doc.image, doc.depth) == (False, 1)
+    r = doc.revisit
+    assert (r.etag, r.last_modified, r.content_hash, r.page_type) == (
+        '"v1"', "Sun, 01 Nov 2026 10:00:00 GMT", "abc", "BINARY",
+    )  # fmt: skip
+    assert (r.http_status_code, r.accessed_time, r.history) == (200, T, "86400:0")
+    # Due for more than the minimum interval: overdue (it goes out among new pages).
+    assert doc.overdue
+    # Due for less: not (w1's claims are taken over: on SQLite any other worker is gone,
+    # on PostgreSQL w1 was never seen alive).
+    soon = T + timedelta(days=1, hours=12)
+    fresh = rows(db, worker="w2", start=soon).claim("a.gov.si", 100, now=soon)
+    assert len(fresh) == len(STORED) and not any(c.overdue for c in fresh)
+
+
+def test_overdue_only_takes_those_due_longer_than_the_bound(db: Engine) -> None:
+    now = T + timedelta(days=10)
+    set_page(db, "http://a.gov.si/", next_visit=now - timedelta(hours=2))  # due, not overdue
+    got = rows(db).claim("a.gov.si", 100, overdue_only=True, now=now)
+    assert {c.url for c in got} == STORED - {"http://a.gov.si/"}
+    assert all(c.overdue for c in got)
+
+
+def test_a_resumed_run_takes_over_a_dead_workers_claims_but_not_what_it_did(
+    db: Engine,
+) -> None:
+    now = T + timedelta(days=2)
+    first = rows(db, worker="killed", start=now).claim("a.gov.si", 3, now=now)
+    # The killed run revisited one (the fetch side cleared its claim, set its next visit).
+    done = first[0].url
+    set_page(db, done, revisit_claim=None, accessed_time=now, next_visit=now + timedelta(days=1))
+    later = now + timedelta(minutes=5)
+    resumed = rows(db, worker="resumed", start=later).claim("a.gov.si", 100, now=later)
+    assert {c.url for c in resumed} == STORED - {done}
+
+
+def test_a_refused_page_keeps_its_copy_gets_the_reason_and_is_not_due_again(
+    db: Engine,
+) -> None:
+    now = T + timedelta(days=2)
+    r = rows(db, start=now)
+    assert r.claim("a.gov.si", 100, now=now)
+    r.refused(["http://a.gov.si/"], "forbidden by robots.txt", now=now)
+    [(ptype, html, error, claim, next_visit)] = q(
+        db,
+        "SELECT page_type_code, html_content, fetch_error, revisit_claim, next_visit "
+        "FROM page WHERE url = 'http://a.gov.si/'",
+    )
+    assert (ptype, html, error, claim) == ("HTML", "<p>root</p>", "forbidden by robots.txt", None)
+    assert str(next_visit).startswith(str(now + timedelta(days=1)))
+    # Let go (a budget) and released at the end: due again, but not in this round.
+    r.let_go(["http://a.gov.si/doc.pdf"])
+    assert r.release() == len(STORED) - 2
+    assert {c.url for c in r.claim("a.gov.si", 100, now=now)} == STORED - {
+        "http://a.gov.si/",
+        "http://a.gov.si/doc.pdf",
+    }
+    nxt = rows(db, worker="w2", start=now + timedelta(hours=1))
+    assert "http://a.gov.si/doc.pdf" in {c.url for c in nxt.claim("a.gov.si", 100, now=now)}
+
+
+def test_images_are_due_with_the_pages_that_show_them(db: Engine) -> None:
+    now = T + timedelta(days=3)
+    r = rows(db)
+    assert r.images("a.gov.si", "", 100, now=now) == []  # no page showing it visited since
+    set_page(db, "http://a.gov.si/", accessed_time=T + timedelta(days=2))
+    [logo] = r.images("a.gov.si", "", 100, now=now)
+    assert (logo.url, logo.image, logo.revisit.http_status_code) == (
+        "http://a.gov.si/logo.png", True, 200,
+    )  # fmt: skip
+    assert [i.url for i in r.images("cdn.gov.si", "", 100, now=now)] == [
+        "https://cdn.gov.si/slika.jpg"
+    ]
+    assert r.images("a.gov.si", logo.url, 100, now=now) == []  # the cursor moves on
+    hosts = {h: n for h, _, n in r.due_hosts(now=now)}
+    assert hosts["cdn.gov.si"] == 1
+    # all: every picture downloaded before the round.
+    every = rows(db, "all", start=T + timedelta(minutes=1))
+    assert [i.url for i in every.images("a.gov.si", "", 100)] == ["http://a.gov.si/logo.png"]
+
+
+def test_a_sitemaps_lastmod_makes_a_page_due_at_once(db: Engine) -> None:
+    now = T + timedelta(days=5)
+    for url in STORED:
+        set_page(db, url, next_visit=T + timedelta(days=20))
+    r = rows(db)
+    assert r.claim("a.gov.si", 100, now=now) == []
+    changed = [
+        ("http://a.gov.si/", T + timedelta(days=4)),  # changed since the visit: due now
+        ("http://a.gov.si/copy", T - timedelta(days=1)),  # older than the visit
+        ("http://a.gov.si/new", T + timedelta(days=4)),  # FRONTIER: new, not a revisit
+    ]
+    assert r.sitemap_lastmods(changed, now=now) == 1
+    assert [c.url for c in r.claim("a.gov.si", 100, now=now)] == ["http://a.gov.si/"]
+
+
+CASES = [
+    # (accessed, next_visit): hours after T, or None
+    (0, None), (0, 10), (0, 30), (0, 200), (47, 48), (20, 30), (None, None), (100, 99),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", ["due", "all"])
+def test_the_sql_and_the_python_rule_agree(engine: Engine, mode: RevisitMode) -> None:
+    w = CrawlWriter(engine)
+    urls = [f"http://b.gov.si/{i}" for i in range(len(CASES))]
+    for url in urls:
+        w.add(FetchedPage(url, 1, "HTML", T, 200, html_content="x"))
+    assert w.flush()
+    hours = lambda h: None if h is None else T + timedelta(hours=h)  # noqa: E731
+    for url, (accessed, next_visit) in zip(urls, CASES, strict=True):
+        set_page(engine, url, accessed_time=hours(accessed), next_visit=hours(next_visit))
+    now, start = T + timedelta(hours=50), T + timedelta(hours=30)
+    r = rows(engine, mode, start=start)
+    rule = DueRule(mode, now, start, DAY, DAY)
+    expected = {
+        url
+        for url, (accessed, next_visit) in zip(urls, CASES, strict=True)
+        if rule.is_due(hours(next_visit), hours(accessed))
+    }
+    overdue = {
+        url
+        for url, (accessed, next_visit) in zip(urls, CASES, strict=True)
+        if rule.is_overdue(hours(next_visit), hours(accessed))
+    }
+    first = r.claim("b.gov.si", 100, overdue_only=True, now=now)
+    assert {c.url for c in first} == overdue and all(c.overdue for c in first)
+    rest = r.claim("b.gov.si", 100, now=now)  # its own claims are not taken twice
+    assert {c.url for c in first + rest} == expected and overdue < expected
+    assert not any(c.overdue for c in rest)
+
+
+# -- several workers on one PostgreSQL crawldb ------------------------------------------------
+
+
+@pytest.fixture
+def pg(pg_cluster: PgCluster) -> Iterator[Engine]:
+    eng = database.make_engine(pg_cluster.create_database(f"revisit{next(_names)}"))
+    database.migrate(eng)
+    yield eng
+    eng.dispose()
+
+
+def alive(engine: Engine, *workers: str) -> None:
+    with engine.begin() as conn:
+        for worker in workers:
+            heartbeat(conn, worker, ttl=30.0)
+
+
+def many_pages(engine: Engine, n: int) -> list[str]:
+    w = CrawlWriter(engine)
+    urls = [f"http://c.gov.si/{i}" for i in range(n)]
+    for url in urls:
+        w.add(FetchedPage(url, 1, "HTML", T, 200, html_content="x"))
+    assert w.flush()
+    return urls
+
+
+def test_two_workers_never_claim_the_same_row(pg: Engine) -> None:
+    urls = many_pages(pg, 300)
+    workers = [f"w{i}" for i in range(4)]
+    alive(pg, *workers)
+    sources = {w: rows(pg, worker=w) for w in workers}
+
+    def claim_all(worker: str) -> list[str]:
+        got: list[str] = []
+        while batch := sources[worker].claim("c.gov.si", 7, now=T + timedelta(days=2)):
+            got += [c.url for c in batch]
+        return got
+
+    with ThreadPoolExecutor(4) as pool:
+        claimed = list(pool.map(claim_all, workers))
+    every = [u for part in claimed for u in part]
+    assert sorted(every) == sorted(urls)  # each once, none left
+    assert all(claimed)  # and they did share the work
+
+
+def test_a_live_workers_claim_holds_until_its_lease_runs_out(pg: Engine) -> None:
+    many_pages(pg, 3)
+    alive(pg, "a", "b")
+    now = T + timedelta(days=2)
+    assert len(rows(pg, worker="a").claim("c.gov.si", 100, now=now)) == 3
+    assert rows(pg, worker="b").claim("c.gov.si", 100, now=now) == []
+    later = now + timedelta(seconds=CLAIM_LEASE + 1)
+    assert len(rows(pg, worker="b").claim("c.gov.si", 100, now=later)) == 3
+    # A worker that ended holds nothing: its claims are taken at once.
+    with pg.begin() as conn:
+        goodbye(conn, "b")
+    assert len(rows(pg, worker="a").claim("c.gov.si", 100, now=later)) == 3
+
+
+def test_all_on_a_shared_crawl_starts_the_round_with_the_first_live_worker(pg: Engine) -> None:
+    many_pages(pg, 2)
+    alive(pg, "early")
+    with pg.connect() as conn:
+        started = conn.execute(
+            text("SELECT started_at FROM crawldb.crawl_worker WHERE worker = 'early'")
+        ).scalar_one()
+    late = RevisitRows(pg, mode="all", min_interval=DAY, overdue_after=DAY)
+    late.open("late", now=datetime(2100, 1, 1))
+    assert abs((late.round_start - datetime(1970, 1, 1)).total_seconds() - started) < 1
