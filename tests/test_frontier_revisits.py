@@ -95,6 +95,13 @@ def start(h: Harness, robots: str = "User-agent: *\nAllow: /\n") -> None:
     h.answer_robots(robots_request, body=robots)
 
 
+def claimed(h: Harness) -> None:
+    """robots.txt read, the delay waited: the first ask claims the host's due pages."""
+    start(h)
+    h.at(DELAY)
+    assert h.take() is None  # claimed and queued now, to go out one by one
+
+
 def crawl(h: Harness, seconds: float = 600.0, step: float = DELAY) -> list[Request]:
     """Ask as the engine does, ``step`` seconds apart, for ``seconds``."""
     out: list[Request] = []
@@ -247,9 +254,7 @@ def test_a_claim_too_old_to_use_is_claimed_again_not_sent_twice(
     harnesses: list[Harness], monkeypatch: pytest.MonkeyPatch, crawldb: Engine
 ) -> None:
     h = revisiting(harnesses, monkeypatch, crawldb)
-    start(h)
-    h.at(DELAY)
-    assert h.take() is None  # claimed and queued now, to go out one by one
+    claimed(h)
     h.at(CLAIM_LEASE)  # held here longer than a claim may be used (another worker may
     got = crawl(h)  # have taken them): dropped, claimed again, sent once each
     assert sorted(revisits_of(got)) == sorted(STORED)
@@ -280,9 +285,7 @@ def test_claims_not_used_go_back_when_the_run_ends(
     harnesses: list[Harness], monkeypatch: pytest.MonkeyPatch, crawldb: Engine
 ) -> None:
     h = revisiting(harnesses, monkeypatch, crawldb)
-    start(h)
-    h.at(DELAY)
-    assert h.take() is None  # claimed and queued
+    claimed(h)
     assert h.take() is not None  # one sent, the rest queued
     assert h.scheduler.has_pending_requests()
     h.scheduler._engine_stopped()

@@ -5,8 +5,6 @@ the SQL agreeing with ``DueRule``, the rule in Python."""
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,16 +15,13 @@ from sqlalchemy import Engine, text, update
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, PageType
 from govsi.revisit.due import DueRule, RevisitMode
 from govsi.sharing.leases import goodbye, heartbeat
-from govsi.store import database
 from govsi.store.revisits import CLAIM_LEASE, RevisitRows
 from govsi.store.schema import PAGE
 from govsi.store.writer import CrawlWriter
 from tests.support.crawldb import q
-from tests.support.pgcluster import PgCluster
 
 DAY = 24 * 3600.0
 T = datetime(2026, 11, 1, 12, 0)  # when the first crawl fetched everything
-_names = itertools.count()
 
 
 def page(url: str, ptype: PageType = "HTML", status: int = 200, **kw: Any) -> FetchedPage:
@@ -262,14 +257,6 @@ def test_the_sql_and_the_python_rule_agree(engine: Engine, mode: RevisitMode) ->
 
 
 # -- several workers on one PostgreSQL crawldb ------------------------------------------------
-
-
-@pytest.fixture
-def pg(pg_cluster: PgCluster) -> Iterator[Engine]:
-    eng = database.make_engine(pg_cluster.create_database(f"revisit{next(_names)}"))
-    database.migrate(eng)
-    yield eng
-    eng.dispose()
 
 
 def alive(engine: Engine, *workers: str) -> None:

@@ -219,7 +219,8 @@ class Revisits:
             return
         room = self.frontier.window - len(self.frontier)
         # Enough to go out well within a claim's lease at the host's delay.
-        limit = min(self.batch, room, max(1, int(CLAIM_LEASE * CLAIM_USE / 2 / state.delay)))
+        pace = CLAIM_LEASE * CLAIM_USE / 2 / max(state.delay, 0.1)
+        limit = min(self.batch, room, max(1, int(pace)))
         if limit <= 0:
             return
         new_pages = len(state.queue) > due.queued or info.backlog or info.refilling
@@ -265,6 +266,7 @@ class Revisits:
             self._claimed_at[row.url] = now
             due.queued += 1
             taken += 1
+        self.stats.inc_value("govsi/revisit/claimed", taken)
         self.stats.inc_value(f"govsi/revisit/claimed/{what}", taken)
         self._left(host)
         if taken:

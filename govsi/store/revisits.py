@@ -20,12 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     ColumnElement,
     Engine,
-    Table,
     and_,
     exists,
     func,
@@ -39,7 +38,7 @@ from sqlalchemy import (
 from govsi.items import PageType, Revisit
 from govsi.revisit.due import MODE_ALL, DueRule, RevisitMode
 from govsi.store.database import chunks
-from govsi.store.schema import IMAGE, PAGE, SITE, CrawlWorker, utcnow
+from govsi.store.schema import IMAGE, PAGE, SITE, utcnow
 from govsi.web.urls import host_of
 
 __all__ = ["CLAIM_LEASE", "DueRow", "RevisitRows"]
@@ -50,7 +49,12 @@ __all__ = ["CLAIM_LEASE", "DueRow", "RevisitRows"]
 CLAIM_LEASE = 3600.0
 CLAIM_USE = 0.9
 
-CRAWL_WORKER = cast(Table, CrawlWorker.__table__)
+# The workers at work on the crawl (``govsi.sharing.leases``' rule: seen within LEASE_TTL on
+# crawldb's clock, not ended).
+_LIVE_WORKERS = (
+    "FROM crawldb.crawl_worker WHERE ended_at IS NULL "
+    "AND seen_at > EXTRACT(EPOCH FROM clock_timestamp()) - :ttl"
+)
 _STORED = PAGE.c.page_type_code.is_not(None) & (PAGE.c.page_type_code != "FRONTIER")
 
 
@@ -101,11 +105,7 @@ class RevisitRows:
         if self.shared and self.mode == MODE_ALL:
             with self.engine.connect() as conn:
                 first = conn.execute(
-                    text(
-                        "SELECT min(started_at) FROM crawldb.crawl_worker WHERE ended_at IS "
-                        "NULL AND seen_at > EXTRACT(EPOCH FROM clock_timestamp()) - :ttl"
-                    ),
-                    {"ttl": self.live_within},
+                    text(f"SELECT min(started_at) {_LIVE_WORKERS}"), {"ttl": self.live_within}
                 ).scalar()
             if first is not None:
                 start = min(start, datetime(1970, 1, 1) + timedelta(seconds=float(first)))
@@ -147,13 +147,8 @@ class RevisitRows:
         if not self.shared:
             return [self.worker]
         with self.engine.connect() as conn:
-            live = conn.execute(
-                text(
-                    "SELECT worker FROM crawldb.crawl_worker WHERE ended_at IS NULL "
-                    "AND seen_at > EXTRACT(EPOCH FROM clock_timestamp()) - :ttl"
-                ),
-                {"ttl": self.live_within},
-            ).scalars()
+            query = text(f"SELECT worker {_LIVE_WORKERS}")
+            live = conn.execute(query, {"ttl": self.live_within}).scalars()
             return sorted({self.worker, *live})
 
     def _claimable(self, rule: DueRule, live: list[str]) -> ColumnElement[bool]:
