@@ -293,3 +293,30 @@ def test_claims_not_used_go_back_when_the_run_ends(
     # (it clears the claim when it does): due for the next run.
     assert q(crawldb, "SELECT url FROM page WHERE revisit_claim IS NOT NULL") == []
     assert h.stats.get_value("govsi/revisit/claims_released") == len(STORED)
+
+
+def test_from_crawler_reads_the_revisit_settings(
+    monkeypatch: pytest.MonkeyPatch, crawldb: Engine
+) -> None:
+    from scrapy.utils.test import get_crawler
+
+    from govsi import settings as project
+    from govsi.frontier.scheduler import FrontierScheduler
+    from govsi.store.extension import CrawlStore
+    from tests.support.scheduler import FactorySpider, FakeStore
+
+    values = {k: getattr(project, k) for k in dir(project) if k.isupper()}
+    values.update(EXTENSIONS={}, DUPEFILTER_CLASS="tests.support.scheduler.FakeDupeFilter")
+    for mode in ("all", "off"):
+        values.update(REVISIT=mode, REVISIT_MIN_INTERVAL=3600)
+        crawler = get_crawler(FactorySpider, values)
+        store = FakeStore()
+        store.engine = crawldb  # type: ignore[attr-defined]
+        monkeypatch.setattr(crawler, "get_extension", {CrawlStore: store}.get)
+        scheduler = FrontierScheduler.from_crawler(crawler)
+        rows = scheduler.revisits.rows
+        if mode == "off":
+            assert rows is None
+        else:
+            assert rows is not None and (rows.mode, rows.min_interval) == ("all", 3600)
+            assert rows.overdue_after == 3600 and rows.live_within == project.LEASE_TTL

@@ -29,17 +29,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Literal
 
+from scrapy import Request
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
 from govsi.frontier.config import SchedulerConfig
 from govsi.frontier.entries import Entry, HostInfo, Workbench
-from govsi.requestmeta import KIND_IMAGE, KIND_PAGE
+from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_LASTMOD, META_URL
 from govsi.revisit.due import MODE_OFF, parse_lastmod
-from govsi.store.revisits import CLAIM_LEASE, CLAIM_USE, DueRow
-from govsi.web.urls import fingerprint, in_scope
+from govsi.store.extension import CrawlStore
+from govsi.store.revisits import CLAIM_LEASE, CLAIM_USE, DueRow, RevisitRows
+from govsi.web.urls import fingerprint, host_of, in_scope
 
 logger = logging.getLogger(__name__)
 
@@ -56,30 +58,18 @@ _Read = Literal["pages", "overdue", "images"]
 WRITE_BATCH = 200
 
 
-class RevisitSource(Protocol):
-    """crawldb's side (``govsi.store.revisits.RevisitRows``); blocking, called in threads."""
-
-    def open(self, worker: str, now: datetime | None = None) -> None: ...
-
-    def due_hosts(self, now: datetime | None = None) -> list[tuple[str, str, int]]: ...
-
-    def claim(
-        self, host: str, limit: int, *, overdue_only: bool = False, now: datetime | None = None
-    ) -> list[DueRow]: ...
-
-    def images(
-        self, host: str, after: str, limit: int, *, now: datetime | None = None
-    ) -> list[DueRow]: ...
-
-    def refused(self, urls: list[str], reason: str, now: datetime | None = None) -> None: ...
-
-    def let_go(self, urls: list[str]) -> None: ...
-
-    def release(self) -> int: ...
-
-    def sitemap_lastmods(
-        self, changed: list[tuple[str, datetime]], now: datetime | None = None
-    ) -> int: ...
+def revisit_rows_for(config: SchedulerConfig, store: CrawlStore) -> RevisitRows | None:
+    """crawldb's side of this run's revisits (None: REVISIT=off). A revisit is overdue
+    once due for REVISIT_MIN_INTERVAL; a worker not seen within LEASE_TTL is gone."""
+    if config.revisit == MODE_OFF:
+        return None
+    return RevisitRows(
+        store.engine,
+        mode=config.revisit,
+        min_interval=config.revisit_min_interval,
+        overdue_after=config.revisit_min_interval,
+        live_within=config.lease_ttl,
+    )
 
 
 @dataclass(frozen=True)
@@ -113,7 +103,7 @@ class Revisits:
         config: SchedulerConfig,
         bench: Workbench,
         *,
-        rows: RevisitSource | None,
+        rows: RevisitRows | None,
         callbacks: RevisitCallbacks,
     ) -> None:
         self.hosts, self.frontier = bench.hosts, bench.frontier
@@ -138,10 +128,6 @@ class Revisits:
         # Hosts whose lastmods are not written yet, each with a URL of it.
         self._lastmod_hosts: dict[str, str] = {}
         self._writing = False
-
-    @property
-    def enabled(self) -> bool:
-        return self.rows is not None
 
     def open(self, worker: str) -> None:
         """The round starts: every host with due rows is set up (robots.txt first)."""
@@ -312,13 +298,13 @@ class Revisits:
         if entry.kind == KIND_IMAGE:
             self.stats.inc_value("govsi/revisit/sent/images")
 
-    def not_fetched(self, host: str, entry: Entry, reason: str, robots: bool) -> None:
-        """A revisit refused at the last check: robots.txt now forbids it (the page keeps
-        its copy and gets ``reason``), or a budget or the host's state keeps it for a
-        later run (its claim is let go)."""
+    def not_fetched(self, entry: Entry, reason: str, stat: str) -> None:
+        """A revisit refused at the last check (``stat``: the scheduler's count of it):
+        robots.txt now forbids it (the page keeps its copy and gets ``reason``), or a
+        budget or the host's state keeps it for a later run (its claim is let go)."""
         self.revisited.add(fingerprint(entry.url))
-        self._gone(host, entry)
-        if robots:
+        self._gone(host_of(entry.url), entry)
+        if stat.startswith("govsi/robots/"):
             self.stats.inc_value("govsi/revisit/refused_by_robots")
             if entry.kind == KIND_PAGE:
                 self._refused.setdefault(reason, []).append(entry.url)
@@ -336,15 +322,15 @@ class Revisits:
             due.queued -= 1
 
     # -- sitemaps ---------------------------------------------------------------------------
-    def lastmod(self, host: str, url: str, lastmod: str | None) -> None:
-        """A sitemap lists ``url``, already known to the crawl, as changed at ``lastmod``:
-        a stored page last visited before that is due now. Its host's revisits wait until
-        this is written."""
-        if self.rows is None:
+    def seen(self, request: Request) -> None:
+        """A request for a URL the crawl knows: when a sitemap lists it as changed
+        (``META_LASTMOD``) after a stored page's last visit, the page is due now. Its
+        host's revisits wait until this is written."""
+        when = parse_lastmod(request.meta.get(META_LASTMOD))
+        if self.rows is None or when is None:
             return
-        when = parse_lastmod(lastmod)
-        if when is None:
-            return
+        url: str = request.meta.get(META_URL, request.url)
+        host = host_of(url)
         self._lastmods.append((url, when))
         self._lastmod_hosts.setdefault(host, url)
         if len(self._lastmods) >= WRITE_BATCH:

@@ -37,7 +37,7 @@ from govsi.frontier.progress import Progress
 from govsi.frontier.queue import Frontier, HostState
 from govsi.frontier.refills import RefillCallbacks, Refills
 from govsi.frontier.rendering import RenderSide
-from govsi.frontier.revisits import RevisitCallbacks, Revisits, RevisitSource
+from govsi.frontier.revisits import RevisitCallbacks, Revisits, revisit_rows_for
 from govsi.items import FetchedPage
 from govsi.net.guard import AddressGuard
 from govsi.render.renderer import Renderer
@@ -52,7 +52,6 @@ from govsi.requestmeta import (
     META_FROM_SITEMAP,
     META_HOST,
     META_KIND,
-    META_LASTMOD,
     META_URL,
     Kind,
     RequestFactory,
@@ -95,7 +94,7 @@ class FrontierScheduler(BaseScheduler):
         guard: AddressGuard | None = None,
         renderer: Renderer | None = None,
         wake_engine: Callable[[], None] = lambda: None,
-        revisit_rows: RevisitSource | None = None,
+        revisit_rows: RevisitRows | None = None,
     ) -> None:
         self.stats = stats
         self.store = store
@@ -172,15 +171,6 @@ class FrontierScheduler(BaseScheduler):
         if store is None:
             raise RuntimeError("the frontier needs the govsi.store.extension.CrawlStore extension")
         config = SchedulerConfig.from_settings(crawler.settings)
-        rows = None
-        if config.revisit != "off":
-            rows = RevisitRows(
-                store.engine,
-                mode=config.revisit,
-                min_interval=config.revisit_min_interval,
-                overdue_after=config.revisit_min_interval,
-                live_within=config.lease_ttl,
-            )
         scheduler = cls(
             dupefilter,
             config,
@@ -190,7 +180,7 @@ class FrontierScheduler(BaseScheduler):
             guard=crawler.get_extension(AddressGuard),
             renderer=crawler.get_extension(Renderer),
             wake_engine=partial(_wake_engine, crawler),
-            revisit_rows=rows,
+            revisit_rows=revisit_rows_for(config, store),
         )
         connect = crawler.signals.connect
         connect(scheduler._headers_received, signal=signals.headers_received)
@@ -255,10 +245,7 @@ class FrontierScheduler(BaseScheduler):
     # -- in ---------------------------------------------------------------------------------
     def enqueue_request(self, request: Request) -> bool:
         if not request.dont_filter and self.df.request_seen(request):
-            if META_LASTMOD in request.meta:
-                # A sitemap lists a page the crawl knows as changed: due again if stored.
-                url = request.meta.get(META_URL, request.url)
-                self.revisits.lastmod(host_of(url), url, request.meta[META_LASTMOD])
+            self.revisits.seen(request)  # a sitemap's lastmod may make it due again
             self.df.log(request, self.spider)
             return False
         meta = request.meta
@@ -345,9 +332,7 @@ class FrontierScheduler(BaseScheduler):
     def _not_fetched(self, entry: Entry, reason: str, stat: str) -> None:
         self.stats.inc_value(stat)
         if entry.revisit is not None:
-            # A stored page keeps its copy; robots.txt's refusal is its reason.
-            robots = stat.startswith("govsi/robots/")
-            self.revisits.not_fetched(host_of(entry.url), entry, reason, robots)
+            self.revisits.not_fetched(entry, reason, stat)  # a stored page keeps its copy
             return
         self.released.add(fingerprint(entry.url))  # its row stays FRONTIER: not again
         if entry.kind == KIND_PAGE:

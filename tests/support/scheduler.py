@@ -16,7 +16,6 @@ import govsi.frontier.refills as refills_module
 import govsi.frontier.revisits as revisits_module
 import govsi.frontier.scheduler as scheduler_module
 from govsi.frontier.config import SchedulerConfig
-from govsi.frontier.revisits import RevisitSource
 from govsi.frontier.scheduler import FrontierScheduler
 from govsi.items import FetchedPage, Revisit
 from govsi.requestmeta import (
@@ -26,6 +25,7 @@ from govsi.requestmeta import (
     META_REVISIT,
     META_URL,
 )
+from govsi.store.revisits import RevisitRows
 from govsi.web.scope import Scope
 from tests.support.stats import DictStats
 
@@ -143,7 +143,7 @@ class Harness:
         self,
         monkeypatch: pytest.MonkeyPatch,
         addresses: dict[str, str],
-        revisit_rows: RevisitSource | None = None,
+        revisit_rows: RevisitRows | None = None,
         **changes: Any,
     ) -> None:
         self.clock = Clock()
