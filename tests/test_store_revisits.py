@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, text, update
+from sqlalchemy import Engine, update
 
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, PageType
 from govsi.revisit.due import DueRule, RevisitMode
@@ -256,6 +256,30 @@ def test_the_sql_and_the_python_rule_agree(engine: Engine, mode: RevisitMode) ->
     assert not any(c.overdue for c in rest)
 
 
+def test_an_all_round_a_killed_run_left_is_finished_not_started_again(db: Engine) -> None:
+    t0 = T + timedelta(days=3)
+    killed = rows(db, "all", worker="killed", start=t0)
+    first = killed.claim("a.gov.si", 2, now=t0)
+    done = first[0].url  # visited (the fetch side cleared its claim); then kill -9
+    set_page(db, done, accessed_time=t0 + timedelta(minutes=5), revisit_claim=None)
+    resumed = rows(db, "all", worker="resumed", start=t0 + timedelta(hours=1))
+    assert resumed.round_start == t0
+    again = resumed.claim("a.gov.si", 100, now=t0 + timedelta(hours=1))
+    assert {c.url for c in again} == STORED - {done}
+    # This one ends normally: the round with it. The next starts a new one.
+    resumed.release()
+    later = t0 + timedelta(hours=2)
+    fresh = rows(db, "all", worker="next", start=later)
+    assert fresh.round_start == later and len(fresh.claim("a.gov.si", 100, now=later)) == 5
+
+
+def test_an_all_round_without_a_claim_for_a_day_is_over(db: Engine) -> None:
+    t0 = T + timedelta(days=3)
+    rows(db, "all", worker="killed", start=t0).claim("a.gov.si", 1, now=t0)
+    much_later = t0 + timedelta(days=1, minutes=1)
+    assert rows(db, "all", worker="w", start=much_later).round_start == much_later
+
+
 # -- several workers on one PostgreSQL crawldb ------------------------------------------------
 
 
@@ -307,13 +331,20 @@ def test_a_live_workers_claim_holds_until_its_lease_runs_out(pg: Engine) -> None
     assert len(rows(pg, worker="a").claim("c.gov.si", 100, now=later)) == 3
 
 
-def test_all_on_a_shared_crawl_starts_the_round_with_the_first_live_worker(pg: Engine) -> None:
-    many_pages(pg, 2)
-    alive(pg, "early")
-    with pg.connect() as conn:
-        started = conn.execute(
-            text("SELECT started_at FROM crawldb.crawl_worker WHERE worker = 'early'")
-        ).scalar_one()
-    late = RevisitRows(pg, mode="all", min_interval=DAY, overdue_after=DAY)
-    late.open("late", now=datetime(2100, 1, 1))
-    assert abs((late.round_start - datetime(1970, 1, 1)).total_seconds() - started) < 1
+def test_a_worker_joins_an_all_round_under_way_and_the_last_to_end_ends_it(pg: Engine) -> None:
+    many_pages(pg, 4)
+    alive(pg, "early", "late")
+    t0 = T + timedelta(days=3)
+    early = rows(pg, "all", worker="early", start=t0)
+    assert len(early.claim("c.gov.si", 2, now=t0 + timedelta(minutes=1))) == 2
+    late = rows(pg, "all", worker="late", start=t0 + timedelta(hours=1))
+    assert late.round_start == t0  # early holds claims in it
+    early.release()  # late is still at work: the round goes on
+    with pg.begin() as conn:
+        goodbye(conn, "early")
+    assert len(late.claim("c.gov.si", 100, now=t0 + timedelta(hours=1))) == 4
+    assert rows(pg, "all", worker="x", start=t0 + timedelta(hours=2)).round_start == t0
+    late.release()
+    # Over: no claim held. The next run starts a round of its own.
+    nxt = t0 + timedelta(hours=3)
+    assert rows(pg, "all", worker="y", start=nxt).round_start == nxt

@@ -7,8 +7,10 @@ set by one UPDATE that takes only rows nobody holds: unclaimed, claimed by a wor
 is gone (on SQLite every other name: one process at a time), or claimed longer ago than
 ``CLAIM_LEASE``. The fetch side clears the claim when it records the visit (with the
 next visit); a row whose claim was cleared in this round (``revisit_claimed_at`` at or
-after its start) is done for the round. Images have no claim: one worker serves a host at
-a time (address leases) and a download moves ``image.accessed_time`` past the round.
+after its start) is done for the round. A round starts with the run; for ``all`` an
+unfinished one in crawldb is joined (``govsi.store.rounds``: finished after a kill).
+Images have no claim: one worker serves a host at a time (address leases) and a download
+moves ``image.accessed_time`` past the round.
 
 The due rule is ``govsi.revisit.due.DueRule``'s, in SQL. Images are due with the pages
 that show them: once a page showing the picture was visited after the picture's last
@@ -38,6 +40,7 @@ from sqlalchemy import (
 from govsi.items import PageType, Revisit
 from govsi.revisit.due import MODE_ALL, DueRule, RevisitMode
 from govsi.store.database import chunks
+from govsi.store.rounds import end_round, join_round, touch_round
 from govsi.store.schema import IMAGE, PAGE, SITE, utcnow
 from govsi.web.urls import host_of
 
@@ -51,8 +54,8 @@ CLAIM_USE = 0.9
 
 # The workers at work on the crawl (``govsi.sharing.leases``' rule: seen within LEASE_TTL on
 # crawldb's clock, not ended).
-_LIVE_WORKERS = (
-    "FROM crawldb.crawl_worker WHERE ended_at IS NULL "
+_LIVE_WORKERS = text(
+    "SELECT worker FROM crawldb.crawl_worker WHERE ended_at IS NULL "
     "AND seen_at > EXTRACT(EPOCH FROM clock_timestamp()) - :ttl"
 )
 _STORED = PAGE.c.page_type_code.is_not(None) & (PAGE.c.page_type_code != "FRONTIER")
@@ -97,18 +100,14 @@ class RevisitRows:
         self.round_start = datetime.min
 
     def open(self, worker: str, now: datetime | None = None) -> None:
-        """The round starts for ``worker``: now, or (``all``, PostgreSQL) when the
-        earliest worker still at work on the crawl started, so that one joining late
-        does not revisit what the others did in this round."""
+        """The round starts for ``worker``: now, or (``all``) when the round it joins
+        started: another worker's at work on the crawl, or one a killed run left
+        (``govsi.store.rounds``), so that nothing is revisited twice in it."""
         self.worker = worker
         start = now or self.clock()
-        if self.shared and self.mode == MODE_ALL:
-            with self.engine.connect() as conn:
-                first = conn.execute(
-                    text(f"SELECT min(started_at) {_LIVE_WORKERS}"), {"ttl": self.live_within}
-                ).scalar()
-            if first is not None:
-                start = min(start, datetime(1970, 1, 1) + timedelta(seconds=float(first)))
+        if self.mode == MODE_ALL:
+            with self.engine.begin() as conn:
+                start = join_round(conn, start, alive_within=self.min_interval)
         self.round_start = start
 
     def rule(self, now: datetime | None = None) -> DueRule:
@@ -147,8 +146,7 @@ class RevisitRows:
         if not self.shared:
             return [self.worker]
         with self.engine.connect() as conn:
-            query = text(f"SELECT worker {_LIVE_WORKERS}")
-            live = conn.execute(query, {"ttl": self.live_within}).scalars()
+            live = conn.execute(_LIVE_WORKERS, {"ttl": self.live_within}).scalars()
             return sorted({self.worker, *live})
 
     def _claimable(self, rule: DueRule, live: list[str]) -> ColumnElement[bool]:
@@ -243,6 +241,8 @@ class RevisitRows:
             ids = list(conn.execute(pick).scalars())
             if not ids:
                 return []
+            if self.mode == MODE_ALL:
+                touch_round(conn, self.round_start, rule.now)
             # The claim re-checks that nobody holds the row: under READ COMMITTED a row
             # claimed by a transaction that committed meanwhile is re-read and skipped.
             conn.execute(
@@ -324,16 +324,20 @@ class RevisitRows:
                 )
 
     def release(self) -> int:
-        """The run ends: every claim of this worker still held goes back, as if never
-        taken (what it did not send is due for the next worker or run)."""
+        """The run ends normally: every claim of this worker still held goes back, as if
+        never taken (what it did not send is due for the next worker or run), and the
+        round ends with its last worker. How many claims went back."""
         if not self.worker:
             return 0
+        others = [w for w in self._live_workers() if w != self.worker]
         with self.engine.begin() as conn:
             result = conn.execute(
                 update(PAGE)
                 .where(PAGE.c.revisit_claim == self.worker)
                 .values(revisit_claim=None, revisit_claimed_at=None)
             )
+            if self.mode == MODE_ALL and not others:
+                end_round(conn, self.round_start)
             return int(result.rowcount or 0)
 
     def sitemap_lastmods(
