@@ -10,6 +10,8 @@ within a day). What a revisit's response does to crawldb is the fetch side's.
 
 from __future__ import annotations
 
+import os
+import signal
 from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -19,7 +21,7 @@ import pytest
 from tests.simweb import govweb
 from tests.simweb.expected import E2E_SETTINGS
 from tests.simweb.server import SimWeb
-from tests.support.crawl import query, run_crawl
+from tests.support.crawl import query, run_crawl, start_crawl, wait_for_requests
 
 # Retried by design (a 500 and a timeout, RETRY_TIMES=2).
 RETRIED = {"/napaka", "/pocasi"}
@@ -82,3 +84,42 @@ def test_revisit_all_asks_for_every_stored_url_once(
     again = [h for h in gov_web.requested() if h.target != "/robots.txt"]
     assert again == [], again[:5]
     assert third.stats.get("govsi/revisit/due", 0) == 0
+
+
+def test_a_revisit_round_killed_half_way_is_finished_without_repeats(
+    gov_web: SimWeb, tmp_path: Path
+) -> None:
+    db_url = f"sqlite:///{tmp_path / 'crawldb.sqlite3'}"
+    first = run_crawl(gov_web, db_url, tmp_path / "run1", govweb.SEEDS, **E2E_SETTINGS)
+    assert first.returncode == 0, first.log[-3000:]
+    [(crawled_by,)] = query(db_url, "SELECT max(accessed_time) FROM page")
+    stored = {
+        key(u) for u, t in query(db_url, "SELECT url, page_type_code FROM page") if t != "FRONTIER"
+    }
+
+    # A small delay spreads the round out so that the kill lands in the middle of it.
+    settings = {**E2E_SETTINGS, "DEFAULT_CRAWL_DELAY": 0.2, "DB_FLUSH_INTERVAL": 0.5}
+    gov_web.reset_log()
+    killed = start_crawl(
+        gov_web, db_url, tmp_path / "run2", govweb.SEEDS, REVISIT="all", **settings
+    )
+    wait_for_requests(gov_web, 25)
+    os.kill(killed.proc.pid, signal.SIGKILL)
+    killed.proc.wait(timeout=30)
+    before = {(h.host, h.target) for h in gov_web.requested()}
+    recorded = {
+        key(u)
+        for u, at in query(db_url, "SELECT url, accessed_time FROM page")
+        if at is not None and str(at) > str(crawled_by)
+    }
+    assert recorded and len(recorded) < len(stored) - 10, "the kill missed the revisits"
+
+    gov_web.reset_log()
+    resumed = run_crawl(gov_web, db_url, tmp_path / "run3", govweb.SEEDS, REVISIT="all", **settings)
+    assert resumed.returncode == 0, resumed.log[-3000:]
+    after = Counter((h.host, h.target) for h in gov_web.requested() if h.target != "/robots.txt")
+    # What the killed run recorded is not asked for again; the rest of the round is, once.
+    assert recorded & set(after) == set()
+    assert stored <= before | set(after)
+    assert all(n == 1 or target in RETRIED for (_, target), n in after.items())
+    assert query(db_url, "SELECT count(*) FROM page WHERE revisit_claim IS NOT NULL") == [(0,)]

@@ -156,8 +156,13 @@ def test_a_resumed_run_takes_over_a_dead_workers_claims_but_not_what_it_did(
     done = first[0].url
     set_page(db, done, revisit_claim=None, accessed_time=now, next_visit=now + timedelta(days=1))
     later = now + timedelta(minutes=5)
-    resumed = rows(db, worker="resumed", start=later).claim("a.gov.si", 100, now=later)
-    assert {c.url for c in resumed} == STORED - {done}
+    resumed = rows(db, worker="resumed", start=later)
+    assert {c.url for c in resumed.claim("a.gov.si", 100, now=later)} == STORED - {done}
+    # A claim the killed run left on a page it revisited (not due: nobody takes it over)
+    # goes back when the resumed run ends, with the resumed run's own.
+    set_page(db, done, revisit_claim="killed")
+    assert resumed.release() == len(STORED)
+    assert q(db, "SELECT url FROM page WHERE revisit_claim IS NOT NULL") == []
 
 
 def test_a_refused_page_keeps_its_copy_gets_the_reason_and_is_not_due_again(

@@ -325,15 +325,17 @@ class RevisitRows:
 
     def release(self) -> int:
         """The run ends normally: every claim of this worker still held goes back, as if
-        never taken (what it did not send is due for the next worker or run), and the
-        round ends with its last worker. How many claims went back."""
+        never taken (what it did not send is due for the next worker or run), and so do
+        those of workers that are gone (a killed run's, on pages it revisited: not due, so
+        nobody took them over); the round ends with its last worker. How many went back."""
         if not self.worker:
             return 0
-        others = [w for w in self._live_workers() if w != self.worker]
+        live = self._live_workers()
+        others = [w for w in live if w != self.worker]
         with self.engine.begin() as conn:
             result = conn.execute(
                 update(PAGE)
-                .where(PAGE.c.revisit_claim == self.worker)
+                .where(or_(PAGE.c.revisit_claim == self.worker, PAGE.c.revisit_claim.not_in(live)))
                 .values(revisit_claim=None, revisit_claimed_at=None)
             )
             if self.mode == MODE_ALL and not others:
