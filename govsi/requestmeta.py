@@ -46,6 +46,9 @@ META_STALE: Final = "govsi_stale"  # a cached resource being revalidated
 META_SETTLE: Final = "govsi_settle"
 # A revisit of a stored page or image: its ``govsi.items.Revisit`` (validators, content key).
 META_REVISIT: Final = "govsi_revisit"
+# A sitemap's ``<lastmod>`` for the page it lists (raw text): a known page last visited
+# before it is due again (``govsi.frontier.revisits``).
+META_LASTMOD: Final = "govsi_lastmod"
 
 
 @runtime_checkable

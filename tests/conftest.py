@@ -52,10 +52,19 @@ _db_names = itertools.count()
 def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
     """A migrated, empty crawldb: an SQLite file, then a database on the test PostgreSQL."""
     if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'crawldb.sqlite3'}"
+        yield from _migrated(f"sqlite:///{tmp_path / 'crawldb.sqlite3'}")
     else:
         cluster: PgCluster = request.getfixturevalue("pg_cluster")
-        url = cluster.create_database(f"unit{next(_db_names)}")
+        yield from _migrated(cluster.create_database(f"unit{next(_db_names)}"))
+
+
+@pytest.fixture
+def pg(pg_cluster: PgCluster) -> Iterator[Engine]:
+    """A migrated, empty crawldb on the test PostgreSQL only: what several workers share."""
+    yield from _migrated(pg_cluster.create_database(f"unit{next(_db_names)}"))
+
+
+def _migrated(url: str) -> Iterator[Engine]:
     eng = database.make_engine(url)
     database.migrate(eng)
     yield eng

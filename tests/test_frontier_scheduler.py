@@ -256,8 +256,9 @@ def test_from_crawler_reads_the_settings(monkeypatch: pytest.MonkeyPatch) -> Non
     from govsi import settings as project
 
     values = {k: getattr(project, k) for k in dir(project) if k.isupper()}
-    # No extensions: the project's would open a crawldb in the working directory.
-    values.update(EXTENSIONS={}, DEFAULT_CRAWL_DELAY=2.5, DEPTH_LIMIT=7)
+    # No extensions: the project's would open a crawldb in the working directory (and no
+    # revisits, which read it: tests/test_frontier_revisits.py).
+    values.update(EXTENSIONS={}, DEFAULT_CRAWL_DELAY=2.5, DEPTH_LIMIT=7, REVISIT="off")
     values.update(DUPEFILTER_CLASS=f"{__name__}.FakeDupeFilter")
     crawler = get_crawler(FactorySpider, values)
     store = FakeStore()

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import itertools
 import os
 import time
-from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import Engine, text
@@ -27,19 +25,8 @@ from govsi.sharing.leases import (
     worker_id,
 )
 from govsi.sharing.notices import LeaseNotices
-from govsi.store import database
-from tests.support.pgcluster import PgCluster
 
-_names = itertools.count()
 IP = "10.0.0.1"
-
-
-@pytest.fixture
-def pg(pg_cluster: PgCluster) -> Iterator[Engine]:
-    eng = database.make_engine(pg_cluster.create_database(f"lease{next(_names)}"))
-    database.migrate(eng)
-    yield eng
-    eng.dispose()
 
 
 def take(eng: Engine, worker: str, ip: str = IP, ttl: float = 30.0) -> Grant | None:

@@ -1,367 +1,355 @@
-"""Revisits in crawldb (govsi.store.visits, govsi.store.images), on SQLite and on a real
-PostgreSQL: ``page`` holds the current copy; a change keeps the replaced version in
-``page_version``, a steady page and a 304 keep none; links and images follow the current
-version; a failed revisit keeps the copy; a stale record writes nothing."""
+"""crawldb's side of revisits (``RevisitRows``), on SQLite and PostgreSQL: which stored rows
+a round takes (due, all, never FRONTIER), claims that let each row go out once per round
+across workers, images due with the pages that show them, what a refusal records, and
+the SQL agreeing with ``DueRule``, the rule in Python."""
 
 from __future__ import annotations
 
-import json
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, select, text
+import pytest
+from sqlalchemy import Engine, update
 
-from govsi.dedup.signature import exact_key
-from govsi.items import FetchedImage, FetchedPage, Item, Revisit
-from govsi.revisit.change import bytes_key
+from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, PageType
+from govsi.revisit.due import DueRule, RevisitMode
+from govsi.sharing.leases import goodbye, heartbeat
+from govsi.store.revisits import CLAIM_LEASE, RevisitRows
 from govsi.store.schema import PAGE
-from govsi.store.spill import decode_item, encode_item
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import T, q
-from tests.support.govpages import NEWS_1, NEWS_2, semantic
+from tests.support.crawldb import q
 
-A = "https://www.gov.si/novica"
-B, C, D = (f"https://www.gov.si/{p}" for p in ("b", "c", "d"))
-LOGO, PHOTO, MAP = (f"https://www.gov.si/img/{n}" for n in ("logo.png", "foto.jpg", "karta.png"))
-T1 = T + timedelta(days=3)
-DAY = 24 * 3600
+DAY = 24 * 3600.0
+T = datetime(2026, 11, 1, 12, 0)  # when the first crawl fetched everything
 
 
-def write(engine: Engine, *items: Item, writer: CrawlWriter | None = None) -> CrawlWriter:
-    w = writer or CrawlWriter(engine, store_binary_data=True)
-    for item in items:
-        w.add(item)
+def page(url: str, ptype: PageType = "HTML", status: int = 200, **kw: Any) -> FetchedPage:
+    html = "<p>x</p>" if ptype == "HTML" else None
+    return FetchedPage(url, 1, ptype, T, status, html_content=html, **kw)
+
+
+def crawled(engine: Engine) -> None:
+    """One host with every kind of stored row, a FRONTIER row, and pictures."""
+    w = CrawlWriter(engine)
+    w.add(DiscoveredPage("http://a.gov.si/", 0))
+    w.add(
+        FetchedPage(
+            "http://a.gov.si/", 0, "HTML", T, 200, html_content="<p>root</p>",
+            links=["http://a.gov.si/doc.pdf", "http://a.gov.si/new"],
+            images=["http://a.gov.si/logo.png", "https://cdn.gov.si/slika.jpg"],
+        )
+    )  # fmt: skip
+    w.add(page("http://a.gov.si/doc.pdf", "BINARY", data_type="PDF"))
+    w.add(page("http://a.gov.si/copy", "DUPLICATE", duplicate_of="http://a.gov.si/"))
+    w.add(page("http://a.gov.si/gone", "ERROR", None, fetch_error="timeout"))
+    w.add(page("http://a.gov.si/moved", "HTML", 301, links=["http://a.gov.si/"]))
+    w.add(FetchedImage("http://a.gov.si/logo.png", T, 200, "image/png", b"png"))
+    w.add(FetchedImage("https://cdn.gov.si/slika.jpg", T, 200, "image/jpeg", b"jpg"))
     assert w.flush()
-    return w
 
 
-def page(url: str = A, when: datetime = T, html: str = semantic(NEWS_1), **kw: Any) -> FetchedPage:
-    fields: dict[str, Any] = {"http_status_code": 200, "html_content": html}
-    if html and fields["http_status_code"] == 200:
-        fields["content_hash"] = exact_key(html)
-    fields.update(kw)
-    return FetchedPage(url, 1, fields.pop("page_type", "HTML"), when, **fields)
+STORED = {
+    "http://a.gov.si/",
+    "http://a.gov.si/doc.pdf",
+    "http://a.gov.si/copy",
+    "http://a.gov.si/gone",
+    "http://a.gov.si/moved",
+}
 
 
-def revisit_of(engine: Engine, url: str = A) -> Revisit:
-    """The stored copy as the scheduler hands it to ``request_for``."""
-    c = PAGE.c
-    cols = (c.etag, c.last_modified, c.content_hash, c.page_type_code, c.http_status_code,
-            c.accessed_time, c.revisit_history)  # fmt: skip
-    with engine.connect() as conn:
-        row = conn.execute(select(*cols).where(c.url == url)).one()
-    return Revisit(*row)
+def rows(
+    engine: Engine, mode: RevisitMode = "due", worker: str = "w1", start: datetime | None = None
+) -> RevisitRows:
+    """``worker``'s side of a round that started at ``start`` (by default ten days after
+    the first crawl)."""
+    r = RevisitRows(engine, mode=mode, min_interval=DAY, overdue_after=DAY)
+    r.open(worker, now=start or T + timedelta(days=10))
+    return r
 
 
-def again(engine: Engine, url: str = A, when: datetime = T1, **kw: Any) -> FetchedPage:
-    return page(url, when, revisit=revisit_of(engine, url), **kw)
-
-
-def row(engine: Engine, url: str = A) -> dict[str, Any]:
-    with engine.connect() as conn:
-        found = conn.execute(select(PAGE).where(PAGE.c.url == url)).one()
-    return dict(found._mapping)
-
-
-def versions(engine: Engine, url: str = A) -> list[tuple[Any, ...]]:
-    return q(engine, (
-        "SELECT v.http_status_code, v.content_hash, v.html_content, v.page_type_code "
-        f"FROM page_version v JOIN page p ON p.id = v.page_id WHERE p.url = '{url}' ORDER BY v.id"
-    ))  # fmt: skip
-
-
-def links(engine: Engine, url: str = A) -> set[str]:
-    return {u for (u,) in q(engine, (
-        "SELECT b.url FROM link l JOIN page a ON a.id = l.from_page "
-        f"JOIN page b ON b.id = l.to_page WHERE a.url = '{url}'"
-    ))}  # fmt: skip
-
-
-def claim(engine: Engine, url: str = A) -> None:
+def set_page(engine: Engine, url: str, **values: Any) -> None:
     with engine.begin() as conn:
-        conn.execute(text("UPDATE page SET revisit_claim = 'worker-1', revisit_claimed_at = "
-                          f":t WHERE url = '{url}'"), {"t": T1})  # fmt: skip
+        conn.execute(update(PAGE).where(PAGE.c.url == url).values(**values))
 
 
-def test_a_first_visit_starts_the_history(engine: Engine) -> None:
-    write(engine, page(etag='"v1"', last_modified="Sun, 22 Nov 2026 11:00:00 GMT"))
-    r = row(engine)
-    assert r["changed_time"] == T and r["accessed_time"] == T
-    assert (r["etag"], r["last_modified"]) == ('"v1"', "Sun, 22 Nov 2026 11:00:00 GMT")
-    # Due again after REVISIT_MIN_INTERVAL; no interval observed yet, so no history entry.
-    assert r["next_visit"] == T + timedelta(seconds=DAY) and r["revisit_history"] == ""
-    assert versions(engine) == []
+@pytest.fixture
+def db(engine: Engine) -> Engine:
+    crawled(engine)
+    return engine
 
 
-def test_a_change_of_main_content_keeps_the_replaced_version(engine: Engine) -> None:
-    old, new = semantic(NEWS_1), semantic(NEWS_2)
-    write(engine, page(html=old))
-    claim(engine)
-    w = write(engine, again(engine, html=new, etag='"v2"'))
-    r = row(engine)
-    assert r["html_content"] == new and r["accessed_time"] == T1 and r["changed_time"] == T1
-    assert r["etag"] == '"v2"' and r["content_hash"] == exact_key(new)
-    assert r["revisit_claim"] is None and r["revisit_claimed_at"] is None
-    assert r["next_visit"] > T1
-    assert versions(engine) == [(200, exact_key(old), old, "HTML")]
-    (when, first_seen) = q(engine, "SELECT accessed_time, changed_time FROM page_version")[0]
-    assert str(when)[:19] == str(T) and str(first_seen)[:19] == str(T)
-    assert w.changes == {"content": 1}
+def test_a_run_within_the_minimum_interval_revisits_nothing(db: Engine) -> None:
+    r = rows(db)
+    assert r.due_hosts(now=T + timedelta(hours=23)) == []
+    assert r.claim("a.gov.si", 100, now=T + timedelta(hours=23)) == []
+    # Pages stored before revisits existed (next_visit NULL) are due a day after their visit.
+    later = T + timedelta(days=1, seconds=1)
+    [(host, _, count)] = [h for h in r.due_hosts(now=later) if h[0] == "a.gov.si"]
+    assert (host, count) == ("a.gov.si", len(STORED))  # the logo: no page visited since
+    claimed = r.claim("a.gov.si", 100, now=later)
+    assert {c.url for c in claimed} == STORED  # every kind of stored row; no FRONTIER row
 
 
-def test_a_boilerplate_change_is_no_change_but_the_latest_bytes_are_kept(engine: Engine) -> None:
-    write(engine, page(html=semantic(NEWS_1, "23. 11. 2026")))
-    latest = semantic(NEWS_1, "26. 11. 2026")
-    w = write(engine, again(engine, html=latest))
-    r = row(engine)
-    assert r["html_content"] == latest and r["accessed_time"] == T1
-    assert r["changed_time"] == T  # the content was first seen then
-    assert versions(engine) == [] and not w.changes
+def test_next_visit_decides_but_never_sooner_than_the_minimum_interval(db: Engine) -> None:
+    now = T + timedelta(days=3)
+    set_page(db, "http://a.gov.si/", next_visit=T + timedelta(days=5))  # not yet
+    set_page(db, "http://a.gov.si/doc.pdf", next_visit=T + timedelta(days=2))  # due
+    # A next visit an hour after a visit an hour ago (a sitemap's lastmod): not yet.
+    set_page(
+        db, "http://a.gov.si/copy",
+        accessed_time=now - timedelta(hours=1), next_visit=now - timedelta(minutes=1),
+    )  # fmt: skip
+    got = {c.url for c in rows(db).claim("a.gov.si", 100, now=now)}
+    assert got == STORED - {"http://a.gov.si/", "http://a.gov.si/copy"}
 
 
-def test_a_304_records_the_visit_and_nothing_else(engine: Engine) -> None:
-    write(engine, page(links=[B], images=[LOGO], etag='"v1"', last_modified="x"))
-    before = row(engine)
-    claim(engine)
-    stored = revisit_of(engine)
-    kept = FetchedPage(A, 1, "HTML", T1, 304, revisit=stored, not_modified=True)
-    write(engine, kept)
-    r = row(engine)
-    assert r["accessed_time"] == T1 and r["next_visit"] > before["next_visit"]
-    assert r["revisit_history"] != before["revisit_history"]
-    same = ("html_content", "http_status_code", "content_hash", "changed_time", "etag",
-            "last_modified", "page_type_code")  # fmt: skip
-    assert {k: r[k] for k in same} == {k: before[k] for k in same}
-    assert r["revisit_claim"] is None
-    assert versions(engine) == [] and links(engine) == {B}
-    # A 304 that sends a new validator updates it.
-    renewed = FetchedPage(A, 1, "HTML", T1 + timedelta(days=1), 304, etag='"v1b"',
-                          revisit=revisit_of(engine), not_modified=True)  # fmt: skip
-    write(engine, renewed)
-    assert (row(engine)["etag"], row(engine)["last_modified"]) == ('"v1b"', "x")
+def test_all_takes_every_page_visited_before_the_round_once(db: Engine) -> None:
+    start = T + timedelta(hours=1)  # within the minimum interval: all does not wait
+    r = rows(db, "all", start=start)
+    first = r.claim("a.gov.si", 2, now=start)
+    rest = r.claim("a.gov.si", 100, now=start)
+    assert len(first) == 2 and {c.url for c in first + rest} == STORED
+    # Visited in this round: never again in it, whoever asks.
+    for c in first:
+        set_page(db, c.url, accessed_time=start + timedelta(minutes=5), revisit_claim=None)
+    again = rows(db, "all", worker="w2", start=start)
+    assert {c.url for c in again.claim("a.gov.si", 100)} == {c.url for c in rest}
 
 
-def test_links_follow_the_current_version(engine: Engine) -> None:
-    write(engine, page(links=[B, C]))
-    write(engine, again(engine, html=semantic(NEWS_2), links=[C, D]))
-    assert links(engine) == {C, D}
-    # The new target is queued as every link is: a FRONTIER row.
-    assert row(engine, D)["page_type_code"] == "FRONTIER"
-    assert row(engine, B)["page_type_code"] == "FRONTIER"  # the page is kept, its link gone
-    # A steady revisit that lost a link (a menu entry) loses it too.
-    write(engine, again(engine, when=T1 + timedelta(days=1), html=semantic(NEWS_2), links=[D]))
-    assert links(engine) == {D}
-    assert len(versions(engine)) == 1
+def test_claimed_rows_carry_what_the_request_is_checked_by(db: Engine) -> None:
+    set_page(
+        db, "http://a.gov.si/doc.pdf", etag='"v1"', last_modified="Sun, 01 Nov 2026 10:00:00 GMT",
+        content_hash="abc", revisit_history="86400:0", next_visit=T + timedelta(days=1),
+    )  # fmt: skip
+    now = T + timedelta(days=10)
+    [doc] = [c for c in rows(db).claim("a.gov.si", 100, now=now) if c.url.endswith(".pdf")]
+    assert (doc.image, doc.depth) == (False, 1)
+    r = doc.revisit
+    assert (r.etag, r.last_modified, r.content_hash, r.page_type) == (
+        '"v1"', "Sun, 01 Nov 2026 10:00:00 GMT", "abc", "BINARY",
+    )  # fmt: skip
+    assert (r.http_status_code, r.accessed_time, r.history) == (200, T, "86400:0")
+    # Due for more than the minimum interval: overdue (it goes out among new pages).
+    assert doc.overdue
+    # Due for less: not (w1's claims are taken over: on SQLite any other worker is gone,
+    # on PostgreSQL w1 was never seen alive).
+    soon = T + timedelta(days=1, hours=12)
+    fresh = rows(db, worker="w2", start=soon).claim("a.gov.si", 100, now=soon)
+    assert len(fresh) == len(STORED) and not any(c.overdue for c in fresh)
 
 
-def test_a_page_gone_or_moved_is_a_change_of_status(engine: Engine) -> None:
-    write(engine, page(links=[B]), page(C))
-    gone = again(engine, html="<h1>Ni strani</h1>", http_status_code=404, content_hash=None)
-    moved = again(engine, C, html=None, http_status_code=301, content_hash=None, links=[D])
-    w = write(engine, gone, moved)
-    assert row(engine)["http_status_code"] == 404 and row(engine)["changed_time"] == T1
-    assert links(engine) == set()
-    assert [v[0] for v in versions(engine)] == [200]
-    assert links(engine, C) == {D} and [v[0] for v in versions(engine, C)] == [200]
-    # A redirect's content is where it leads.
-    elsewhere = again(engine, C, T1 + timedelta(days=1), html=None, http_status_code=301,
-                      content_hash=None, links=[B])  # fmt: skip
-    w = write(engine, elsewhere, writer=w)
-    assert [v[0] for v in versions(engine, C)] == [200, 301] and links(engine, C) == {B}
-    assert w.changes == {"status": 2, "target": 1}
+def test_overdue_only_takes_those_due_longer_than_the_bound(db: Engine) -> None:
+    now = T + timedelta(days=10)
+    set_page(db, "http://a.gov.si/", next_visit=now - timedelta(hours=2))  # due, not overdue
+    got = rows(db).claim("a.gov.si", 100, overdue_only=True, now=now)
+    assert {c.url for c in got} == STORED - {"http://a.gov.si/"}
+    assert all(c.overdue for c in got)
 
 
-def test_documents_change_by_their_bytes(engine: Engine) -> None:
-    url = "https://www.gov.si/dokumenti/porocilo.pdf"
-
-    def pdf(when: datetime, data: bytes, **kw: Any) -> FetchedPage:
-        key = bytes_key(data)
-        return FetchedPage(url, 1, "BINARY", when, 200, "application/pdf", data_type="PDF",
-                           data=data, size=len(data), content_hash=key, **kw)  # fmt: skip
-
-    write(engine, pdf(T, b"%PDF-1 prva"))
-    write(engine, pdf(T1, b"%PDF-1 prva", revisit=revisit_of(engine, url)))
-    assert versions(engine, url) == []
-    later = T1 + timedelta(days=1)
-    write(engine, pdf(later, b"%PDF-1 druga!", revisit=revisit_of(engine, url)))
-    # The replaced version by its hash; its bytes are not copied again.
-    assert versions(engine, url) == [(200, bytes_key(b"%PDF-1 prva"), None, "BINARY")]
-    data = q(engine, "SELECT data, size FROM page_data")
-    assert [(bytes(d), s) for d, s in data] == [(b"%PDF-1 druga!", 13)]
-    assert row(engine, url)["changed_time"] == later
+def test_a_resumed_run_takes_over_a_dead_workers_claims_but_not_what_it_did(
+    db: Engine,
+) -> None:
+    now = T + timedelta(days=2)
+    first = rows(db, worker="killed", start=now).claim("a.gov.si", 3, now=now)
+    # The killed run revisited one (the fetch side cleared its claim, set its next visit).
+    done = first[0].url
+    set_page(db, done, revisit_claim=None, accessed_time=now, next_visit=now + timedelta(days=1))
+    later = now + timedelta(minutes=5)
+    resumed = rows(db, worker="resumed", start=later)
+    assert {c.url for c in resumed.claim("a.gov.si", 100, now=later)} == STORED - {done}
+    # A claim the killed run left on a page it revisited (not due: nobody takes it over)
+    # goes back when the resumed run ends, with the resumed run's own.
+    set_page(db, done, revisit_claim="killed")
+    assert resumed.release() == len(STORED)
+    assert q(db, "SELECT url FROM page WHERE revisit_claim IS NOT NULL") == []
 
 
-def test_a_document_whose_bytes_were_never_read_is_compared_by_size(engine: Engine) -> None:
-    url = "https://www.gov.si/dokumenti/zapisnik.pdf"
-    unread = FetchedPage(url, 1, "BINARY", T, 200, data_type="PDF", size=100)
-    write(engine, unread, writer=CrawlWriter(engine))
-    stored = revisit_of(engine, url)
-    same = FetchedPage(url, 1, "BINARY", T1, 200, data_type="PDF", size=100,
-                       content_hash=bytes_key(b"x" * 100), revisit=stored)  # fmt: skip
-    write(engine, same)
-    assert versions(engine, url) == []  # its hash learnt now
-    bigger = FetchedPage(url, 1, "BINARY", T1 + timedelta(days=1), 200, data_type="PDF",
-                         size=120, content_hash=bytes_key(b"y" * 120),
-                         revisit=revisit_of(engine, url))  # fmt: skip
-    write(engine, bigger)
-    assert [v[1] for v in versions(engine, url)] == [bytes_key(b"x" * 100)]
+def test_a_refused_page_keeps_its_copy_gets_the_reason_and_is_not_due_again(
+    db: Engine,
+) -> None:
+    now = T + timedelta(days=2)
+    r = rows(db, start=now)
+    assert r.claim("a.gov.si", 100, now=now)
+    r.refused(["http://a.gov.si/"], "forbidden by robots.txt", now=now)
+    [(ptype, html, error, claim, next_visit)] = q(
+        db,
+        "SELECT page_type_code, html_content, fetch_error, revisit_claim, next_visit "
+        "FROM page WHERE url = 'http://a.gov.si/'",
+    )
+    assert (ptype, html, error, claim) == ("HTML", "<p>root</p>", "forbidden by robots.txt", None)
+    assert str(next_visit).startswith(str(now + timedelta(days=1)))
+    # Let go (a budget) and released at the end: due again, but not in this round.
+    r.let_go(["http://a.gov.si/doc.pdf"])
+    assert r.release() == len(STORED) - 2
+    assert {c.url for c in r.claim("a.gov.si", 100, now=now)} == STORED - {
+        "http://a.gov.si/",
+        "http://a.gov.si/doc.pdf",
+    }
+    nxt = rows(db, worker="w2", start=now + timedelta(hours=1))
+    assert "http://a.gov.si/doc.pdf" in {c.url for c in nxt.claim("a.gov.si", 100, now=now)}
 
 
-def image_rows(engine: Engine) -> list[tuple[Any, ...]]:
-    rows = q(engine, (
-        "SELECT p.url, i.url, i.data, i.http_status_code, i.content_hash, i.etag "
-        "FROM image i JOIN page p ON p.id = i.page_id ORDER BY i.id"
-    ))  # fmt: skip
-    return [(p, u, d and bytes(d), s, h, e) for p, u, d, s, h, e in rows]
-
-
-def test_images_follow_the_current_version_and_their_bytes_stay(engine: Engine) -> None:
-    write(engine, page(images=[LOGO, PHOTO]), page(B, images=[LOGO]))
-    png = b"PNG-1"
-    write(engine, FetchedImage(LOGO, T, 200, "image/png", png, bytes_key(png), '"i1"'),
-          FetchedImage(PHOTO, T, 200, "image/jpeg", b"JPG", bytes_key(b"JPG")))  # fmt: skip
-    # The page no longer shows the logo (its row held the bytes) but shows a map.
-    write(engine, again(engine, images=[PHOTO, MAP]))
-    assert image_rows(engine) == [
-        (A, PHOTO, b"JPG", 200, bytes_key(b"JPG"), None),
-        (B, LOGO, png, 200, bytes_key(png), '"i1"'),  # the bytes moved on to B's row
-        (A, MAP, None, None, None, None),  # a download still owed
+def test_images_are_due_with_the_pages_that_show_them(db: Engine) -> None:
+    now = T + timedelta(days=3)
+    r = rows(db)
+    assert r.images("a.gov.si", "", 100, now=now) == []  # no page showing it visited since
+    set_page(db, "http://a.gov.si/", accessed_time=T + timedelta(days=2))
+    [logo] = r.images("a.gov.si", "", 100, now=now)
+    assert (logo.url, logo.image, logo.revisit.http_status_code) == (
+        "http://a.gov.si/logo.png", True, 200,
+    )  # fmt: skip
+    assert [i.url for i in r.images("cdn.gov.si", "", 100, now=now)] == [
+        "https://cdn.gov.si/slika.jpg"
     ]
+    assert r.images("a.gov.si", logo.url, 100, now=now) == []  # the cursor moves on
+    hosts = {h: n for h, _, n in r.due_hosts(now=now)}
+    assert hosts["cdn.gov.si"] == 1
+    # all: every picture downloaded before the round.
+    every = rows(db, "all", start=T + timedelta(minutes=1))
+    assert [i.url for i in every.images("a.gov.si", "", 100)] == ["http://a.gov.si/logo.png"]
 
 
-def test_an_image_revisit_replaces_its_bytes_and_a_304_keeps_them(engine: Engine) -> None:
-    write(engine, page(images=[LOGO]), page(B, images=[LOGO]))
-    write(engine, FetchedImage(LOGO, T, 200, "image/png", b"PNG-1", bytes_key(b"PNG-1"), '"i1"'))
-    stored = Revisit(etag='"i1"', content_hash=bytes_key(b"PNG-1"), http_status_code=200,
-                     accessed_time=T)  # fmt: skip
-    write(engine, FetchedImage(LOGO, T1, 304, revisit=stored, not_modified=True))
-    assert [r[2:] for r in image_rows(engine)] == [
-        (b"PNG-1", 200, bytes_key(b"PNG-1"), '"i1"'),
-        (None, 200, bytes_key(b"PNG-1"), '"i1"'),
+def test_a_sitemaps_lastmod_makes_a_page_due_at_once(db: Engine) -> None:
+    now = T + timedelta(days=5)
+    for url in STORED:
+        set_page(db, url, next_visit=T + timedelta(days=20))
+    r = rows(db)
+    assert r.claim("a.gov.si", 100, now=now) == []
+    changed = [
+        ("http://a.gov.si/", T + timedelta(days=4)),  # changed since the visit: due now
+        ("http://a.gov.si/copy", T - timedelta(days=1)),  # older than the visit
+        ("http://a.gov.si/new", T + timedelta(days=4)),  # FRONTIER: new, not a revisit
     ]
-    assert {str(t)[:19] for (t,) in q(engine, "SELECT accessed_time FROM image")} == {str(T1)}
-    new = b"PNG-2"
-    later = T1 + timedelta(days=1)
-    write(engine, FetchedImage(LOGO, later, 200, "image/png", new, bytes_key(new), '"i2"',
-                               revisit=stored))  # fmt: skip
-    assert [r[2:] for r in image_rows(engine)] == [
-        (new, 200, bytes_key(new), '"i2"'),
-        (None, 200, bytes_key(new), '"i2"'),
-    ]
-    # Gone now: no bytes are the picture any more.
-    write(engine, FetchedImage(LOGO, later + timedelta(days=1), 404, "text/html", None,
-                               revisit=stored))  # fmt: skip
-    assert [r[2:4] for r in image_rows(engine)] == [(None, 404), (None, 404)]
-    # An old download written late changes nothing.
-    write(engine, FetchedImage(LOGO, T, 200, "image/png", b"OLD", bytes_key(b"OLD")))
-    assert [r[2:4] for r in image_rows(engine)] == [(None, 404), (None, 404)]
+    assert r.sitemap_lastmods(changed, now=now) == 1
+    assert [c.url for c in r.claim("a.gov.si", 100, now=now)] == ["http://a.gov.si/"]
 
 
-def test_a_stale_record_writes_nothing(engine: Engine) -> None:
-    write(engine, page(links=[B]))
-    fresh = again(engine, html=semantic(NEWS_2), links=[C])
-    stale = page(when=T1 - timedelta(days=1), html=semantic(NEWS_1, "x"), links=[D],
-                 revisit=fresh.revisit)  # fmt: skip
-    write(engine, fresh)
-    before = row(engine)
-    write(engine, stale)  # a spill replayed late, say
-    after = row(engine)
-    assert after == before and links(engine) == {C}
-    assert len(versions(engine)) == 1
-    stale_304 = FetchedPage(A, 1, "HTML", T, 304, revisit=fresh.revisit, not_modified=True)
-    write(engine, stale_304)
-    assert row(engine) == before
+CASES = [
+    # (accessed, next_visit): hours after T, or None
+    (0, None), (0, 10), (0, 30), (0, 200), (47, 48), (20, 30), (None, None), (100, 99),
+]  # fmt: skip
 
 
-def test_a_failed_revisit_keeps_the_copy_and_says_why(engine: Engine) -> None:
-    write(engine, page(links=[B]))
-    before = row(engine)
-    claim(engine)
-    stored = revisit_of(engine)
-    error = FetchedPage(A, 1, "ERROR", T1, fetch_error="TimeoutError: took longer than 3 s",
-                        revisit=stored)  # fmt: skip
-    write(engine, error)
-    r = row(engine)
-    assert r["fetch_error"] == "TimeoutError: took longer than 3 s"
-    keep = ("html_content", "page_type_code", "http_status_code", "accessed_time",
-            "changed_time", "revisit_history")  # fmt: skip
-    assert {k: r[k] for k in keep} == {k: before[k] for k in keep}
-    assert r["next_visit"] == T1 + timedelta(seconds=DAY) and r["revisit_claim"] is None
-    assert links(engine) == {B} and versions(engine) == []
-    # robots.txt now forbids it: not requested, the copy kept, the reason recorded.
-    forbidden = FetchedPage(A, 1, "FRONTIER", None, fetch_error="forbidden by robots.txt",
-                            revisit=stored)  # fmt: skip
-    write(engine, forbidden)
-    assert row(engine)["fetch_error"] == "forbidden by robots.txt"
-    assert row(engine)["page_type_code"] == "HTML"
-    # The next good visit clears the reason.
-    write(engine, again(engine, when=T1 + timedelta(days=2)))
-    assert row(engine)["fetch_error"] is None and versions(engine) == []
+@pytest.mark.parametrize("mode", ["due", "all"])
+def test_the_sql_and_the_python_rule_agree(engine: Engine, mode: RevisitMode) -> None:
+    w = CrawlWriter(engine)
+    urls = [f"http://b.gov.si/{i}" for i in range(len(CASES))]
+    for url in urls:
+        w.add(FetchedPage(url, 1, "HTML", T, 200, html_content="x"))
+    assert w.flush()
+    hours = lambda h: None if h is None else T + timedelta(hours=h)  # noqa: E731
+    for url, (accessed, next_visit) in zip(urls, CASES, strict=True):
+        set_page(engine, url, accessed_time=hours(accessed), next_visit=hours(next_visit))
+    now, start = T + timedelta(hours=50), T + timedelta(hours=30)
+    r = rows(engine, mode, start=start)
+    rule = DueRule(mode, now, start, DAY, DAY)
+    expected = {
+        url
+        for url, (accessed, next_visit) in zip(urls, CASES, strict=True)
+        if rule.is_due(hours(next_visit), hours(accessed))
+    }
+    overdue = {
+        url
+        for url, (accessed, next_visit) in zip(urls, CASES, strict=True)
+        if rule.is_overdue(hours(next_visit), hours(accessed))
+    }
+    first = r.claim("b.gov.si", 100, overdue_only=True, now=now)
+    assert {c.url for c in first} == overdue and all(c.overdue for c in first)
+    rest = r.claim("b.gov.si", 100, now=now)  # its own claims are not taken twice
+    assert {c.url for c in first + rest} == expected and overdue < expected
+    assert not any(c.overdue for c in rest)
 
 
-def test_revisits_of_copies_errors_and_redirects(engine: Engine) -> None:
-    original = page(C, html=semantic(NEWS_2))
-    copy = page(A, html=semantic(NEWS_2), page_type="DUPLICATE", duplicate_of=C)
-    copy.html_content = None
-    error = FetchedPage(B, 1, "ERROR", T, fetch_error="ConnectionRefusedError")
-    write(engine, original, copy, error)
-    # The copy is still a copy: nothing changed; then it gets a content of its own.
-    steady = again(engine, html=semantic(NEWS_2), page_type="DUPLICATE", duplicate_of=C)
-    steady.html_content = None
-    write(engine, steady)
-    assert versions(engine) == [] and links(engine) == {C}
-    own = again(engine, when=T1 + timedelta(days=1), html=semantic(NEWS_1), links=[D])
-    write(engine, own)
-    r = row(engine)
-    assert r["page_type_code"] == "HTML" and r["duplicate_of"] is None
-    assert versions(engine) == [(200, exact_key(semantic(NEWS_2)), None, "DUPLICATE")]
-    assert links(engine) == {D}
-    # The error page answers now.
-    write(engine, again(engine, B, html=semantic(NEWS_1, "1. 12. 2026")))
-    assert versions(engine, B) == [(None, None, None, "ERROR")]
-    assert row(engine, B)["fetch_error"] is None
+def test_an_all_round_a_killed_run_left_is_finished_not_started_again(db: Engine) -> None:
+    t0 = T + timedelta(days=3)
+    killed = rows(db, "all", worker="killed", start=t0)
+    first = killed.claim("a.gov.si", 2, now=t0)
+    done = first[0].url  # visited (the fetch side cleared its claim); then kill -9
+    set_page(db, done, accessed_time=t0 + timedelta(minutes=5), revisit_claim=None)
+    resumed = rows(db, "all", worker="resumed", start=t0 + timedelta(hours=1))
+    assert resumed.round_start == t0
+    again = resumed.claim("a.gov.si", 100, now=t0 + timedelta(hours=1))
+    assert {c.url for c in again} == STORED - {done}
+    # This one ends normally: the round with it. The next starts a new one.
+    resumed.release()
+    later = t0 + timedelta(hours=2)
+    fresh = rows(db, "all", worker="next", start=later)
+    assert fresh.round_start == later and len(fresh.claim("a.gov.si", 100, now=later)) == 5
 
 
-def test_two_visits_of_a_page_in_one_batch_are_written_in_order(engine: Engine) -> None:
-    write(engine, page())
-    stored = revisit_of(engine)
-    mid = page(when=T1, html=semantic(NEWS_2), revisit=stored, links=[B])
-    last = page(when=T1 + timedelta(hours=1), html=semantic(NEWS_1), revisit=stored, links=[C])
-    write(engine, mid, last)
-    assert [v[1] for v in versions(engine)] == [exact_key(semantic(NEWS_1)),
-                                                exact_key(semantic(NEWS_2))]  # fmt: skip
-    assert row(engine)["html_content"] == semantic(NEWS_1) and links(engine) == {C}
+def test_an_all_round_without_a_claim_for_a_day_is_over(db: Engine) -> None:
+    t0 = T + timedelta(days=3)
+    rows(db, "all", worker="killed", start=t0).claim("a.gov.si", 1, now=t0)
+    much_later = t0 + timedelta(days=1, minutes=1)
+    assert rows(db, "all", worker="w", start=much_later).round_start == much_later
 
 
-def test_a_revisit_survives_a_spill_file() -> None:
-    stored = Revisit(etag='"v1"', last_modified="Sun, 22 Nov 2026 11:00:00 GMT",
-                     content_hash="k", page_type="HTML", http_status_code=200,
-                     accessed_time=T, history="86400:0")  # fmt: skip
-    record = FetchedPage(A, 1, "HTML", T1, 304, revisit=stored, not_modified=True, etag='"v2"')
-    back = decode_item(json.loads(json.dumps(encode_item(record))))
-    assert back == record and isinstance(back, FetchedPage) and back.revisit == stored
+# -- several workers on one PostgreSQL crawldb ------------------------------------------------
 
 
-def history_sql() -> list[str]:
-    """The example queries of docs/stored.md, "History"."""
-    doc = (Path(__file__).resolve().parent.parent / "docs" / "stored.md").read_text()
-    block = doc.split("## History", 1)[1].split("```sql", 1)[1].split("```", 1)[0]
-    return [s.strip() for s in block.split(";") if s.strip()]
+def alive(engine: Engine, *workers: str) -> None:
+    with engine.begin() as conn:
+        for worker in workers:
+            heartbeat(conn, worker, ttl=30.0)
 
 
-def test_the_history_queries_of_the_docs_answer(engine: Engine) -> None:
-    write(engine, page(), page(B), page(C))
-    write(engine, again(engine, html=semantic(NEWS_2)),
-          again(engine, B, html="<h1>Ni strani</h1>", http_status_code=410, content_hash=None),
-          again(engine, C))  # fmt: skip
-    since, history, gone = history_sql()
-    assert sorted(r[0] for r in q(engine, since)) == [B, A]
-    history = history.replace("'https://www.gov.si/'", f"'{A}'")
-    rows = q(engine, history)
-    assert [(str(r[0])[:19], str(r[1])[:19]) for r in rows] == [
-        (str(T), str(T)),
-        (str(T1), str(T1)),
-    ]
-    assert [r[4] for r in rows] == [exact_key(semantic(NEWS_1)), exact_key(semantic(NEWS_2))]
-    assert [r[:3] for r in q(engine, gone)] == [(B, 200, 410)]
+def many_pages(engine: Engine, n: int) -> list[str]:
+    w = CrawlWriter(engine)
+    urls = [f"http://c.gov.si/{i}" for i in range(n)]
+    for url in urls:
+        w.add(FetchedPage(url, 1, "HTML", T, 200, html_content="x"))
+    assert w.flush()
+    return urls
+
+
+def test_two_workers_never_claim_the_same_row(pg: Engine) -> None:
+    urls = many_pages(pg, 300)
+    workers = [f"w{i}" for i in range(4)]
+    alive(pg, *workers)
+    sources = {w: rows(pg, worker=w) for w in workers}
+
+    def claim_all(worker: str) -> list[str]:
+        got: list[str] = []
+        while batch := sources[worker].claim("c.gov.si", 7, now=T + timedelta(days=2)):
+            got += [c.url for c in batch]
+        return got
+
+    with ThreadPoolExecutor(4) as pool:
+        claimed = list(pool.map(claim_all, workers))
+    every = [u for part in claimed for u in part]
+    assert sorted(every) == sorted(urls)  # each once, none left
+    assert all(claimed)  # and they did share the work
+
+
+def test_a_live_workers_claim_holds_until_its_lease_runs_out(pg: Engine) -> None:
+    many_pages(pg, 3)
+    alive(pg, "a", "b")
+    now = T + timedelta(days=2)
+    assert len(rows(pg, worker="a").claim("c.gov.si", 100, now=now)) == 3
+    assert rows(pg, worker="b").claim("c.gov.si", 100, now=now) == []
+    later = now + timedelta(seconds=CLAIM_LEASE + 1)
+    assert len(rows(pg, worker="b").claim("c.gov.si", 100, now=later)) == 3
+    # A worker that ended holds nothing: its claims are taken at once.
+    with pg.begin() as conn:
+        goodbye(conn, "b")
+    assert len(rows(pg, worker="a").claim("c.gov.si", 100, now=later)) == 3
+
+
+def test_a_worker_joins_an_all_round_under_way_and_the_last_to_end_ends_it(pg: Engine) -> None:
+    many_pages(pg, 4)
+    alive(pg, "early", "late")
+    t0 = T + timedelta(days=3)
+    early = rows(pg, "all", worker="early", start=t0)
+    assert len(early.claim("c.gov.si", 2, now=t0 + timedelta(minutes=1))) == 2
+    late = rows(pg, "all", worker="late", start=t0 + timedelta(hours=1))
+    assert late.round_start == t0  # early holds claims in it
+    early.release()  # late is still at work: the round goes on
+    with pg.begin() as conn:
+        goodbye(conn, "early")
+    assert len(late.claim("c.gov.si", 100, now=t0 + timedelta(hours=1))) == 4
+    assert rows(pg, "all", worker="x", start=t0 + timedelta(hours=2)).round_start == t0
+    late.release()
+    # Over: no claim held. The next run starts a round of its own.
+    nxt = t0 + timedelta(hours=3)
+    assert rows(pg, "all", worker="y", start=nxt).round_start == nxt

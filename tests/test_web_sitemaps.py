@@ -659,3 +659,34 @@ FEEDS = [
 @pytest.mark.parametrize(("body", "urls"), _cases(FEEDS))
 def test_feeds(body: bytes, urls: list[str]) -> None:
     assert parse_sitemap(body, URL) == Sitemap(urls, [], False, None)
+
+
+# -- lastmod: when the site says a listed page changed ----------------------------------
+
+
+def test_lastmod_is_kept_per_listed_url_whichever_comes_first_in_its_entry() -> None:
+    body = (
+        f'<urlset xmlns="{NS}">'
+        f"<url><loc>{A}</loc><lastmod>2026-11-04</lastmod><changefreq>daily</changefreq></url>"
+        f"<url><lastmod> 2026-11-05T10:00:00+01:00 </lastmod><loc>{B}</loc></url>"
+        f"<url><loc>{C}</loc></url>"  # none
+        f"<url><loc>{A}</loc><lastmod>2030-01-01</lastmod></url>"  # listed again: the first
+        "<url><lastmod>2026-01-01</lastmod></url>"  # no loc: nothing
+        f'<url><loc>https://www.gov.si/d</loc><image:image xmlns:image="x"><lastmod>2026-02-02'
+        "</lastmod></image:image></url>"  # another element's lastmod
+        "</urlset>"
+    ).encode()
+    found = parse_sitemap(body, URL)
+    assert found.urls == [A, B, C, "https://www.gov.si/d"]
+    assert found.lastmod == {A: "2026-11-04", B: "2026-11-05T10:00:00+01:00"}
+    # Not part of what a sitemap equals: it says when, not what.
+    assert found == Sitemap([A, B, C, "https://www.gov.si/d"], [], False, None)
+
+
+def test_a_sitemap_indexs_lastmod_is_not_a_pages() -> None:
+    body = (
+        f'<sitemapindex xmlns="{NS}"><sitemap><loc>{A}.xml</loc><lastmod>2026-11-04</lastmod>'
+        "</sitemap></sitemapindex>"
+    ).encode()
+    found = parse_sitemap(body, URL)
+    assert (found.sitemaps, found.lastmod) == ([f"{A}.xml"], {})

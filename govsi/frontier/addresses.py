@@ -36,6 +36,10 @@ logger = logging.getLogger(__name__)
 BUSIEST = 10**9
 
 
+def _revisit(entry: object) -> bool:
+    return isinstance(entry, Entry) and entry.revisit is not None
+
+
 class Served(Protocol):
     """What ``AddressSharing`` needs of the scheduler whose hosts it serves
     (``FrontierScheduler`` implements it; a test, a small fake)."""
@@ -110,6 +114,11 @@ class AddressSharing:
             ttl=ttl,
             scan_interval=scan_interval,
         )
+
+    @property
+    def worker(self) -> str:
+        """This process's name among the crawl's workers (leases, revisit claims)."""
+        return self.leases.worker
 
     # -- the scheduler tells ----------------------------------------------------------------
     def start(self, job: str | None = None) -> None:
@@ -233,7 +242,8 @@ class AddressSharing:
         if robots:
             self.served.robots_read(robots)
         for host in hosts:
-            n = self.frontier.discard(host, lambda e: page_url(e) in done)
+            # A revisit's URL is stored by definition: its claim says it is ours to send.
+            n = self.frontier.discard(host, lambda e: page_url(e) in done and not _revisit(e))
             self.stats.inc_value("govsi/leases/fetched_elsewhere", n)
         self.served.mark_released(fingerprint(url) for url in done)
         self._serve(ip, hosts, last_arrival)

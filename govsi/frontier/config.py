@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from scrapy.settings import BaseSettings
 
+from govsi.revisit.due import RevisitMode, revisit_mode
 from govsi.web.scope import Scope
 
 
@@ -32,6 +33,10 @@ class SchedulerConfig:
     max_images_per_host: int = 0  # MAX_IMAGES_PER_HOST
     max_bytes_per_host: int = 0  # MAX_BYTES_PER_HOST
     max_hosts: int = 0  # MAX_HOSTS
+    # Revisits (govsi.frontier.revisits): which stored pages are due, and the least time
+    # between two visits of one (also the bound past which a due revisit is overdue).
+    revisit: RevisitMode = "due"  # REVISIT
+    revisit_min_interval: float = 24 * 3600.0  # REVISIT_MIN_INTERVAL
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> SchedulerConfig:
@@ -54,4 +59,6 @@ class SchedulerConfig:
             max_images_per_host=s.getint("MAX_IMAGES_PER_HOST"),
             max_bytes_per_host=s.getint("MAX_BYTES_PER_HOST"),
             max_hosts=s.getint("MAX_HOSTS"),
+            revisit=revisit_mode(s.get("REVISIT") or "due"),
+            revisit_min_interval=s.getfloat("REVISIT_MIN_INTERVAL"),
         )

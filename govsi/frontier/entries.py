@@ -11,6 +11,7 @@ from scrapy.statscollectors import StatsCollector
 from twisted.internet.base import DelayedCall
 
 from govsi.frontier.queue import Frontier
+from govsi.items import Revisit
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_URL, Kind
 from govsi.robots.rules import RobotsRules
 from govsi.store.extension import CrawlStore
@@ -22,6 +23,8 @@ class Entry(NamedTuple):
     kind: Kind  # KIND_PAGE or KIND_IMAGE
     url: str
     depth: int
+    # A revisit of a stored page or image: what its stored copy is checked by.
+    revisit: Revisit | None = None
 
 
 def page_url(entry: Entry | Request) -> str | None:
@@ -61,10 +64,14 @@ class HostInfo:
     # FRONTIER rows crawldb had for it when a refill last found nothing new to fetch:
     # another worker's rows change the count (see Refills._scanned).
     dry_count: int = -1
+    # Revisits: the host had due rows when it was set up (its robots.txt is then always
+    # fetched in this run), and crawldb may still hold due rows of it.
+    revisiting: bool = False
+    revisits_left: bool = False
 
     def has_work(self) -> bool:
         """Work beyond what the frontier holds in memory: rows in crawldb, robots.txt due."""
-        return self.backlog or self.refilling or self.robots_retry is not None
+        return self.backlog or self.refilling or self.revisits_left or self.robots_retry is not None
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,8 @@ class HostSetup:
         self.store, self.stats = bench.store, bench.stats
         self.guard = guard
         self.cb = callbacks
+        # When this run began (robots.txt a revisited host's pages obey is this run's).
+        self.opened = time.monotonic()
         suffixes = list(config.scope.suffixes)
         self.robots = RobotsFetcher(self._robots_outcome, lambda url: in_scope(url, suffixes))
         self.budgets = Budgets(
@@ -178,11 +180,15 @@ class HostSetup:
     def robots_read(self, stored: dict[str, StoredRobots]) -> None:
         """robots.txt of hosts taken over from another worker, as it fetched them: taken
         instead of the request queued here, so the crawl asks each host once. Its sitemaps
-        are that worker's to read (it queued them when it fetched robots.txt)."""
+        are that worker's to read (it queued them when it fetched robots.txt). Not for a
+        host with revisits, unless fetched in this run: they obey robots.txt as it reads
+        now, and its sitemaps are read again before them."""
         for host, robots in stored.items():
             info = self.hosts.get(host)
             if info is None or info.rules is not None or info.robots_retry is not None:
                 continue  # rules of our own, or a retry of a failure seen here
+            if info.revisiting and robots.age > time.monotonic() - self.opened:
+                continue  # revisits obey robots.txt as it reads now: fetched in this run
             queued = self.frontier.discard(host, _is_robots_request)
             if not queued:
                 continue  # in flight: its own outcome comes

@@ -1,6 +1,7 @@
 """The scheduler's progress line, every PROGRESS_INTERVAL seconds: pages fetched and their
 rate, the frontier in memory and in crawldb, hosts ready, waiting and in flight, the
-slowest host, and the addresses this worker serves."""
+slowest host, the addresses this worker serves, and (in a run with revisits) the revisits
+sent of those due."""
 
 from __future__ import annotations
 
@@ -63,3 +64,9 @@ class Progress:
             fetched, per_min, len(self.frontier), backlog, ready, waiting, in_flight, blocked,
             slowest, slowest_work, addresses, held_hosts,
         )  # fmt: skip
+        due = int(self.stats.get_value("govsi/revisit/due", 0) or 0)
+        if due:
+            sent = int(self.stats.get_value("govsi/revisit/sent", 0) or 0)
+            refused = int(self.stats.get_value("govsi/revisit/refused_by_robots", 0) or 0)
+            logger.info("progress: revisits sent %d of %d due at the start (%d refused by "
+                        "robots.txt)", sent, due, refused)  # fmt: skip

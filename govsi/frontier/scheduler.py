@@ -37,6 +37,7 @@ from govsi.frontier.progress import Progress
 from govsi.frontier.queue import Frontier, HostState
 from govsi.frontier.refills import RefillCallbacks, Refills
 from govsi.frontier.rendering import RenderSide
+from govsi.frontier.revisits import RevisitCallbacks, Revisits, revisit_rows_for
 from govsi.items import FetchedPage
 from govsi.net.guard import AddressGuard
 from govsi.render.renderer import Renderer
@@ -58,6 +59,7 @@ from govsi.requestmeta import (
 from govsi.store.database import is_sqlite
 from govsi.store.extension import CrawlStore
 from govsi.store.reader import StoredRobots
+from govsi.store.revisits import RevisitRows
 from govsi.web.urls import fingerprint, host_of
 
 logger = logging.getLogger(__name__)
@@ -78,8 +80,9 @@ def _wake_engine(crawler: Crawler) -> None:
 class FrontierScheduler(BaseScheduler):
     """Holds its parts as objects, built from plain values and talking through callbacks:
     the ``Frontier`` (what may go now), ``HostSetup`` (addresses, robots.txt, budgets),
-    ``Refills`` (FRONTIER rows read back) and ``AddressSharing`` (leases). The hosts'
-    ``HostInfo`` records are the scheduler's, handed to each part."""
+    ``Refills`` (FRONTIER rows read back), ``Revisits`` (stored pages due again) and
+    ``AddressSharing`` (leases). The hosts' ``HostInfo`` records are the scheduler's,
+    handed to each part."""
 
     def __init__(
         self,
@@ -91,6 +94,7 @@ class FrontierScheduler(BaseScheduler):
         guard: AddressGuard | None = None,
         renderer: Renderer | None = None,
         wake_engine: Callable[[], None] = lambda: None,
+        revisit_rows: RevisitRows | None = None,
     ) -> None:
         self.stats = stats
         self.store = store
@@ -137,6 +141,15 @@ class FrontierScheduler(BaseScheduler):
                 wake=self.wake, add_host=self.setup.host, work_for=self.sharing.work_for
             ),
         )
+        # Stored pages due again (REVISIT); none without crawldb's side (``revisit_rows``).
+        self.revisits = Revisits(
+            config,
+            bench,
+            rows=revisit_rows,
+            callbacks=RevisitCallbacks(
+                wake=self.wake, add_host=self.setup.host, work_for=self.sharing.work_for
+            ),
+        )
         self._wake_call: DelayedCall | None = None
         self._wake_at = 0.0
         self.progress = Progress(config.progress_interval, bench, held=self.sharing.held)
@@ -157,15 +170,17 @@ class FrontierScheduler(BaseScheduler):
         store = crawler.get_extension(CrawlStore)
         if store is None:
             raise RuntimeError("the frontier needs the govsi.store.extension.CrawlStore extension")
+        config = SchedulerConfig.from_settings(crawler.settings)
         scheduler = cls(
             dupefilter,
-            SchedulerConfig.from_settings(crawler.settings),
+            config,
             crawler.stats,
             store,
             # Rendered pages' sub-resources come through here, under the same rules.
             guard=crawler.get_extension(AddressGuard),
             renderer=crawler.get_extension(Renderer),
             wake_engine=partial(_wake_engine, crawler),
+            revisit_rows=revisit_rows_for(config, store),
         )
         connect = crawler.signals.connect
         connect(scheduler._headers_received, signal=signals.headers_received)
@@ -188,6 +203,8 @@ class FrontierScheduler(BaseScheduler):
         self.sharing.start(job=getattr(spider, "_job", None))  # scrapyd's job id
         self.df.open()
         self.refills.open()
+        # After the new pages' hosts: due rows are claimed once a host's new pages are out.
+        self.revisits.open(self.sharing.worker)
         self.progress.start()
         self._watchdog = task.LoopingCall(self._free_stuck)
         self._watchdog.start(10.0, now=False)
@@ -217,7 +234,7 @@ class FrontierScheduler(BaseScheduler):
     def has_pending_requests(self) -> bool:
         if len(self.frontier) or self.sharing.waiting():
             return True
-        return any(
+        return self.revisits.has_work() or any(
             (h.backlog and not h.unavailable) or h.refilling or h.robots_retry is not None
             for h in self.hosts.values()
         )
@@ -228,6 +245,7 @@ class FrontierScheduler(BaseScheduler):
     # -- in ---------------------------------------------------------------------------------
     def enqueue_request(self, request: Request) -> bool:
         if not request.dont_filter and self.df.request_seen(request):
+            self.revisits.seen(request)  # a sitemap's lastmod may make it due again
             self.df.log(request, self.spider)
             return False
         meta = request.meta
@@ -270,12 +288,18 @@ class FrontierScheduler(BaseScheduler):
         popped = self.frontier.pop(now, self._admit)
         if popped is None:
             self.refills.start_refills(now)
+            self.revisits.poll(now)
             self._schedule_wake()
             return None
         state, entry = popped
         if isinstance(entry, Entry):
-            request = self.requests.request_for(entry.kind, entry.url, entry.depth)
-            self.released.add(fingerprint(entry.url))
+            request = self.requests.request_for(
+                entry.kind, entry.url, entry.depth, revisit=entry.revisit
+            )
+            if entry.revisit is not None:
+                self.revisits.sent(state.name, entry)
+            else:
+                self.released.add(fingerprint(entry.url))
             if entry.kind == KIND_PAGE:
                 self.pages_out.opened(entry.url, state.name, entry.depth, now)
         else:
@@ -289,6 +313,7 @@ class FrontierScheduler(BaseScheduler):
         request.meta.pop(META_FINISHED, None)
         self.stats.inc_value("scheduler/dequeued")
         self.refills.refill_if_low(state, now)
+        self.revisits.after_release(state.name, now)
         return request
 
     def _admit(self, state: HostState, entry: Any) -> bool:
@@ -297,12 +322,18 @@ class FrontierScheduler(BaseScheduler):
         if not isinstance(entry, Entry):
             # robots.txt, sitemaps: not sent for a host given up on.
             return info.unavailable is None or entry.meta.get(META_KIND) != KIND_ROBOTS
-        if fingerprint(entry.url) in self.released:
+        if entry.revisit is not None:
+            if not self.revisits.admit(state.name, entry, time.monotonic()):
+                return False
+        elif fingerprint(entry.url) in self.released:
             return False
         return self.setup.admit(state.name, entry)
 
     def _not_fetched(self, entry: Entry, reason: str, stat: str) -> None:
         self.stats.inc_value(stat)
+        if entry.revisit is not None:
+            self.revisits.not_fetched(entry, reason, stat)  # a stored page keeps its copy
+            return
         self.released.add(fingerprint(entry.url))  # its row stays FRONTIER: not again
         if entry.kind == KIND_PAGE:
             self.store.add(
@@ -339,6 +370,8 @@ class FrontierScheduler(BaseScheduler):
             self.stats.inc_value("govsi/frontier/stuck")
             self.frontier.finished(host, now)
         self.pages_out.expire(now)
+        # Hosts whose turn for revisits came while other hosts kept the queue busy.
+        self.revisits.poll(now)
         self._schedule_wake()
 
     # -- waking the engine ------------------------------------------------------------------
@@ -361,6 +394,8 @@ class FrontierScheduler(BaseScheduler):
         self._wake_engine()
 
     def _engine_stopped(self) -> None:
+        # This run's writes are in: claims not used go back, then the leases.
+        self.revisits.stop()
         self.sharing.stop()
 
     # -- what the parts ask -----------------------------------------------------------------

@@ -18,7 +18,14 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.python.failure import Failure
 
 from govsi.items import DiscoveredPage, SitemapFile
-from govsi.requestmeta import KIND_SITEMAP, META_FROM_SITEMAP, META_KIND, META_SITE, META_URL
+from govsi.requestmeta import (
+    KIND_SITEMAP,
+    META_FROM_SITEMAP,
+    META_KIND,
+    META_LASTMOD,
+    META_SITE,
+    META_URL,
+)
 from govsi.spiders.config import Count, SitemapLimits
 from govsi.spiders.workers import WorkerProcess
 from govsi.web import sitemaps
@@ -136,6 +143,10 @@ class Sitemaps:
                 request = self.page_request(page, 1)
                 # Queued after the pages links lead to at that depth (govsi.frontier.queue).
                 request.meta[META_FROM_SITEMAP] = True
+                # A stored page the site says changed since its last visit is due at once
+                # (the scheduler reads it; a new page is queued as any other).
+                if (lastmod := found.lastmod.get(listed)) is not None:
+                    request.meta[META_LASTMOD] = lastmod
                 yield request
         if foreign:
             self.count("govsi/sitemaps/other_host_ignored", foreign)

@@ -101,9 +101,11 @@ class Schedule:
 
     def after(
         self, history: str | None, changed: bool, visited: datetime, previous: datetime | None
-    ) -> tuple[datetime, str]:
+    ) -> tuple[datetime, str | None]:
+        """(the next visit, the history to store: NULL while no interval was observed)."""
         bounds = {"min_interval": self.min_interval, "max_interval": self.max_interval}
-        return next_visit(history, changed, visited, previous, **bounds)
+        due, kept = next_visit(history, changed, visited, previous, **bounds)
+        return due, kept or None
 
     def retry(self, failed: datetime) -> datetime:
         """When a revisit that failed is tried again: it taught nothing of the page."""

@@ -72,6 +72,9 @@ class Sitemap:
     error: str | None  # "not a sitemap", "gzip: ...", "xml: ..."; None when read cleanly
     # Which limit cut it (STOPPED_*), when truncated; not compared: it explains truncated.
     stopped: Stopped | None = field(default=None, compare=False)
+    # <urlset><url><lastmod> of the listed URLs that have one, as written (stripped): when
+    # the site says the page last changed (govsi.revisit.due.parse_lastmod reads it).
+    lastmod: dict[str, str] = field(default_factory=dict, compare=False)
 
 
 @dataclass
@@ -128,7 +131,12 @@ def _parse(data: bytes, max_urls: int, cut: bool, gzip_error: str | None) -> Sit
     stopped = out.stopped or (STOPPED_BYTES if cut else None)
     # A broken gzip stream is the cause of whatever the XML parser then complains about.
     return Sitemap(
-        list(out.urls), list(out.sitemaps), cut or out.truncated, gzip_error or error, stopped
+        list(out.urls),
+        list(out.sitemaps),
+        cut or out.truncated,
+        gzip_error or error,
+        stopped,
+        {url: when for url, when in out.lastmod.items() if url in out.urls},
     )
 
 
@@ -141,6 +149,11 @@ class _Collector:
         self.sitemaps: dict[str, None] = {}
         self.truncated = False
         self.stopped: Stopped | None = None  # once a limit stopped the reading
+        self.lastmod: dict[str, str] = {}
+        # The <url> entry being read, its loc and its lastmod (either may come first).
+        self._entry: object = None
+        self._entry_url: str | None = None
+        self._entry_lastmod: str | None = None
 
     def stop(self, reason: Stopped) -> bool:
         self.truncated = True
@@ -157,6 +170,17 @@ class _Collector:
             return self.stop(STOPPED_URLS)
         target[url] = None
         return True
+
+    def entry_part(
+        self, entry: object, *, url: str | None = None, lastmod: str | None = None
+    ) -> None:
+        """A <url> entry's loc or lastmod; the two together make a ``lastmod`` pair."""
+        if entry is not self._entry:
+            self._entry, self._entry_url, self._entry_lastmod = entry, None, None
+        self._entry_url = self._entry_url or url
+        self._entry_lastmod = self._entry_lastmod or lastmod
+        if self._entry_url and self._entry_lastmod:
+            self.lastmod.setdefault(self._entry_url, self._entry_lastmod)
 
 
 def _absolute(text: str | None) -> str | None:
@@ -259,6 +283,10 @@ def _take(
     entries, link = layout
     namespace, _, name = el.tag.rpartition("}")
     parent_namespace, _, entry = parent.tag.rpartition("}")
+    if name == "lastmod" and entry == "url" and namespace == parent_namespace:
+        if len(el) == 0 and el.text and el.text.strip():
+            out.entry_part(parent, lastmod=el.text.strip()[:100])
+        return True
     if name != link or entry not in entries or namespace != parent_namespace:
         return True
     if entry == "entry":  # Atom: rel defaults to "alternate", the page itself
@@ -266,7 +294,12 @@ def _take(
             return True
         return out.add(el.get("href"))
     # Child nodes mean an unexpanded entity reference or markup: not a plain URL.
-    return out.add(el.text if len(el) == 0 else None, child=entry == "sitemap")
+    text = el.text if len(el) == 0 else None
+    if entry == "url" and link == "loc":
+        url = _absolute(text)
+        if url is not None:
+            out.entry_part(parent, url=url)
+    return out.add(text, child=entry == "sitemap")
 
 
 def _xml_error(parser: etree.XMLPullParser) -> str | None:

@@ -13,16 +13,19 @@ from twisted.internet import defer, task
 
 import govsi.frontier.hostsetup as hostsetup_module
 import govsi.frontier.refills as refills_module
+import govsi.frontier.revisits as revisits_module
 import govsi.frontier.scheduler as scheduler_module
 from govsi.frontier.config import SchedulerConfig
 from govsi.frontier.scheduler import FrontierScheduler
-from govsi.items import FetchedPage
+from govsi.items import FetchedPage, Revisit
 from govsi.requestmeta import (
     KIND_PAGE,
     KIND_ROBOTS,
     META_KIND,
+    META_REVISIT,
     META_URL,
 )
+from govsi.store.revisits import RevisitRows
 from govsi.web.scope import Scope
 from tests.support.stats import DictStats
 
@@ -110,8 +113,13 @@ class FactorySpider(Spider):
 
     name = "factory"
 
-    def request_for(self, kind: str, url: str, depth: int) -> Request:
-        return Request(url, meta={META_KIND: kind, META_URL: url, "depth": depth})
+    def request_for(
+        self, kind: str, url: str, depth: int, revisit: Revisit | None = None
+    ) -> Request:
+        meta: dict[str, Any] = {META_KIND: kind, META_URL: url, "depth": depth}
+        if revisit is not None:
+            meta[META_REVISIT] = revisit
+        return Request(url, meta=meta)
 
     def sitemap_request(self, url: str, site: str) -> Request | None:
         return None
@@ -132,13 +140,17 @@ def config(**changes: Any) -> SchedulerConfig:
 
 class Harness:
     def __init__(
-        self, monkeypatch: pytest.MonkeyPatch, addresses: dict[str, str], **changes: Any
+        self,
+        monkeypatch: pytest.MonkeyPatch,
+        addresses: dict[str, str],
+        revisit_rows: RevisitRows | None = None,
+        **changes: Any,
     ) -> None:
         self.clock = Clock()
         self.clock.advance(1000.0)  # a monotonic clock does not start at 0
-        for module in (scheduler_module, hostsetup_module, refills_module):
+        for module in (scheduler_module, hostsetup_module, refills_module, revisits_module):
             monkeypatch.setattr(module, "time", self.clock)
-        for module in (hostsetup_module, refills_module):
+        for module in (hostsetup_module, refills_module, revisits_module):
             # crawldb calls answer at once (in a crawl they run in a worker thread).
             monkeypatch.setattr(module, "deferToThread", defer.maybeDeferred)
         for module in (scheduler_module, hostsetup_module):
@@ -154,6 +166,7 @@ class Harness:
             self.stats,  # type: ignore[arg-type]
             self.store,  # type: ignore[arg-type]
             wake_engine=self._woken,
+            revisit_rows=revisit_rows,
         )
         self.scheduler.open(self.spider)
 

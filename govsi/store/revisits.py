@@ -1,0 +1,372 @@
+"""crawldb's side of revisits: which hosts have due rows, claiming a host's due pages so
+that each is revisited once per round across workers, its due images, and what the
+scheduler records of a revisit it did not send.
+
+A claim is ``page.revisit_claim`` (the worker's name) and ``page.revisit_claimed_at``,
+set by one UPDATE that takes only rows nobody holds: unclaimed, claimed by a worker that
+is gone (on SQLite every other name: one process at a time), or claimed longer ago than
+``CLAIM_LEASE``. The fetch side clears the claim when it records the visit (with the
+next visit); a row whose claim was cleared in this round (``revisit_claimed_at`` at or
+after its start) is done for the round. A round starts with the run; for ``all`` an
+unfinished one in crawldb is joined (``govsi.store.rounds``: finished after a kill).
+Images have no claim: one worker serves a host at a time (address leases) and a download
+moves ``image.accessed_time`` past the round.
+
+The due rule is ``govsi.revisit.due.DueRule``'s, in SQL. Images are due with the pages
+that show them: once a page showing the picture was visited after the picture's last
+download (and that download is ``min_interval`` old; in ``all``, downloaded before the
+round).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any, NamedTuple
+
+from sqlalchemy import (
+    ColumnElement,
+    Engine,
+    and_,
+    exists,
+    func,
+    not_,
+    or_,
+    select,
+    text,
+    update,
+)
+
+from govsi.items import PageType, Revisit
+from govsi.revisit.due import MODE_ALL, DueRule, RevisitMode
+from govsi.store.database import chunks
+from govsi.store.rounds import end_round, join_round, touch_round
+from govsi.store.schema import IMAGE, PAGE, SITE, utcnow
+from govsi.web.urls import host_of
+
+__all__ = ["CLAIM_LEASE", "DueRow", "RevisitRows"]
+
+# A claim older than this may be taken by another worker: a worker drops a revisit it
+# claimed longer ago than CLAIM_LEASE * CLAIM_USE before sending it (it claims again), so
+# two workers never send the same one.
+CLAIM_LEASE = 3600.0
+CLAIM_USE = 0.9
+
+# The workers at work on the crawl (``govsi.sharing.leases``' rule: seen within LEASE_TTL on
+# crawldb's clock, not ended).
+_LIVE_WORKERS = text(
+    "SELECT worker FROM crawldb.crawl_worker WHERE ended_at IS NULL "
+    "AND seen_at > EXTRACT(EPOCH FROM clock_timestamp()) - :ttl"
+)
+_STORED = PAGE.c.page_type_code.is_not(None) & (PAGE.c.page_type_code != "FRONTIER")
+
+
+class DueRow(NamedTuple):
+    """A due page or image, as the scheduler queues it: the request's kind is an image's
+    when ``image``; ``overdue``: due for longer than the rule's bound."""
+
+    url: str
+    depth: int
+    image: bool
+    revisit: Revisit
+    overdue: bool
+
+
+class RevisitRows:
+    """The revisit reads and claims of one worker on one crawldb; blocking (the scheduler
+    calls them in a thread)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        mode: RevisitMode,
+        min_interval: float,
+        overdue_after: float,
+        live_within: float = 30.0,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.engine = engine
+        # Wall time as crawldb keeps it (naive UTC); a test gives its own.
+        self.clock = clock
+        self.mode = mode
+        self.min_interval = min_interval
+        self.overdue_after = overdue_after
+        # A worker not seen within this (LEASE_TTL) is gone, and so are its claims.
+        self.live_within = live_within
+        self.shared = engine.dialect.name != "sqlite"
+        self.worker = ""
+        # Set by ``open``; before it, nothing was visited before the round.
+        self.round_start = datetime.min
+
+    def open(self, worker: str, now: datetime | None = None) -> None:
+        """The round starts for ``worker``: now, or (``all``) when the round it joins
+        started: another worker's at work on the crawl, or one a killed run left
+        (``govsi.store.rounds``), so that nothing is revisited twice in it."""
+        self.worker = worker
+        start = now or self.clock()
+        if self.mode == MODE_ALL:
+            with self.engine.begin() as conn:
+                start = join_round(conn, start, alive_within=self.min_interval)
+        self.round_start = start
+
+    def rule(self, now: datetime | None = None) -> DueRule:
+        return DueRule(
+            self.mode, now or self.clock(), self.round_start, self.min_interval, self.overdue_after
+        )
+
+    # -- the due rule in SQL ----------------------------------------------------------------
+    def _scheduled_by(self, rule: DueRule, when: datetime) -> ColumnElement[bool]:
+        """The page's schedule makes it due by ``when``."""
+        min_interval = timedelta(seconds=rule.min_interval)
+        return or_(
+            PAGE.c.next_visit <= when,
+            and_(PAGE.c.next_visit.is_(None), PAGE.c.accessed_time <= when - min_interval),
+            and_(PAGE.c.next_visit.is_(None), PAGE.c.accessed_time.is_(None)),
+        )
+
+    def _page_due(self, rule: DueRule) -> ColumnElement[bool]:
+        if rule.mode == MODE_ALL:
+            when: ColumnElement[bool] = or_(
+                PAGE.c.accessed_time.is_(None), PAGE.c.accessed_time < rule.round_start
+            )
+        else:
+            when = and_(
+                or_(PAGE.c.accessed_time.is_(None), PAGE.c.accessed_time <= rule.floor),
+                self._scheduled_by(rule, rule.now),
+            )
+        done = and_(
+            PAGE.c.revisit_claim.is_(None),
+            PAGE.c.revisit_claimed_at.is_not(None),
+            PAGE.c.revisit_claimed_at >= rule.round_start,
+        )
+        return and_(_STORED, when, not_(done))
+
+    def _live_workers(self) -> list[str]:
+        if not self.shared:
+            return [self.worker]
+        with self.engine.connect() as conn:
+            live = conn.execute(_LIVE_WORKERS, {"ttl": self.live_within}).scalars()
+            return sorted({self.worker, *live})
+
+    def _claimable(self, rule: DueRule, live: list[str]) -> ColumnElement[bool]:
+        """Nobody holds it: unclaimed, or held by a gone worker, or held too long. This
+        worker's own claims are queued here already, unless too old to be used (the
+        scheduler drops those and claims them again)."""
+        stale = rule.now - timedelta(seconds=CLAIM_LEASE)
+        unused = rule.now - timedelta(seconds=CLAIM_LEASE * CLAIM_USE)
+        return or_(
+            PAGE.c.revisit_claim.is_(None),
+            and_(PAGE.c.revisit_claim == self.worker, PAGE.c.revisit_claimed_at <= unused),
+            and_(
+                PAGE.c.revisit_claim != self.worker,
+                or_(
+                    PAGE.c.revisit_claim.not_in(live),
+                    PAGE.c.revisit_claimed_at.is_(None),
+                    PAGE.c.revisit_claimed_at <= stale,
+                ),
+            ),
+        )
+
+    def _image_due(self, rule: DueRule) -> ColumnElement[bool]:
+        if rule.mode == MODE_ALL:
+            return and_(
+                IMAGE.c.accessed_time.is_not(None), IMAGE.c.accessed_time < rule.round_start
+            )
+        showing = IMAGE.alias("showing")
+        page_seen_since = exists().where(
+            showing.c.url == IMAGE.c.url,
+            PAGE.c.id == showing.c.page_id,
+            PAGE.c.accessed_time > IMAGE.c.accessed_time,
+        )
+        return and_(
+            IMAGE.c.accessed_time.is_not(None),
+            IMAGE.c.accessed_time <= rule.floor,
+            page_seen_since,
+        )
+
+    # -- the questions ----------------------------------------------------------------------
+    def due_hosts(self, now: datetime | None = None) -> list[tuple[str, str, int]]:
+        """Hosts with due pages or images nobody holds: (host, one of their URLs, how
+        many), in the order of their site rows."""
+        rule = self.rule(now)
+        found: dict[str, tuple[str, int]] = {}
+        with self.engine.connect() as conn:
+            live = self._live_workers()
+            q = (
+                select(SITE.c.domain, func.min(PAGE.c.url), func.count())
+                .join(PAGE, PAGE.c.site_id == SITE.c.id)
+                .where(self._page_due(rule), self._claimable(rule, live))
+                .group_by(SITE.c.id, SITE.c.domain)
+                .order_by(SITE.c.id)
+            )
+            for host, url, count in conn.execute(q):
+                found[host] = (url, int(count))
+            images = select(IMAGE.c.url).where(self._image_due(rule)).distinct()
+            for (url,) in conn.execute(images.execution_options(yield_per=5000)):
+                host = host_of(url)
+                if host:
+                    sample, count = found.get(host, (url, 0))
+                    found[host] = (sample, count + 1)
+        return [(host, url, count) for host, (url, count) in found.items()]
+
+    def claim(
+        self, host: str, limit: int, *, overdue_only: bool = False, now: datetime | None = None
+    ) -> list[DueRow]:
+        """Claim up to ``limit`` of ``host``'s due pages nobody holds, soonest due first
+        (``overdue_only``: only those due longer than the overdue bound), and return them.
+        One UPDATE decides: a row another worker claimed meanwhile is not taken."""
+        rule = self.rule(now)
+        if limit <= 0:
+            return []
+        live = self._live_workers()
+        due = self._page_due(rule)
+        if overdue_only:
+            due = and_(due, self._scheduled_by(rule, rule.overdue_cut))
+        claimable = self._claimable(rule, live)
+        with self.engine.begin() as conn:
+            site = conn.execute(select(SITE.c.id).where(SITE.c.domain == host)).scalar()
+            if site is None:
+                return []
+            soonest = func.coalesce(PAGE.c.next_visit, PAGE.c.accessed_time)
+            pick = (
+                select(PAGE.c.id)
+                .where(PAGE.c.site_id == site, due, claimable)
+                .order_by(soonest, PAGE.c.id)
+                .limit(limit)
+            )
+            if self.shared:
+                # Rows another worker is claiming right now are left to it.
+                pick = pick.with_for_update(skip_locked=True)
+            ids = list(conn.execute(pick).scalars())
+            if not ids:
+                return []
+            if self.mode == MODE_ALL:
+                touch_round(conn, self.round_start, rule.now)
+            # The claim re-checks that nobody holds the row: under READ COMMITTED a row
+            # claimed by a transaction that committed meanwhile is re-read and skipped.
+            conn.execute(
+                update(PAGE)
+                .where(PAGE.c.id.in_(ids), claimable)
+                .values(revisit_claim=self.worker, revisit_claimed_at=rule.now)
+            )
+            rows = conn.execute(
+                select(
+                    PAGE.c.url, PAGE.c.depth, PAGE.c.etag, PAGE.c.last_modified,
+                    PAGE.c.content_hash, PAGE.c.page_type_code, PAGE.c.http_status_code,
+                    PAGE.c.accessed_time, PAGE.c.revisit_history, PAGE.c.next_visit,
+                )
+                .where(PAGE.c.id.in_(ids), PAGE.c.revisit_claim == self.worker)
+                .order_by(soonest, PAGE.c.id)
+            ).all()  # fmt: skip
+        return [_page_row(rule, row) for row in rows]
+
+    def images(
+        self, host: str, after: str, limit: int, *, now: datetime | None = None
+    ) -> list[DueRow]:
+        """Up to ``limit`` of ``host``'s due images, by URL after ``after`` (a cursor:
+        images carry no claim)."""
+        rule = self.rule(now)
+        if limit <= 0:
+            return []
+        prefixes = [f"{scheme}://{host}{end}" for scheme in ("http", "https") for end in "/:"]
+        first = (
+            select(func.min(IMAGE.c.id))
+            .where(or_(*[IMAGE.c.url.like(f"{p}%") for p in prefixes]), IMAGE.c.url > after)
+            .group_by(IMAGE.c.url)
+        )
+        q = (
+            select(
+                IMAGE.c.url, IMAGE.c.etag, IMAGE.c.last_modified, IMAGE.c.content_hash,
+                IMAGE.c.http_status_code, IMAGE.c.accessed_time,
+            )
+            .where(IMAGE.c.id.in_(first), self._image_due(rule))
+            .order_by(IMAGE.c.url)
+            .limit(limit)
+        )  # fmt: skip
+        with self.engine.connect() as conn:
+            rows = conn.execute(q).all()
+        return [
+            DueRow(
+                url, 0, True,
+                Revisit(etag, modified, content, None, status, accessed, None),
+                False,
+            )
+            for url, etag, modified, content, status, accessed in rows
+        ]  # fmt: skip
+
+    # -- revisits not sent ------------------------------------------------------------------
+    def refused(self, urls: list[str], reason: str, now: datetime | None = None) -> None:
+        """Pages robots.txt now forbids: not requested; each keeps its last copy, gets the
+        reason, is let go and is due again after the minimum interval."""
+        when = now or self.clock()
+        with self.engine.begin() as conn:
+            for part in chunks(urls):
+                conn.execute(
+                    update(PAGE)
+                    .where(PAGE.c.url.in_(part), PAGE.c.revisit_claim == self.worker)
+                    .values(
+                        fetch_error=reason[:2000],
+                        revisit_claim=None,
+                        next_visit=when + timedelta(seconds=self.min_interval),
+                    )
+                )
+
+    def let_go(self, urls: list[str]) -> None:
+        """Claimed pages not revisited in this round (a budget, a host given up on): let
+        go, done for the round, due again in the next."""
+        with self.engine.begin() as conn:
+            for part in chunks(urls):
+                conn.execute(
+                    update(PAGE)
+                    .where(PAGE.c.url.in_(part), PAGE.c.revisit_claim == self.worker)
+                    .values(revisit_claim=None)
+                )
+
+    def release(self) -> int:
+        """The run ends normally: every claim of this worker still held goes back, as if
+        never taken (what it did not send is due for the next worker or run), and so do
+        those of workers that are gone (a killed run's, on pages it revisited: not due, so
+        nobody took them over); the round ends with its last worker. How many went back."""
+        if not self.worker:
+            return 0
+        live = self._live_workers()
+        others = [w for w in live if w != self.worker]
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                update(PAGE)
+                .where(or_(PAGE.c.revisit_claim == self.worker, PAGE.c.revisit_claim.not_in(live)))
+                .values(revisit_claim=None, revisit_claimed_at=None)
+            )
+            if self.mode == MODE_ALL and not others:
+                end_round(conn, self.round_start)
+            return int(result.rowcount or 0)
+
+    def sitemap_lastmods(
+        self, changed: list[tuple[str, datetime]], now: datetime | None = None
+    ) -> int:
+        """Stored pages a sitemap says changed after their last visit (``<lastmod>``) are
+        due now (still never sooner than the minimum interval); how many."""
+        when = now or self.clock()
+        count = 0
+        with self.engine.begin() as conn:
+            for url, lastmod in changed:
+                result = conn.execute(
+                    update(PAGE)
+                    .where(
+                        PAGE.c.url == url,
+                        _STORED,
+                        PAGE.c.accessed_time < lastmod,
+                        or_(PAGE.c.next_visit.is_(None), PAGE.c.next_visit > when),
+                    )
+                    .values(next_visit=when)
+                )
+                count += int(result.rowcount or 0)
+        return count
+
+
+def _page_row(rule: DueRule, row: Any) -> DueRow:
+    (url, depth, etag, modified, content, ptype, status, accessed, history, next_visit) = row
+    page_type: PageType | None = ptype
+    revisit = Revisit(etag, modified, content, page_type, status, accessed, history)
+    return DueRow(url, depth or 0, False, revisit, rule.is_overdue(next_visit, accessed))

@@ -1,0 +1,82 @@
+"""A REVISIT=all round in crawldb: when it started, so that every worker on the crawl, and
+a run resumed after a kill, revisits what was visited before that, and only once.
+
+The round is one ``crawl_meta`` row, ``revisit_round``: ``<start>|<last claim>`` (ISO,
+naive UTC). A worker opening a round joins the one in the row while it is unfinished: some
+page is still claimed (a run that ends normally gives its claims back; a killed one leaves
+them) and a claim was made within ``alive_within`` seconds. Else it starts a new one. Each
+batch claimed keeps the round alive; the last worker to end normally ends it. So the next
+REVISIT=all run after a kill finishes that round instead of starting it again, and workers
+starting together, before anything is claimed, each start their own at about the same time
+(what one revisits, after all of them started, is not due for the others).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import cast
+
+from sqlalchemy import Connection, Table, delete, exists, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from govsi.store.schema import PAGE, CrawlMeta
+
+__all__ = ["end_round", "join_round", "touch_round"]
+
+KEY = "revisit_round"
+CRAWL_META = cast(Table, CrawlMeta.__table__)
+
+
+def _value(start: datetime, last: datetime) -> str:
+    return f"{start.isoformat()}|{last.isoformat()}"
+
+
+def _read(conn: Connection) -> tuple[str, datetime, datetime] | None:
+    value = conn.execute(select(CRAWL_META.c.value).where(CRAWL_META.c.key == KEY)).scalar()
+    if value is None:
+        return None
+    try:
+        start, last = (datetime.fromisoformat(part) for part in value.split("|", 1))
+    except ValueError:
+        return (value, datetime.min, datetime.min)  # unreadable: taken as long dead
+    return (value, start, last)
+
+
+def join_round(conn: Connection, now: datetime, alive_within: float) -> datetime:
+    """The start of the round this worker works in: the one in crawldb if it is alive,
+    else one starting ``now``. Run inside a transaction; two workers starting at once end
+    in the same round (one statement decides)."""
+    found = _read(conn)
+    held = conn.execute(select(exists().where(PAGE.c.revisit_claim.is_not(None)))).scalar()
+    if found is not None and held and found[2] >= now - timedelta(seconds=alive_within):
+        return found[1]
+    fresh = _value(now, now)
+    if found is None:
+        insert = (postgresql if conn.dialect.name == "postgresql" else sqlite).insert
+        conn.execute(insert(CRAWL_META).values(key=KEY, value=fresh).on_conflict_do_nothing())
+    else:  # a dead round: replaced, unless another worker replaced it first
+        conn.execute(
+            update(CRAWL_META)
+            .where(CRAWL_META.c.key == KEY, CRAWL_META.c.value == found[0])
+            .values(value=fresh)
+        )
+    joined = _read(conn)
+    return now if joined is None else joined[1]
+
+
+def touch_round(conn: Connection, start: datetime, now: datetime) -> None:
+    """A claim in the round that started at ``start``: it is alive."""
+    conn.execute(
+        update(CRAWL_META)
+        .where(CRAWL_META.c.key == KEY, CRAWL_META.c.value.like(f"{start.isoformat()}|%"))
+        .values(value=_value(start, now))
+    )
+
+
+def end_round(conn: Connection, start: datetime) -> None:
+    """The round that started at ``start`` is over (its last worker ended normally)."""
+    conn.execute(
+        delete(CRAWL_META).where(
+            CRAWL_META.c.key == KEY, CRAWL_META.c.value.like(f"{start.isoformat()}|%")
+        )
+    )
