@@ -26,18 +26,18 @@ from scrapy.http import Headers, Response
 from scrapy.statscollectors import StatsCollector
 from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet import task
-from twisted.internet.base import DelayedCall
 
 from govsi.frontier.addresses import AddressSharing
 from govsi.frontier.config import SchedulerConfig
 from govsi.frontier.entries import Entry, HostInfo, Workbench, page_url
-from govsi.frontier.hostsetup import DEPTH_ROBOTS, HostSetup, SetupCallbacks, _reactor
+from govsi.frontier.hostsetup import DEPTH_ROBOTS, HostSetup, SetupCallbacks
 from govsi.frontier.outcomes import PagesOut
 from govsi.frontier.progress import Progress
 from govsi.frontier.queue import Frontier, HostState
 from govsi.frontier.refills import RefillCallbacks, Refills
 from govsi.frontier.rendering import RenderSide
 from govsi.frontier.revisits import RevisitCallbacks, Revisits, revisit_rows_for
+from govsi.frontier.waking import Waker
 from govsi.items import FetchedPage
 from govsi.net.guard import AddressGuard
 from govsi.render.renderer import Renderer
@@ -150,19 +150,16 @@ class FrontierScheduler(BaseScheduler):
                 wake=self.wake, add_host=self.setup.host, work_for=self.sharing.work_for
             ),
         )
-        self._wake_call: DelayedCall | None = None
-        self._wake_at = 0.0
+        self.waker = Waker(self.frontier, self.wake, stats)
         self.progress = Progress(config.progress_interval, bench, held=self.sharing.held)
         self.rendering = RenderSide(config, bench, wake=self.wake)
         self.pages_out = PagesOut(
             self.frontier,
             settled=self.sharing.settled,
-            changed=self._schedule_wake,
+            changed=self.waker.schedule,
             stuck_after=self.stuck_after,
         )
         self._watchdog: task.LoopingCall | None = None
-        self._held_for_store = False
-        self._store_wake: DelayedCall | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
@@ -223,8 +220,7 @@ class FrontierScheduler(BaseScheduler):
         return self.rendering.cancel(requests)
 
     def close(self, reason: str) -> None:
-        if self._wake_call is not None and self._wake_call.active():
-            self._wake_call.cancel()
+        self.waker.close()
         self.setup.close()
         self.progress.stop()
         if self._watchdog is not None and self._watchdog.running:
@@ -275,21 +271,13 @@ class FrontierScheduler(BaseScheduler):
     # -- out --------------------------------------------------------------------------------
     def next_request(self) -> Request | None:
         now = time.monotonic()
-        if self.store.saturated():
-            # Back-pressure: crawldb's writer is full; nothing new until it drains.
-            if not self._held_for_store:
-                self._held_for_store = True
-                self.stats.inc_value("govsi/db_backpressure")
-                logger.warning("crawldb's write buffer is full: no new requests until it drains")
-            if self._store_wake is None or not self._store_wake.active():
-                self._store_wake = _reactor().callLater(0.5, self.wake)
-            return None
-        self._held_for_store = False
+        if self.waker.store_full(self.store.saturated()):
+            return None  # back-pressure: nothing new until crawldb's writer drains
         popped = self.frontier.pop(now, self._admit)
         if popped is None:
             self.refills.start_refills(now)
             self.revisits.poll(now)
-            self._schedule_wake()
+            self.waker.schedule()
             return None
         state, entry = popped
         if isinstance(entry, Entry):
@@ -358,7 +346,7 @@ class FrontierScheduler(BaseScheduler):
             return
         request.meta[META_FINISHED] = True
         self.frontier.finished(host, request.meta.get(META_ARRIVED, time.monotonic()))
-        self._schedule_wake()
+        self.waker.schedule()
 
     def _free_stuck(self) -> None:
         # A request whose end we never heard of would hold its address for ever.
@@ -372,19 +360,7 @@ class FrontierScheduler(BaseScheduler):
         self.pages_out.expire(now)
         # Hosts whose turn for revisits came while other hosts kept the queue busy.
         self.revisits.poll(now)
-        self._schedule_wake()
-
-    # -- waking the engine ------------------------------------------------------------------
-    def _schedule_wake(self) -> None:
-        when = self.frontier.next_ready_time()
-        if when is None:
-            return
-        if self._wake_call is not None and self._wake_call.active():
-            if self._wake_at <= when:
-                return
-            self._wake_call.cancel()
-        self._wake_at = when
-        self._wake_call = _reactor().callLater(max(0.0, when - time.monotonic()), self.wake)
+        self.waker.schedule()
 
     def mark_released(self, fingerprints: Iterable[int]) -> None:
         """Pages and images another worker fetched (``AddressSharing``): never released."""

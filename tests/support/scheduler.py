@@ -15,6 +15,7 @@ import govsi.frontier.hostsetup as hostsetup_module
 import govsi.frontier.refills as refills_module
 import govsi.frontier.revisits as revisits_module
 import govsi.frontier.scheduler as scheduler_module
+import govsi.frontier.waking as waking_module
 from govsi.frontier.config import SchedulerConfig
 from govsi.frontier.scheduler import FrontierScheduler
 from govsi.items import FetchedPage, Revisit
@@ -148,12 +149,13 @@ class Harness:
     ) -> None:
         self.clock = Clock()
         self.clock.advance(1000.0)  # a monotonic clock does not start at 0
-        for module in (scheduler_module, hostsetup_module, refills_module, revisits_module):
+        for module in (scheduler_module, hostsetup_module, refills_module, revisits_module,
+                       waking_module):  # fmt: skip
             monkeypatch.setattr(module, "time", self.clock)
         for module in (hostsetup_module, refills_module, revisits_module):
             # crawldb calls answer at once (in a crawl they run in a worker thread).
             monkeypatch.setattr(module, "deferToThread", defer.maybeDeferred)
-        for module in (scheduler_module, hostsetup_module):
+        for module in (waking_module, hostsetup_module):
             monkeypatch.setattr(module, "_reactor", lambda: FakeReactor(self.clock, addresses))
         self.store = FakeStore()
         self.stats = DictStats()
