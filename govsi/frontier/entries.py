@@ -3,6 +3,7 @@ its parts)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -72,6 +73,19 @@ class HostInfo:
     def has_work(self) -> bool:
         """Work beyond what the frontier holds in memory: rows in crawldb, robots.txt due."""
         return self.backlog or self.refilling or self.revisits_left or self.robots_retry is not None
+
+
+@dataclass(frozen=True)
+class QueueCallbacks:
+    """What a part that queues work read from crawldb (``Refills``: FRONTIER rows,
+    ``Revisits``: due rows) tells the scheduler."""
+
+    # Entries were pushed, or hosts taken up: let the engine ask.
+    wake: Callable[[], None]
+    # (host, a URL of it): a host with rows in crawldb, set up if it is new.
+    add_host: Callable[[str, str], HostInfo]
+    # The host on this address has work again (its lease is asked for if not held).
+    work_for: Callable[[str | None], None]
 
 
 @dataclass(frozen=True)

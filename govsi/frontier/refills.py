@@ -4,21 +4,20 @@ with rows another worker found or left.
 
 ``Refills`` is a part the scheduler holds: it writes the backlog fields of the hosts'
 ``HostInfo`` records it is given, and tells the scheduler what it finds through
-``RefillCallbacks``.
+``QueueCallbacks``.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Set
-from dataclasses import dataclass
+from collections.abc import Set
 
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
 from govsi.frontier.config import SchedulerConfig
-from govsi.frontier.entries import Entry, HostInfo, Workbench
+from govsi.frontier.entries import Entry, QueueCallbacks, Workbench
 from govsi.frontier.queue import HostState
 from govsi.requestmeta import KIND_PAGE
 from govsi.web.urls import fingerprint
@@ -29,18 +28,6 @@ logger = logging.getLogger(__name__)
 REFILL_RETRY = 0.5
 
 
-@dataclass(frozen=True)
-class RefillCallbacks:
-    """What refills tell the scheduler."""
-
-    # Entries were pushed, or hosts taken up: let the engine ask.
-    wake: Callable[[], None]
-    # (host, a URL of it): a host with rows in crawldb, set up if it is new.
-    add_host: Callable[[str, str], HostInfo]
-    # The host on this address has work again (its lease is asked for if not held).
-    work_for: Callable[[str | None], None]
-
-
 class Refills:
     def __init__(
         self,
@@ -48,7 +35,7 @@ class Refills:
         bench: Workbench,
         *,
         released: Set[int],
-        callbacks: RefillCallbacks,
+        callbacks: QueueCallbacks,
     ) -> None:
         self.hosts, self.frontier = bench.hosts, bench.frontier
         self.store, self.stats = bench.store, bench.stats

@@ -19,14 +19,13 @@ The rule (docs/stored.md, "Revisits: which and when"):
 
 ``Revisits`` is a part the scheduler holds: it writes the revisit fields of the hosts'
 ``HostInfo`` records it is given, and tells the scheduler what it finds through
-``RevisitCallbacks``.
+``QueueCallbacks``.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -36,7 +35,7 @@ from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
 from govsi.frontier.config import SchedulerConfig
-from govsi.frontier.entries import Entry, HostInfo, Workbench
+from govsi.frontier.entries import Entry, QueueCallbacks, Workbench
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_LASTMOD, META_URL
 from govsi.revisit.due import MODE_OFF, parse_lastmod
 from govsi.store.extension import CrawlStore
@@ -72,18 +71,6 @@ def revisit_rows_for(config: SchedulerConfig, store: CrawlStore) -> RevisitRows 
     )
 
 
-@dataclass(frozen=True)
-class RevisitCallbacks:
-    """What revisits tell the scheduler."""
-
-    # Revisits were queued: let the engine ask.
-    wake: Callable[[], None]
-    # (host, a URL of it): a host with due rows, set up if it is new.
-    add_host: Callable[[str, str], HostInfo]
-    # The host on this address has work (its lease is asked for if not held).
-    work_for: Callable[[str | None], None]
-
-
 @dataclass
 class _Due:
     """One host's revisits in this run."""
@@ -104,7 +91,7 @@ class Revisits:
         bench: Workbench,
         *,
         rows: RevisitRows | None,
-        callbacks: RevisitCallbacks,
+        callbacks: QueueCallbacks,
     ) -> None:
         self.hosts, self.frontier = bench.hosts, bench.frontier
         self.stats = bench.stats

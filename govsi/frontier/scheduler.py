@@ -29,14 +29,14 @@ from twisted.internet import task
 
 from govsi.frontier.addresses import AddressSharing
 from govsi.frontier.config import SchedulerConfig
-from govsi.frontier.entries import Entry, HostInfo, Workbench, page_url
+from govsi.frontier.entries import Entry, HostInfo, QueueCallbacks, Workbench, page_url
 from govsi.frontier.hostsetup import DEPTH_ROBOTS, HostSetup, SetupCallbacks
 from govsi.frontier.outcomes import PagesOut
 from govsi.frontier.progress import Progress
 from govsi.frontier.queue import Frontier, HostState
-from govsi.frontier.refills import RefillCallbacks, Refills
+from govsi.frontier.refills import Refills
 from govsi.frontier.rendering import RenderSide
-from govsi.frontier.revisits import RevisitCallbacks, Revisits, revisit_rows_for
+from govsi.frontier.revisits import Revisits, revisit_rows_for
 from govsi.frontier.waking import Waker
 from govsi.items import FetchedPage
 from govsi.net.guard import AddressGuard
@@ -133,22 +133,22 @@ class FrontierScheduler(BaseScheduler):
                 not_fetched=self._not_fetched,
             ),
         )
+        # Refills and revisits both queue work read from crawldb: one way to say so.
+        queued = QueueCallbacks(
+            wake=self.wake, add_host=self.setup.host, work_for=self.sharing.work_for
+        )
         self.refills = Refills(
             config,
             bench,
             released=self.released,
-            callbacks=RefillCallbacks(
-                wake=self.wake, add_host=self.setup.host, work_for=self.sharing.work_for
-            ),
+            callbacks=queued,
         )
         # Stored pages due again (REVISIT); none without crawldb's side (``revisit_rows``).
         self.revisits = Revisits(
             config,
             bench,
             rows=revisit_rows,
-            callbacks=RevisitCallbacks(
-                wake=self.wake, add_host=self.setup.host, work_for=self.sharing.work_for
-            ),
+            callbacks=queued,
         )
         self.waker = Waker(self.frontier, self.wake, stats)
         self.progress = Progress(config.progress_interval, bench, held=self.sharing.held)
