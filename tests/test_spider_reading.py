@@ -25,6 +25,7 @@ from govsi.spiders.render import Rendering
 from govsi.store.config import DuplicateConfig
 from govsi.web.extract import cut_markup, parse_html
 from govsi.web.scope import Scope
+from tests.support.govpages import NEWS_1, semantic
 from tests.support.stats import DictStats
 
 URL = "https://a.gov.si/x"
@@ -172,3 +173,17 @@ def test_a_page_the_worker_fails_on_is_kept_without_links_and_says_why() -> None
     # Its duplicate check is skipped, not run again on the reactor.
     verdict = asyncio.run(s.pages.verdict(URL, PAGES["links and images"], None, None))
     assert verdict is None
+
+
+def test_the_worker_gives_the_main_texts_key_without_the_duplicate_check() -> None:
+    # A revisit tells a change of a large page by this key, duplicate check or not.
+    html = semantic(NEWS_1)
+    index = DuplicateIndex(None, threshold=0.75, num_perm=128, shingle_size=5)  # type: ignore[arg-type]
+    keyed = read_html(URL, html, URL, max_links=9, max_tags=1000, keyed=True)
+    asked = read_html(URL, html, URL, max_links=9, max_tags=1000, measures=index.measures())
+    assert keyed.question is None and keyed.content_key is not None
+    assert keyed.content_key == asked.content_key == index.prepare(URL, html).key
+    # A new footer date is not a new key.
+    assert read_html(URL, semantic(NEWS_1, "1. 1. 2027"), URL, max_links=9, max_tags=1000,
+                     keyed=True).content_key == keyed.content_key  # fmt: skip
+    assert read_html(URL, html, URL, max_links=9, max_tags=1000).content_key is None

@@ -117,7 +117,7 @@ class HtmlPages:
             reading: Reading = await maybe_deferred_to_future(
                 self.worker.run(read_html, record.url, text, page_url, max_links=limits.max_links,
                                 max_tags=limits.max_tags, plan=inputs, yielded=yielded,
-                                measures=measures)
+                                measures=measures, keyed=measure)
             )  # fmt: skip
         except Exception as e:
             logger.warning("reading %s failed in the worker (%r); stored without its links",
@@ -185,10 +185,12 @@ class HtmlPages:
                 return as_duplicate(record, verdict.original)
             if verdict is not None:
                 record.minhash, record.band_keys = verdict.minhash, verdict.band_keys
-        elif success and root is not None:
+        elif success:
             # No duplicate check, but a revisit still tells a change by the main text's key
-            # (a page read in the worker goes without: parsing it here would stall the crawl).
-            record.content_hash = exact_key_of(main_text(text, root), text)
+            # (a page read in the worker brings it back: reading it here would stall).
+            record.content_hash = reading.content_key or (
+                exact_key_of(main_text(text, root), text) if root is not None else None
+            )
         # Not followed, so not stored either: a FRONTIER row would be crawled later.
         links = [] if found.nofollow else await self.admission.admitted(found.links)
         images = await self.admission.admitted(found.images, self.admission.image)

@@ -18,6 +18,8 @@ from typing import Any
 from lxml import etree
 
 from govsi.dedup.index import Question, question
+from govsi.dedup.maincontent import main_text
+from govsi.dedup.signature import exact_key_of
 from govsi.render.scripts import Yield, needs_browser, onload_scripts, page_yield, script_signature
 from govsi.web.extract import ExtractedLinks, cut_markup, extract_links, parse_html
 from govsi.web.urls import in_scope
@@ -50,6 +52,9 @@ class Reading:
     question: Question | None = None
     # ``<`` beyond ``max_tags`` that were not parsed (0: the whole page was).
     cut_tags: int = 0
+    # The main text's exact key (``read_html`` with ``keyed``): what a revisit tells a
+    # change by, with or without the duplicate check.
+    content_key: str | None = None
 
 
 def read_tree(
@@ -87,15 +92,20 @@ def read_html(
     plan: PlanInputs | None = None,
     yielded: bool = False,
     measures: dict[str, Any] | None = None,
+    keyed: bool = False,
 ) -> Reading:
     """``read_tree`` of ``html`` cut at ``max_tags`` (``cut_markup``), plus the duplicate
-    question of ``url`` (``govsi.dedup.index.question``) when ``measures`` are given. For a worker
-    process: its arguments and result are picklable, and it parses the page once."""
+    question of ``url`` (``govsi.dedup.index.question``) when ``measures`` are given, and
+    the main text's key when ``keyed`` or ``measures``. For a worker process: its
+    arguments and result are picklable, and it parses the page once."""
     kept, cut = cut_markup(html, max_tags)
     root = parse_html(kept)
     reading = read_tree(root, kept, page_url, max_links=max_links, plan=plan, yielded=yielded)
     reading.cut_tags = cut
+    # Last: the main text is cut out of the tree, which is consumed.
     if measures is not None:
-        # Last: the main text is cut out of the tree, which is consumed.
         reading.question = question(url, kept, root, **measures)
+        reading.content_key = reading.question.key
+    elif keyed:
+        reading.content_key = exact_key_of(main_text(kept, root), kept)
     return reading
