@@ -14,6 +14,7 @@ from twisted.internet.error import DNSLookupError
 
 from govsi.net.guard import AddressGuard, AddressRefused
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_REVISIT, Kind
+from govsi.revisit.due import revisit_mode
 from govsi.store.config import StoreConfig
 from govsi.web.contenttypes import DOCUMENT_TYPES, classify
 from govsi.web.urls import host_of
@@ -27,11 +28,11 @@ def keep_body(
     kind: Kind,
     store_binary: bool,
     store_images: bool,
-    revisit: bool = False,
+    compare: bool = False,
 ) -> bool:
     """Decide from the response headers alone whether the body is worth downloading.
-    ``revisit``: the request revisits a stored copy, whose document bytes are read to be
-    compared (a document changed when its bytes did), kept or not."""
+    ``compare``: a document's bytes are read to be hashed, kept or not (revisits are on:
+    a document changed when its bytes did, so its first visit must know them too)."""
     if kind == KIND_IMAGE:
         return store_images
     # Pretend the body looks like HTML: what is left is what the headers themselves say.
@@ -39,29 +40,36 @@ def keep_body(
     if decided == "HTML":
         return True
     if decided in DOCUMENT_TYPES:
-        return store_binary or revisit
+        return store_binary or compare
     return False
 
 
 class StopUnwantedBodiesMiddleware:
     """Stop a transfer as soon as the headers show we will not keep its body: documents
-    when STORE_BINARY_DATA is off (but for a revisit's, read to be compared), images when
+    when STORE_BINARY_DATA is off and REVISIT is off (with revisits on, a document's bytes
+    are read to be hashed, so that a revisit knows whether they changed), images when
     STORE_IMAGE_DATA is off, and anything that is neither HTML nor a document. The
     response still reaches the spider, with the ``download_stopped`` flag, so its status
     and type are recorded."""
 
     def __init__(
-        self, store_binary: bool, store_images: bool, stats: StatsCollector | None = None
+        self,
+        store_binary: bool,
+        store_images: bool,
+        stats: StatsCollector | None = None,
+        revisits: bool = False,
     ) -> None:
         self.store_binary = store_binary
         self.store_images = store_images
         self.stats = stats
+        self.revisits = revisits
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StopUnwantedBodiesMiddleware:
         # What crawldb keeps, as the store reads it.
         kept = StoreConfig.from_settings(crawler.settings)
-        mw = cls(kept.store_binary_data, kept.store_image_data, crawler.stats)
+        revisits = revisit_mode(crawler.settings.get("REVISIT") or "due") != "off"
+        mw = cls(kept.store_binary_data, kept.store_image_data, crawler.stats, revisits)
         crawler.signals.connect(mw.headers_received, signal=signals.headers_received)
         return mw
 
@@ -75,8 +83,8 @@ class StopUnwantedBodiesMiddleware:
             return  # nothing to stop (a 304): the connection stays open for the next request
         raw = headers.get("Content-Type")
         ctype = raw.decode("latin-1") if raw else None
-        revisit = request.meta.get(META_REVISIT) is not None
-        if not keep_body(ctype, request.url, kind, self.store_binary, self.store_images, revisit):
+        compare = self.revisits or request.meta.get(META_REVISIT) is not None
+        if not keep_body(ctype, request.url, kind, self.store_binary, self.store_images, compare):
             if self.stats is not None:
                 self.stats.inc_value("govsi/download_stopped")
             raise StopDownload(fail=False)

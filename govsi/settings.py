@@ -172,8 +172,9 @@ CRAWLDB_URL = os.environ.get("CRAWLDB_URL") or "sqlite:///crawldb.sqlite3"
 # true: empty the crawldb tables before crawling; false: keep them and continue.
 FRESH_START = False
 # Keep the bytes of images (image.data) and of binary documents (page_data.data); when
-# not kept, the transfer stops after the response headers (but for a revisited document's,
-# read to tell a change by its hash, page.content_hash).
+# not kept, the transfer stops after the response headers, except a document's while
+# REVISIT is on: it is read to be hashed (page.content_hash), so that a revisit can tell
+# a replaced document.
 STORE_IMAGE_DATA = True
 STORE_BINARY_DATA = False
 # Writes are batched: flush after this many items or this many seconds, whichever first.

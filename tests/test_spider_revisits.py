@@ -184,9 +184,9 @@ def test_a_failed_revisit_says_which_copy_it_keeps() -> None:
 
 def test_a_revisit_reads_a_documents_bytes_to_compare_them() -> None:
     pdf = ("application/pdf", "https://www.gov.si/a.pdf", "page", False, False)
-    assert not keep_body(*pdf) and keep_body(*pdf, revisit=True)
+    assert not keep_body(*pdf) and keep_body(*pdf, compare=True)
     zipped = ("application/zip", "https://www.gov.si/a.zip", "page", False, False)
-    assert not keep_body(*zipped, revisit=True)  # neither HTML nor a document: never read
+    assert not keep_body(*zipped, compare=True)  # neither HTML nor a document: never read
     s, _ = spider()
     mw = StopUnwantedBodiesMiddleware(store_binary=False, store_images=False)
     headers = Response("https://www.gov.si/a.pdf", headers={"Content-Type": "application/pdf"})
@@ -196,6 +196,13 @@ def test_a_revisit_reads_a_documents_bytes_to_compare_them() -> None:
     mw.headers_received(headers.headers, 100, request_for(s, "https://www.gov.si/a.pdf"), s)
     # A 304 has no body to stop: its connection is not dropped for nothing.
     mw.headers_received(headers.headers, 0, first, s)
+    # With revisits on, a first visit reads the bytes too: the next visit compares them.
+    on = StopUnwantedBodiesMiddleware(store_binary=False, store_images=False, revisits=True)
+    on.headers_received(headers.headers, 100, first, s)
+    zip_headers = Response("https://www.gov.si/a.zip", headers={"Content-Type": "application/zip"})
+    with pytest.raises(StopDownload):
+        zipped_first = s.request_for(KIND_PAGE, zip_headers.url, 1)
+        on.headers_received(zip_headers.headers, 100, zipped_first, s)
 
 
 @pytest.mark.parametrize("encoding", [None, "gzip"])
