@@ -12,9 +12,9 @@ import pytest
 from sqlalchemy import Connection, Engine, text
 
 from govsi.dedup.index import DuplicateIndex
-from govsi.items import FetchedPage
+from govsi.items import FetchedPage, Revisit
 from govsi.store import database
-from govsi.store.originals import FindOriginals, stored_originals
+from govsi.store.originals import FindOriginals, replaces_original, stored_originals
 from govsi.store.writer import CrawlWriter
 from tests.support.govpages import NEWS_1, NEWS_2, semantic
 from tests.support.pgcluster import PgCluster
@@ -180,6 +180,46 @@ def test_an_index_started_later_finds_the_originals_stored_before(engine: Engine
     assert other.original is None and itself.original is None
     assert later.lookup_failures == 0
     later.close()
+
+
+def test_a_page_a_revisit_replaces_is_no_original_of_its_old_content(engine: Engine) -> None:
+    # /staro was stored; a revisit finds it moved to /novo (a 301, not written yet), and
+    # /novo holds what /staro held: it is the original now, not /staro's copy.
+    old = fetched(index(engine), "https://a.gov.si/staro", semantic(NEWS_1))
+    assert writer(engine).write([old])
+    later = index(engine)
+    later.retract("https://a.gov.si/staro")
+    moved = later.check("https://a.gov.si/novo", semantic(NEWS_1))
+    assert moved.original is None
+    # ... and copies of it are its copies from then on; other stored originals still count.
+    assert later.check("https://b.gov.si/kopija", semantic(NEWS_1)).original == (
+        "https://a.gov.si/novo"
+    )
+    other = fetched(index(engine), "https://a.gov.si/druga", semantic(NEWS_2))
+    assert writer(engine).write([other])
+    assert later.check("https://c.gov.si/x", semantic(NEWS_2)).original == "https://a.gov.si/druga"
+    later.close()
+
+
+def test_a_page_moved_in_the_batch_that_rewrites_its_old_address_is_an_original(
+    engine: Engine,
+) -> None:
+    # Another process checked /novo before it knew /staro had moved; the batch writes
+    # both: /staro's committed row is stale, so /novo stays an original.
+    old = fetched(index(engine), "https://a.gov.si/staro", semantic(NEWS_1))
+    assert writer(engine).write([old])
+    was = Revisit(content_hash=old.content_hash, page_type="HTML", http_status_code=200)
+    moved = FetchedPage("https://a.gov.si/staro", 1, "HTML", T, 301, revisit=was)
+    moved.links = ["https://a.gov.si/novo"]
+    fresh = index(engine)
+    fresh.retract("https://a.gov.si/staro")
+    new = fetched(fresh, "https://a.gov.si/novo", semantic(NEWS_1))
+    # A failed revisit keeps /staro's copy: that would still be the original.
+    failed = FetchedPage("https://a.gov.si/staro", 1, "ERROR", T, fetch_error="x", revisit=was)
+    assert not replaces_original(failed) and replaces_original(moved)
+    assert writer(engine).write([moved, new])
+    stored = rows(engine)
+    assert stored["https://a.gov.si/novo"][:3] == ("HTML", True, None)
 
 
 def test_the_sqlite_lookup_walks_band_keys_not_every_html_page(tmp_path) -> None:  # type: ignore[no-untyped-def]

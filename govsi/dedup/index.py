@@ -137,6 +137,9 @@ class DuplicateIndex:
         self._recent_exact: OrderedDict[str, str] = OrderedDict()
         self._recent_bands: dict[int, list[tuple[str, np.ndarray]]] = {}
         self._recent_order: OrderedDict[str, list[int]] = OrderedDict()
+        # Pages a revisit is replacing: their crawldb rows are stale until the visit is
+        # written (``retract``).
+        self._retracted: OrderedDict[str, None] = OrderedDict()
         # One connection kept for the lookups, in autocommit: a pool checkout (and its
         # liveness ping) per page would cost more than the lookup itself.
         self._conn: Connection | None = None
@@ -198,6 +201,17 @@ class DuplicateIndex:
         self._remember(url, key, sig.hashvalues, keys)
         return Verdict(None, key, pack(sig), keys)
 
+    def retract(self, url: str) -> None:
+        """``url`` was fetched anew by a revisit: its stored rows (key, band keys) say what
+        it held, not what it holds, until the visit is written. They stop being an
+        original for this index; what the page holds now is remembered when it is decided
+        (a page moved elsewhere is then no copy of its own old address)."""
+        self._retracted[url] = None
+        self._retracted.move_to_end(url)
+        # Long after the visit is written: by then crawldb says what the page holds.
+        while len(self._retracted) > RECENT:
+            self._retracted.popitem(last=False)
+
     def close(self, broken: bool = False) -> None:
         if self._conn is not None:
             with suppress(SQLAlchemyError):
@@ -208,15 +222,15 @@ class DuplicateIndex:
             self._conn = None
 
     # -- crawldb ----------------------------------------------------------------------------
-    @staticmethod
-    def _stored(rows: list[Row[Any]], url: str) -> tuple[str | None, dict[str, np.ndarray]]:
+    def _stored(self, rows: list[Row[Any]], url: str) -> tuple[str | None, dict[str, np.ndarray]]:
         """From a lookup's rows: the first stored original with the exact key, and the
         stored originals that share a band key, with their signatures."""
         exact: tuple[int, str] | None = None
         near: dict[str, np.ndarray] = {}
         for kind, pid, other, data, page_type in rows:
-            if other == url or page_type != "HTML":
-                continue  # the page itself (stored by an earlier fetch), or not an original
+            if other == url or page_type != "HTML" or other in self._retracted:
+                # The page itself (stored by an earlier fetch), not an original, or stale.
+                continue
             if kind == 0 and (exact is None or pid < exact[0]):
                 exact = (pid, other)
             elif kind == 1 and data:

@@ -47,6 +47,12 @@ class Copies:
         checked."""
         return self.index.measures() if self.index is not None else None
 
+    def retract(self, url: str) -> None:
+        """A revisit fetched ``url`` anew: its stored version is no original any more
+        (``DuplicateIndex.retract``)."""
+        if self.index is not None:
+            self.index.retract(url)
+
     async def verdict(
         self, url: str, text: str, root: etree._Element | None, asked: Question | None
     ) -> Verdict | None:

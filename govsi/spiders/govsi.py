@@ -230,6 +230,8 @@ class GovsiSpider(Spider):
             self.count("govsi/pages/not_modified" if seen.kind == "not_modified"
                        else "govsi/pages/revisit_failed")  # fmt: skip
             return [kept_page(url, depth, response, stored, seen, now)]
+        if stored is not None and stored.page_type == "HTML":
+            self.copies.retract(url)  # its stored version is being replaced
         ctype = header(response, "Content-Type")
         record = FetchedPage(url, depth, "HTML", content_type=ctype, **visit(response, stored, now))
         location = header(response, "Location")

@@ -87,6 +87,10 @@ def settle_copies(
         if isinstance(i, FetchedPage) and i.page_type == "HTML" and not i.duplicate_of
     ]
     found = find_originals(conn, fresh) if fresh else {}
+    # A committed original that this batch replaces with something else (a revisit found
+    # it moved, gone or changed) no longer holds what its row says: nothing copies it.
+    stale = {i.url for i in batch if isinstance(i, FetchedPage) and replaces_original(i)}
+    found = {url: original for url, original in found.items() if original not in stale}
     for url, original in found.items():
         logger.info("%s: another process stored a copy first, %s; a DUPLICATE", url, original)
     settled_here = len(found)
@@ -101,6 +105,16 @@ def settle_copies(
             item = dataclasses.replace(item, duplicate_of=found[item.duplicate_of])
         settled.append(item)
     return settled, settled_here
+
+
+def replaces_original(page: FetchedPage) -> bool:
+    """Whether ``page``, a revisit's record, replaces an original's content."""
+    before = page.revisit
+    if before is None or before.page_type != "HTML" or page.not_modified:
+        return False
+    if page.page_type == "ERROR":
+        return False  # a failed revisit keeps the stored copy
+    return page.page_type != "HTML" or page.content_hash != before.content_hash
 
 
 def originals_of(conn: Connection, urls: list[str]) -> dict[str, str]:

@@ -32,6 +32,17 @@ class Resource:
     # Send the headers, then nothing for this many seconds (a server that hangs).
     stall: float = 0.0
 
+    def not_modified(self, if_none_match: str | None, if_modified_since: str | None) -> bool:
+        """Whether a conditional request gets a 304 for this resource, as nginx decides:
+        If-None-Match first, else If-Modified-Since equal to Last-Modified exactly."""
+        if self.status != 200:
+            return False
+        if if_none_match is not None:
+            return if_none_match == self.headers.get("ETag")
+        return if_modified_since is not None and if_modified_since == self.headers.get(
+            "Last-Modified"
+        )
+
 
 def html(text: str, status: int = 200, charset: str = "utf-8", **headers: str) -> Resource:
     ctype = f"text/html; charset={charset}" if charset else "text/html"
@@ -62,6 +73,12 @@ class Hit:
     status: int
     bytes_sent: int
     user_agent: str
+    # The request's headers as sent (names as the client wrote them).
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def header(self, name: str) -> str | None:
+        wanted = name.lower()
+        return next((v for k, v in self.headers.items() if k.lower() == wanted), None)
 
 
 class _Server(ThreadingHTTPServer):
@@ -92,6 +109,11 @@ class _Handler(BaseHTTPRequestHandler):
         host = (self.headers.get("Host") or "").split(":")[0].lower()
         ip = self.server.server_address[0]
         res = web.lookup(host, self.path)
+        if res.not_modified(
+            self.headers.get("If-None-Match"), self.headers.get("If-Modified-Since")
+        ):
+            kept = {k: v for k, v in res.headers.items() if k in ("ETag", "Last-Modified")}
+            res = Resource(b"", 304, kept)
         # Logged on arrival, so the log has request times (what politeness is about) and
         # a request whose response never ends is in it; bytes_sent grows as it is sent.
         hit = Hit(
@@ -103,6 +125,7 @@ class _Handler(BaseHTTPRequestHandler):
             res.status,
             0,
             self.headers.get("User-Agent", ""),
+            dict(self.headers.items()),
         )
         web.record(hit)
         sent = 0
@@ -110,6 +133,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(res.status)
             if res.endless:
                 headers = {"Connection": "close", **res.headers}
+            elif res.status == 304:
+                headers = dict(res.headers)  # no body, so no length
             else:
                 headers = {"Content-Length": str(len(res.body)), **res.headers}
             for k, v in headers.items():
