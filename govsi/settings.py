@@ -305,7 +305,8 @@ FRONTIER_WINDOW = 100_000
 REVISIT = "due"
 # Seconds between two visits of a page, at least and at most: each page's interval is
 # learnt from its own history of changes (govsi/revisit/schedule.py) within these bounds.
-# A run resumed within REVISIT_MIN_INTERVAL revisits nothing.
+# A run resumed within REVISIT_MIN_INTERVAL revisits nothing, and scrapy report counts it
+# in the round it resumed (its "Changes in the last round").
 REVISIT_MIN_INTERVAL = 24 * 3600
 REVISIT_MAX_INTERVAL = 30 * 24 * 3600
 

@@ -11,7 +11,7 @@ import pytest
 
 from govsi.dedup.signature import exact_key
 from govsi.items import Revisit
-from govsi.revisit.change import Version, answer, bytes_key, change, has_copy
+from govsi.revisit.change import Version, answer, bytes_key, change, has_copy, outcome
 from govsi.revisit.conditional import ETAG_MAX, conditional_headers, validator
 from tests.support.govpages import NEWS_1, NEWS_2, semantic, soup
 
@@ -78,6 +78,49 @@ def test_boilerplate_is_no_change_content_is(one: str, other: str, changed: bool
     # The key the duplicate check stores is the key a change is told by.
     found = change(html(exact_key(one)), html(exact_key(other)))
     assert (found == "content") is changed
+
+
+def redirect(target: str, status: int = 301) -> Version:
+    return Version("HTML", status, target=target)
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        # A URL never fetched: whatever it is now, it is new.
+        (Version(None), html(K1), "new"),
+        (Version("FRONTIER"), html(None, 404), "new"),
+        (Version("FRONTIER"), redirect("u1"), "new"),
+        # Fetched again, nothing that matters changed.
+        (html(K1), html(K1), "same"),
+        (html(None, 404), html(None, 404), "same"),
+        (redirect("u1"), redirect("u1"), "same"),
+        (Version("ERROR"), Version("ERROR"), "same"),  # still no answer: nothing new
+        (html(None), html(K1), "same"),  # a key learnt is no change
+        # Gone: now 404 or 410, after anything else.
+        (html(K1), html(None, 404), "gone"),
+        (html(K1), html(None, 410), "gone"),
+        (redirect("u1"), html(None, 404), "gone"),
+        (html(None, 404), html(None, 410), "gone"),
+        (Version("BINARY", 200, K1), html(None, 404), "gone"),
+        # Moved: now a redirect, or one leading elsewhere, or another kind of redirect.
+        (html(K1), redirect("u1"), "moved"),
+        (redirect("u1"), redirect("u2"), "moved"),
+        (redirect("u1"), redirect("u1", 302), "moved"),
+        (Version("BINARY", 200, K1), redirect("u1"), "moved"),
+        # Changed: content, bytes, type, any other status (back from gone included).
+        (html(K1), html(K2), "changed"),
+        (Version("BINARY", 200, K1), Version("BINARY", 200, K2), "changed"),
+        (html(K1), Version("BINARY", 200, K1), "changed"),
+        (html(K1), html(None, 403), "changed"),
+        (html(None, 404), html(K1), "changed"),
+        (redirect("u1"), html(K1), "changed"),
+        (Version("ERROR"), html(K1), "changed"),  # answers now
+        (html(K1), Version("ERROR"), "changed"),
+    ],
+)
+def test_what_a_visit_found(before: Version, after: Version, expected: str) -> None:
+    assert outcome(before, after) == expected
 
 
 def test_the_bytes_key_is_their_sha256() -> None:

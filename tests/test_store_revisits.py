@@ -172,13 +172,14 @@ def test_a_refused_page_keeps_its_copy_gets_the_reason_and_is_not_due_again(
     r = rows(db, start=now)
     assert r.claim("a.gov.si", 100, now=now)
     r.refused(["http://a.gov.si/"], "forbidden by robots.txt", now=now)
-    [(ptype, html, error, claim, next_visit)] = q(
+    [(ptype, html, error, claim, next_visit, found, when)] = q(
         db,
-        "SELECT page_type_code, html_content, fetch_error, revisit_claim, next_visit "
-        "FROM page WHERE url = 'http://a.gov.si/'",
+        "SELECT page_type_code, html_content, fetch_error, revisit_claim, next_visit, "
+        "visit_outcome, visit_time FROM page WHERE url = 'http://a.gov.si/'",
     )
     assert (ptype, html, error, claim) == ("HTML", "<p>root</p>", "forbidden by robots.txt", None)
     assert str(next_visit).startswith(str(now + timedelta(days=1)))
+    assert found == "kept" and str(when).startswith(str(now))  # a visit of the round
     # Let go (a budget) and released at the end: due again, but not in this round.
     r.let_go(["http://a.gov.si/doc.pdf"])
     assert r.release() == len(STORED) - 2
@@ -276,6 +277,24 @@ def test_an_all_round_a_killed_run_left_is_finished_not_started_again(db: Engine
     later = t0 + timedelta(hours=2)
     fresh = rows(db, "all", worker="next", start=later)
     assert fresh.round_start == later and len(fresh.claim("a.gov.si", 100, now=later)) == 5
+
+
+def round_started(engine: Engine) -> str:
+    [(value,)] = q(engine, "SELECT value FROM crawl_meta WHERE key = 'round_started'")
+    return str(value)
+
+
+def test_each_run_marks_the_last_round_for_the_report(db: Engine) -> None:
+    t0 = T + timedelta(days=3)
+    rows(db, "due", start=t0)
+    assert round_started(db) == str(t0) + ".000000"
+    rows(db, "due", start=t0 + timedelta(hours=5))  # resumed the same day: the same round
+    assert round_started(db) == str(t0) + ".000000"
+    # REVISIT=all: the start of the round it joins (a killed run's), not now.
+    t1 = t0 + timedelta(days=2)
+    rows(db, "all", worker="killed", start=t1).claim("a.gov.si", 1, now=t1)
+    resumed = rows(db, "all", worker="resumed", start=t1 + timedelta(hours=2))
+    assert resumed.round_start == t1 and round_started(db) == str(t1) + ".000000"
 
 
 def test_an_all_round_without_a_claim_for_a_day_is_over(db: Engine) -> None:

@@ -1,7 +1,8 @@
 """Revisits in crawldb (govsi.store.visits, govsi.store.images), on SQLite and on a real
 PostgreSQL: ``page`` holds the current copy; a change keeps the replaced version in
 ``page_version``, a steady page and a 304 keep none; links and images follow the current
-version; a failed revisit keeps the copy; a stale record writes nothing."""
+version; a failed revisit keeps the copy; a stale record writes nothing; each visit records
+what it found."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from tests.support.crawldb import T, q
 from tests.support.govpages import NEWS_1, NEWS_2, semantic
 
 A = "https://www.gov.si/novica"
-B, C, D = (f"https://www.gov.si/{p}" for p in ("b", "c", "d"))
+B, C, D, E, F = (f"https://www.gov.si/{p}" for p in ("b", "c", "d", "e", "f"))
 LOGO, PHOTO, MAP = (f"https://www.gov.si/img/{n}" for n in ("logo.png", "foto.jpg", "karta.png"))
 T1 = T + timedelta(days=3)
 DAY = 24 * 3600
@@ -321,6 +322,44 @@ def test_revisits_of_copies_errors_and_redirects(engine: Engine) -> None:
     write(engine, again(engine, B, html=semantic(NEWS_1, "1. 12. 2026")))
     assert versions(engine, B) == [(None, None, None, "ERROR")]
     assert row(engine, B)["fetch_error"] is None
+
+
+def outcomes(engine: Engine) -> dict[str, tuple[str | None, str]]:
+    """Each page's last visit: (what it found, when, to the second)."""
+    rows = q(engine, "SELECT url, visit_outcome, visit_time FROM page WHERE visit_time IS NOT NULL")
+    return {url: (found, str(when)[:19]) for url, found, when in rows}
+
+
+def test_each_visit_records_what_it_found_and_when(engine: Engine) -> None:
+    pages = [A, B, C, D, E, F]
+    write(engine, *(page(u, links=[B]) for u in pages))
+    assert outcomes(engine) == {u: ("new", str(T)) for u in pages}
+    t2 = T1 + timedelta(hours=1)
+    write(engine,
+          again(engine, A, links=[B]),  # fetched again: the same main text
+          again(engine, B, html=semantic(NEWS_2)),
+          again(engine, C, html="<h1>Ni strani</h1>", http_status_code=410, content_hash=None),
+          again(engine, D, html=None, http_status_code=301, content_hash=None, links=[A]),
+          FetchedPage(E, 1, "HTML", T1, 304, revisit=revisit_of(engine, E), not_modified=True),
+          FetchedPage(F, 1, "ERROR", t2, fetch_error="TimeoutError", revisit=revisit_of(engine, F)),
+          )  # fmt: skip
+    assert outcomes(engine) == {
+        A: ("same", str(T1)),
+        B: ("changed", str(T1)),
+        C: ("gone", str(T1)),
+        D: ("moved", str(T1)),
+        E: ("not_modified", str(T1)),
+        F: ("kept", str(t2)),  # the copy's accessed_time stays; the visit is recorded
+    }
+    assert row(engine, F)["accessed_time"] == T
+    # robots.txt now forbids it: not requested, kept (when: as the record is written).
+    forbidden = FetchedPage(A, 1, "FRONTIER", None, fetch_error="forbidden by robots.txt",
+                            revisit=revisit_of(engine, A))  # fmt: skip
+    write(engine, forbidden)
+    assert outcomes(engine)[A][0] == "kept"
+    # A record older than the row writes nothing: its outcome neither.
+    write(engine, page(B, when=T, html=semantic(NEWS_1, "x"), revisit=revisit_of(engine, B)))
+    assert outcomes(engine)[B] == ("changed", str(T1))
 
 
 def test_two_visits_of_a_page_in_one_batch_are_written_in_order(engine: Engine) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from sqlalchemy import Connection, text
 
 from govsi.items import STANDARD_PAGE_TYPES
+from govsi.report.changes import last_round
 from govsi.report.sql import (
     Dialect,
     Scope,
@@ -328,5 +329,6 @@ def scope_tables(conn: Connection, scope: Scope, dialect: Dialect) -> list[Table
         depths(conn, scope),
         rendering(conn, scope),
         hosts(conn, scope, dialect),
+        last_round(conn, scope, dialect),
         crawl_rate(conn, scope, dialect),
     ]

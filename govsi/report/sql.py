@@ -63,7 +63,7 @@ class Scope:
 
 class Dialect:
     """The SQL that differs between PostgreSQL and SQLite: timestamps as epoch seconds
-    (SQLite keeps them as ISO text) and rounding down."""
+    (SQLite keeps them as ISO text), text lengths in bytes and rounding down."""
 
     def __init__(self, name: str) -> None:
         self.sqlite = name == "sqlite"
@@ -73,6 +73,10 @@ class Dialect:
             # julianday's double is good to ~40 µs at today's dates: round to the ms.
             return f"round((julianday({expr}) - 2440587.5) * 86400.0, 3)"
         return f"EXTRACT(EPOCH FROM {expr})"
+
+    def octets(self, expr: str) -> str:
+        """The length of text ``expr`` in bytes (UTF-8), not characters."""
+        return f"length(CAST({expr} AS BLOB))" if self.sqlite else f"octet_length({expr})"
 
     def floor(self, expr: str) -> str:
         # Bucket numbers are never negative, where truncation is floor.

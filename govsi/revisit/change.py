@@ -13,20 +13,41 @@ are known, else taken as unchanged: a change is never made up.
 to an unconditional request, or a server error or throttle over a good copy: the copy
 stays, the reason is recorded) or ``fetched`` (read as on a first visit). A 304 is never a
 change, and never read as content.
+
+``outcome(before, after)`` names what a visit that fetched ``after`` over ``before`` found,
+one of ``Outcome`` (``page.visit_outcome``, counted per host by ``scrapy report``); a 304
+is ``not_modified`` and a failed revisit ``kept``, decided before there is an ``after``.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 from govsi.items import PageType, Revisit
 
-__all__ = ["Answer", "Change", "Version", "answer", "bytes_key", "change", "has_copy"]
+__all__ = [
+    "OUTCOMES",
+    "Answer",
+    "Change",
+    "Outcome",
+    "Version",
+    "answer",
+    "bytes_key",
+    "change",
+    "has_copy",
+    "outcome",
+]
 
 Change = Literal["type", "status", "target", "content"]
 AnswerKind = Literal["not_modified", "failed", "fetched"]
+# What a visit found (page.visit_outcome): a first visit; a 304 to a conditional request;
+# fetched again, the same or changed (gone: now 404/410, moved: now a redirect or one
+# leading elsewhere, changed: any other change); a revisit that kept the stored copy (no
+# usable answer, or robots.txt now forbids the page).
+Outcome = Literal["new", "not_modified", "same", "changed", "gone", "moved", "kept"]
+OUTCOMES: Final[tuple[Outcome, ...]] = get_args(Outcome)
 
 # Statuses a server gives while it is overloaded or down: they say nothing of the page.
 TRANSIENT: Final = frozenset({408, 429, 500, 502, 503, 504})
@@ -72,6 +93,21 @@ def change(before: Version, after: Version) -> Change | None:
     if after.page_type == "BINARY" and None not in (before.size, after.size):
         return "content" if before.size != after.size else None
     return None
+
+
+def outcome(before: Version, after: Version) -> Outcome:
+    """What a visit that fetched ``after`` found over the stored ``before`` (a version not
+    fetched yet: a first visit, ``new``)."""
+    if before.page_type in (None, "FRONTIER"):
+        return "new"
+    if change(before, after) is None:
+        return "same"
+    status = after.http_status_code or 0
+    if status in (404, 410):
+        return "gone"
+    if 300 <= status < 400:
+        return "moved"
+    return "changed"
 
 
 def _kind(page_type: PageType | None) -> str | None:

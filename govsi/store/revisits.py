@@ -40,7 +40,7 @@ from sqlalchemy import (
 from govsi.items import PageType, Revisit
 from govsi.revisit.due import MODE_ALL, DueRule, RevisitMode
 from govsi.store.database import chunks
-from govsi.store.rounds import end_round, join_round, touch_round
+from govsi.store.rounds import end_round, join_round, mark_round, touch_round
 from govsi.store.schema import IMAGE, PAGE, SITE, utcnow
 from govsi.web.urls import host_of
 
@@ -102,12 +102,15 @@ class RevisitRows:
     def open(self, worker: str, now: datetime | None = None) -> None:
         """The round starts for ``worker``: now, or (``all``) when the round it joins
         started: another worker's at work on the crawl, or one a killed run left
-        (``govsi.store.rounds``), so that nothing is revisited twice in it."""
+        (``govsi.store.rounds``), so that nothing is revisited twice in it. The report's
+        last round is marked too (``mark_round``)."""
         self.worker = worker
-        start = now or self.clock()
-        if self.mode == MODE_ALL:
-            with self.engine.begin() as conn:
+        now = now or self.clock()
+        start = now
+        with self.engine.begin() as conn:
+            if self.mode == MODE_ALL:
                 start = join_round(conn, start, alive_within=self.min_interval)
+            mark_round(conn, start, now, self.min_interval)
         self.round_start = start
 
     def rule(self, now: datetime | None = None) -> DueRule:
@@ -297,8 +300,9 @@ class RevisitRows:
 
     # -- revisits not sent ------------------------------------------------------------------
     def refused(self, urls: list[str], reason: str, now: datetime | None = None) -> None:
-        """Pages robots.txt now forbids: not requested; each keeps its last copy, gets the
-        reason, is let go and is due again after the minimum interval."""
+        """Pages robots.txt now forbids: not requested; each keeps its last copy (a visit
+        that ``kept`` it), gets the reason, is let go and is due again after the minimum
+        interval."""
         when = now or self.clock()
         with self.engine.begin() as conn:
             for part in chunks(urls):
@@ -307,6 +311,8 @@ class RevisitRows:
                     .where(PAGE.c.url.in_(part), PAGE.c.revisit_claim == self.worker)
                     .values(
                         fetch_error=reason[:2000],
+                        visit_outcome="kept",
+                        visit_time=when,
                         revisit_claim=None,
                         next_visit=when + timedelta(seconds=self.min_interval),
                     )

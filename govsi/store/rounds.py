@@ -9,6 +9,12 @@ batch claimed keeps the round alive; the last worker to end normally ends it. So
 REVISIT=all run after a kill finishes that round instead of starting it again, and workers
 starting together, before anything is claimed, each start their own at about the same time
 (what one revisits, after all of them started, is not due for the others).
+
+Every run with revisits (due or all) also marks the last round for ``scrapy report``: the
+``crawl_meta`` row ``round_started`` (naive UTC, ``YYYY-MM-DD HH:MM:SS.ffffff``, the form
+SQLite stores timestamps in, so it compares in SQL as it is). A run starting within
+``REVISIT_MIN_INTERVAL`` of the round's start joins it (a run resumed the same day,
+workers starting together); the report's last round is every visit since (``visit_time``).
 """
 
 from __future__ import annotations
@@ -21,9 +27,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from govsi.store.schema import PAGE, CrawlMeta
 
-__all__ = ["end_round", "join_round", "touch_round"]
+__all__ = ["STARTED", "end_round", "join_round", "mark_round", "round_started", "touch_round"]
 
 KEY = "revisit_round"
+STARTED = "round_started"
 CRAWL_META = cast(Table, CrawlMeta.__table__)
 
 
@@ -80,3 +87,39 @@ def end_round(conn: Connection, start: datetime) -> None:
             CRAWL_META.c.key == KEY, CRAWL_META.c.value.like(f"{start.isoformat()}|%")
         )
     )
+
+
+def round_started(
+    existing: datetime | None, start: datetime, now: datetime, min_interval: float
+) -> datetime:
+    """When the last round started, once a run starting at ``now`` revisits from ``start``
+    (now, or the start of the REVISIT=all round it joined): the round ``existing`` marks if
+    it started within ``min_interval`` before now (then from the earlier start), else a
+    new one from ``start``."""
+    if existing is not None and now - timedelta(seconds=min_interval) < existing:
+        return min(existing, start)
+    return start
+
+
+def mark_round(conn: Connection, start: datetime, now: datetime, min_interval: float) -> datetime:
+    """Record in ``round_started`` the round a run starting at ``now`` belongs to
+    (``round_started``'s rule) and return its start. Run inside a transaction; of workers
+    starting at once, the first to write wins and the others join it."""
+    found = conn.execute(select(CRAWL_META.c.value).where(CRAWL_META.c.key == STARTED)).scalar()
+    try:
+        existing = None if found is None else datetime.fromisoformat(found)
+    except ValueError:
+        existing = None  # unreadable: a new round
+    value = round_started(existing, start, now, min_interval)
+    text = value.isoformat(sep=" ", timespec="microseconds")
+    if found is None:
+        insert = (postgresql if conn.dialect.name == "postgresql" else sqlite).insert
+        conn.execute(insert(CRAWL_META).values(key=STARTED, value=text).on_conflict_do_nothing())
+    elif text != found:
+        conn.execute(
+            update(CRAWL_META)
+            .where(CRAWL_META.c.key == STARTED, CRAWL_META.c.value == found)
+            .values(value=text)
+        )
+    stored = conn.execute(select(CRAWL_META.c.value).where(CRAWL_META.c.key == STARTED)).scalar()
+    return value if stored is None else datetime.fromisoformat(stored)

@@ -147,6 +147,10 @@ class Page(Base):
     # A worker's claim on a due page, so that each is revisited once per round.
     revisit_claim: Mapped[str | None] = mapped_column(String(200))
     revisit_claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=False))
+    # The last visit: what it found (govsi.revisit.change.Outcome; NULL before govsi kept
+    # it) and when. Unlike accessed_time, a revisit that kept the copy sets it too.
+    visit_outcome: Mapped[str | None] = mapped_column(String(16))
+    visit_time: Mapped[datetime | None] = mapped_column(DateTime(timezone=False))
 
 
 class PageData(Base):

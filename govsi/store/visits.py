@@ -18,7 +18,8 @@ page happen one after the other) and makes one of four writes:
   failure): nothing of it is written. Writes never go backwards.
 
 Every visit but a skipped one sets ``next_visit`` and ``revisit_history``
-(``govsi.revisit.schedule``) and clears the row's revisit claim.
+(``govsi.revisit.schedule``), records what it found and when (``visit_outcome``:
+``govsi.revisit.change.outcome``; ``visit_time``) and clears the row's revisit claim.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from sqlalchemy import Connection, and_, bindparam, case, func, or_, select, upd
 from sqlalchemy.sql import Executable
 
 from govsi.items import FetchedPage, PageType
-from govsi.revisit.change import Change, Version, change
+from govsi.revisit.change import Change, Version, change, outcome
 from govsi.revisit.schedule import next_visit
 from govsi.store.database import chunks
 from govsi.store.images import drop_images, insert_images
@@ -240,7 +241,8 @@ class PageWrites:
         elif kind == "failed":
             when = item.accessed_time or utcnow()
             row = {"b_id": pid, "fetch_error": item.fetch_error,
-                   "next_visit": self.schedule.retry(when), **_UNCLAIMED}  # fmt: skip
+                   "next_visit": self.schedule.retry(when), "visit_outcome": "kept",
+                   "visit_time": when, **_UNCLAIMED}  # fmt: skip
             self.runs.add(_FAILED, row)
         elif kind == "write":
             self._write(pid, stored, item, page_id)
@@ -253,7 +255,8 @@ class PageWrites:
         self.runs.add(_VISIT, {
             "b_id": pid, "accessed_time": item.accessed_time, "b_etag": item.etag,
             "b_last_modified": item.last_modified, "next_visit": due,
-            "revisit_history": history, **_UNCLAIMED,
+            "revisit_history": history, "visit_outcome": "not_modified",
+            "visit_time": item.accessed_time, **_UNCLAIMED,
         })  # fmt: skip
         self.stored[pid] = replace(stored, accessed_time=item.accessed_time, history=history)
 
@@ -280,7 +283,8 @@ class PageWrites:
             )
             row.update(etag=item.etag, last_modified=item.last_modified,
                        changed_time=changed_time, next_visit=due, revisit_history=history,
-                       **_UNCLAIMED)  # fmt: skip
+                       visit_outcome=outcome(stored.version, after),
+                       visit_time=item.accessed_time, **_UNCLAIMED)  # fmt: skip
             if replaces:
                 self.replaced.add(pid)
         self.runs.add(_WRITE, row)
