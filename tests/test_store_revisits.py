@@ -15,6 +15,7 @@ from sqlalchemy import Engine, update
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, PageType
 from govsi.revisit.due import DueRule, RevisitMode
 from govsi.sharing.leases import goodbye, heartbeat
+from govsi.store.images import record_images
 from govsi.store.revisits import CLAIM_LEASE, RevisitRows
 from govsi.store.schema import PAGE
 from govsi.store.writer import CrawlWriter
@@ -196,6 +197,8 @@ def test_images_are_due_with_the_pages_that_show_them(db: Engine) -> None:
     r = rows(db)
     assert r.images("a.gov.si", "", 100, now=now) == []  # no page showing it visited since
     set_page(db, "http://a.gov.si/", accessed_time=T + timedelta(days=2))
+    hosts = {h: n for h, _, n in r.due_hosts(now=now)}
+    assert hosts["cdn.gov.si"] == 1
     [logo] = r.images("a.gov.si", "", 100, now=now)
     assert (logo.url, logo.image, logo.revisit.http_status_code) == (
         "http://a.gov.si/logo.png", True, 200,
@@ -203,12 +206,37 @@ def test_images_are_due_with_the_pages_that_show_them(db: Engine) -> None:
     assert [i.url for i in r.images("cdn.gov.si", "", 100, now=now)] == [
         "https://cdn.gov.si/slika.jpg"
     ]
-    assert r.images("a.gov.si", logo.url, 100, now=now) == []  # the cursor moves on
-    hosts = {h: n for h, _, n in r.due_hosts(now=now)}
-    assert hosts["cdn.gov.si"] == 1
+    # Claimed (on every row of its URL): not due again while held (as pages: the claim
+    # rule is theirs).
+    assert r.images("a.gov.si", "", 100, now=now) == []
+    assert "cdn.gov.si" not in {h for h, _, _ in r.due_hosts(now=now)}
     # all: every picture downloaded before the round.
-    every = rows(db, "all", start=T + timedelta(minutes=1))
+    every = rows(db, "all", worker="w3", start=T + timedelta(minutes=1))
+    assert r.release() == 2  # the two claimed pictures' rows
     assert [i.url for i in every.images("a.gov.si", "", 100)] == ["http://a.gov.si/logo.png"]
+
+
+def test_a_pictures_visit_gives_its_claim_back_and_it_is_done_for_the_round(
+    db: Engine,
+) -> None:
+    r = rows(db, "all", start=T + timedelta(minutes=1))
+    [logo] = r.images("a.gov.si", "", 100)
+    seen = FetchedImage(logo.url, not_modified=True, accessed_time=T + timedelta(minutes=2),
+                        http_status_code=304, revisit=logo.revisit)  # fmt: skip
+    with db.begin() as conn:
+        record_images(conn, [seen], store_data=False)
+    claims = q(db, f"SELECT revisit_claim, revisit_claimed_at FROM image WHERE url = '{logo.url}'")
+    assert claims and all(c is None and at is not None for c, at in claims)
+    # Done: neither this worker nor a later one in the same round takes it again.
+    assert r.images("a.gov.si", "", 100) == []
+    assert (
+        rows(db, "all", worker="w2", start=T + timedelta(minutes=1)).images("a.gov.si", "", 100)
+        == []
+    )
+    # A picture not sent (robots.txt, a budget) is let go: due again next round only.
+    [slika] = r.images("cdn.gov.si", "", 100)
+    r.let_go([slika.url])
+    assert r.images("cdn.gov.si", "", 100) == []
 
 
 def test_a_sitemaps_lastmod_makes_a_page_due_at_once(db: Engine) -> None:

@@ -295,10 +295,11 @@ class Revisits:
             self.stats.inc_value("govsi/revisit/refused_by_robots")
             if entry.kind == KIND_PAGE:
                 self._refused.setdefault(reason, []).append(entry.url)
+            else:
+                self._let_go.append(entry.url)  # a picture keeps its bytes, as they were
         else:
             self.stats.inc_value("govsi/revisit/not_fetched")
-            if entry.kind == KIND_PAGE:
-                self._let_go.append(entry.url)
+            self._let_go.append(entry.url)
         if len(self._let_go) + sum(map(len, self._refused.values())) >= WRITE_BATCH:
             self._flush()
 

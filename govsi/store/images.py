@@ -23,9 +23,11 @@ _NOT_LATER = or_(IMAGE.c.accessed_time.is_(None), IMAGE.c.accessed_time <= bindp
 _OUTCOME = update(IMAGE).where(IMAGE.c.url == bindparam("b_url"), _NOT_LATER)
 _FIRST = select(func.min(IMAGE.c.id)).where(IMAGE.c.url == bindparam("b_url")).scalar_subquery()
 _DATA = update(IMAGE).where(IMAGE.c.id == _FIRST, _NOT_LATER)
+# A visit gives back the picture's revisit claim (its time stays: done for the round).
 _NOT_MODIFIED = _OUTCOME.values(
     etag=func.coalesce(bindparam("b_etag"), IMAGE.c.etag),
     last_modified=func.coalesce(bindparam("b_last_modified"), IMAGE.c.last_modified),
+    revisit_claim=None,
 )
 
 
@@ -38,7 +40,7 @@ def record_images(conn: Connection, fetched: list[FetchedImage], store_data: boo
             "b_url": i.url, "b_accessed": i.accessed_time, "accessed_time": i.accessed_time,
             "content_type": (i.content_type or "")[:50] or None,
             "http_status_code": i.http_status_code, "content_hash": i.content_hash,
-            "etag": i.etag, "last_modified": i.last_modified,
+            "etag": i.etag, "last_modified": i.last_modified, "revisit_claim": None,
         } for i in full])  # fmt: skip
         # A revisit's answer is the picture now, whatever it was: bytes, or none.
         with_data = [

@@ -9,8 +9,8 @@ is gone (on SQLite every other name: one process at a time), or claimed longer a
 next visit); a row whose claim was cleared in this round (``revisit_claimed_at`` at or
 after its start) is done for the round. A round starts with the run; for ``all`` an
 unfinished one in crawldb is joined (``govsi.store.rounds``: finished after a kill).
-Images have no claim: one worker serves a host at a time (address leases) and a download
-moves ``image.accessed_time`` past the round.
+A picture's claim is the same pair of columns on every ``image`` row of its URL; its
+download (or 304) gives it back.
 
 The due rule is ``govsi.revisit.due.DueRule``'s, in SQL. Images are due with the pages
 that show them: once a page showing the picture was visited after the picture's last
@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import (
     ColumnElement,
     Engine,
+    Table,
     and_,
     exists,
     func,
@@ -138,12 +139,7 @@ class RevisitRows:
                 or_(PAGE.c.accessed_time.is_(None), PAGE.c.accessed_time <= rule.floor),
                 self._scheduled_by(rule, rule.now),
             )
-        done = and_(
-            PAGE.c.revisit_claim.is_(None),
-            PAGE.c.revisit_claimed_at.is_not(None),
-            PAGE.c.revisit_claimed_at >= rule.round_start,
-        )
-        return and_(_STORED, when, not_(done))
+        return and_(_STORED, when, not_(self._done(rule, PAGE)))
 
     def _live_workers(self) -> list[str]:
         if not self.shared:
@@ -152,29 +148,38 @@ class RevisitRows:
             live = conn.execute(_LIVE_WORKERS, {"ttl": self.live_within}).scalars()
             return sorted({self.worker, *live})
 
-    def _claimable(self, rule: DueRule, live: list[str]) -> ColumnElement[bool]:
-        """Nobody holds it: unclaimed, or held by a gone worker, or held too long. This
-        worker's own claims are queued here already, unless too old to be used (the
-        scheduler drops those and claims them again)."""
+    def _claimable(
+        self, rule: DueRule, live: list[str], table: Table = PAGE
+    ) -> ColumnElement[bool]:
+        """Nobody holds it (a row of ``table``, page or image): unclaimed, or held by a
+        gone worker, or held too long. This worker's own claims are queued here already,
+        unless too old to be used (the scheduler drops those and claims them again)."""
         stale = rule.now - timedelta(seconds=CLAIM_LEASE)
         unused = rule.now - timedelta(seconds=CLAIM_LEASE * CLAIM_USE)
+        claim, claimed_at = table.c.revisit_claim, table.c.revisit_claimed_at
         return or_(
-            PAGE.c.revisit_claim.is_(None),
-            and_(PAGE.c.revisit_claim == self.worker, PAGE.c.revisit_claimed_at <= unused),
+            claim.is_(None),
+            and_(claim == self.worker, claimed_at <= unused),
             and_(
-                PAGE.c.revisit_claim != self.worker,
-                or_(
-                    PAGE.c.revisit_claim.not_in(live),
-                    PAGE.c.revisit_claimed_at.is_(None),
-                    PAGE.c.revisit_claimed_at <= stale,
-                ),
+                claim != self.worker,
+                or_(claim.not_in(live), claimed_at.is_(None), claimed_at <= stale),
             ),
         )
 
+    @staticmethod
+    def _done(rule: DueRule, table: Table) -> ColumnElement[bool]:
+        """Revisited in this round: its claim was given back after the round began."""
+        return and_(
+            table.c.revisit_claim.is_(None),
+            table.c.revisit_claimed_at.is_not(None),
+            table.c.revisit_claimed_at >= rule.round_start,
+        )
+
     def _image_due(self, rule: DueRule) -> ColumnElement[bool]:
+        done = not_(self._done(rule, IMAGE))
         if rule.mode == MODE_ALL:
             return and_(
-                IMAGE.c.accessed_time.is_not(None), IMAGE.c.accessed_time < rule.round_start
+                IMAGE.c.accessed_time.is_not(None), IMAGE.c.accessed_time < rule.round_start, done
             )
         showing = IMAGE.alias("showing")
         page_seen_since = exists().where(
@@ -186,6 +191,7 @@ class RevisitRows:
             IMAGE.c.accessed_time.is_not(None),
             IMAGE.c.accessed_time <= rule.floor,
             page_seen_since,
+            done,
         )
 
     # -- the questions ----------------------------------------------------------------------
@@ -205,7 +211,8 @@ class RevisitRows:
             )
             for host, url, count in conn.execute(q):
                 found[host] = (url, int(count))
-            images = select(IMAGE.c.url).where(self._image_due(rule)).distinct()
+            due_images = and_(self._image_due(rule), self._claimable(rule, live, IMAGE))
+            images = select(IMAGE.c.url).where(due_images).distinct()
             for (url,) in conn.execute(images.execution_options(yield_per=5000)):
                 host = host_of(url)
                 if host:
@@ -267,28 +274,52 @@ class RevisitRows:
     def images(
         self, host: str, after: str, limit: int, *, now: datetime | None = None
     ) -> list[DueRow]:
-        """Up to ``limit`` of ``host``'s due images, by URL after ``after`` (a cursor:
-        images carry no claim)."""
+        """Claim up to ``limit`` of ``host``'s due images nobody holds, by URL after
+        ``after`` (a cursor), and return them. A picture's claim is on every row of its
+        URL, taken by one UPDATE that re-checks nobody holds it (as pages')."""
         rule = self.rule(now)
         if limit <= 0:
             return []
+        live = self._live_workers()
+        claimable = self._claimable(rule, live, IMAGE)
         prefixes = [f"{scheme}://{host}{end}" for scheme in ("http", "https") for end in "/:"]
         first = (
             select(func.min(IMAGE.c.id))
             .where(or_(*[IMAGE.c.url.like(f"{p}%") for p in prefixes]), IMAGE.c.url > after)
             .group_by(IMAGE.c.url)
         )
-        q = (
-            select(
-                IMAGE.c.url, IMAGE.c.etag, IMAGE.c.last_modified, IMAGE.c.content_hash,
-                IMAGE.c.http_status_code, IMAGE.c.accessed_time,
-            )
-            .where(IMAGE.c.id.in_(first), self._image_due(rule))
+        pick = (
+            select(IMAGE.c.url)
+            .where(IMAGE.c.id.in_(first), self._image_due(rule), claimable)
             .order_by(IMAGE.c.url)
             .limit(limit)
-        )  # fmt: skip
-        with self.engine.connect() as conn:
-            rows = conn.execute(q).all()
+        )
+        with self.engine.begin() as conn:
+            urls = list(conn.execute(pick).scalars())
+            if not urls:
+                return []
+            if self.mode == MODE_ALL:
+                touch_round(conn, self.round_start, rule.now)
+            conn.execute(
+                update(IMAGE)
+                .where(IMAGE.c.url.in_(urls), claimable)
+                .values(revisit_claim=self.worker, revisit_claimed_at=rule.now)
+            )
+            held = (
+                select(func.min(IMAGE.c.id))
+                .where(IMAGE.c.url.in_(urls))
+                .group_by(IMAGE.c.url)
+                .having(func.min(IMAGE.c.revisit_claim) == self.worker)
+                .having(func.max(IMAGE.c.revisit_claim) == self.worker)
+            )
+            rows = conn.execute(
+                select(
+                    IMAGE.c.url, IMAGE.c.etag, IMAGE.c.last_modified, IMAGE.c.content_hash,
+                    IMAGE.c.http_status_code, IMAGE.c.accessed_time,
+                )
+                .where(IMAGE.c.id.in_(held))
+                .order_by(IMAGE.c.url)
+            ).all()  # fmt: skip
         return [
             DueRow(
                 url, 0, True,
@@ -319,15 +350,17 @@ class RevisitRows:
                 )
 
     def let_go(self, urls: list[str]) -> None:
-        """Claimed pages not revisited in this round (a budget, a host given up on): let
-        go, done for the round, due again in the next."""
+        """Claimed pages and pictures not revisited in this round (a budget, a host given
+        up on, a picture robots.txt now forbids): let go, done for the round, due again in
+        the next."""
         with self.engine.begin() as conn:
-            for part in chunks(urls):
-                conn.execute(
-                    update(PAGE)
-                    .where(PAGE.c.url.in_(part), PAGE.c.revisit_claim == self.worker)
-                    .values(revisit_claim=None)
-                )
+            for table in (PAGE, IMAGE):
+                for part in chunks(urls):
+                    conn.execute(
+                        update(table)
+                        .where(table.c.url.in_(part), table.c.revisit_claim == self.worker)
+                        .values(revisit_claim=None)
+                    )
 
     def release(self) -> int:
         """The run ends normally: every claim of this worker still held goes back, as if
@@ -338,15 +371,19 @@ class RevisitRows:
             return 0
         live = self._live_workers()
         others = [w for w in live if w != self.worker]
+        went_back = 0
         with self.engine.begin() as conn:
-            result = conn.execute(
-                update(PAGE)
-                .where(or_(PAGE.c.revisit_claim == self.worker, PAGE.c.revisit_claim.not_in(live)))
-                .values(revisit_claim=None, revisit_claimed_at=None)
-            )
+            for table in (PAGE, IMAGE):
+                claim = table.c.revisit_claim
+                result = conn.execute(
+                    update(table)
+                    .where(or_(claim == self.worker, claim.not_in(live)))
+                    .values(revisit_claim=None, revisit_claimed_at=None)
+                )
+                went_back += int(result.rowcount or 0)
             if self.mode == MODE_ALL and not others:
                 end_round(conn, self.round_start)
-            return int(result.rowcount or 0)
+        return went_back
 
     def sitemap_lastmods(
         self, changed: list[tuple[str, datetime]], now: datetime | None = None

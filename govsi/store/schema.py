@@ -202,6 +202,9 @@ class Image(Base):
     content_hash: Mapped[str | None] = mapped_column(String(64))
     etag: Mapped[str | None] = mapped_column(String(1000))
     last_modified: Mapped[str | None] = mapped_column(String(200))
+    # The worker revisiting the picture in this round, as on page (on every row of its URL).
+    revisit_claim: Mapped[str | None] = mapped_column(String(200))
+    revisit_claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=False))
 
 
 class PageVersion(Base):
