@@ -51,7 +51,12 @@ def crawled(request: pytest.FixtureRequest, gov_web: SimWeb, tmp_path_factory: A
         db_url = request.getfixturevalue("pg_cluster").create_database("e2e")
     gov_web.reset_log()
     run = run_crawl(
-        gov_web, db_url, work, govweb.SEEDS, STORE_BINARY_DATA=store_binary, **E2E_SETTINGS
+        gov_web,
+        db_url,
+        work,
+        govweb.SEEDS,
+        STORE_BINARY_DATA=store_binary,
+        **{**E2E_SETTINGS, "RETRY_TIMES": 2},
     )
     assert run.returncode == 0, run.log[-5000:]
     # Errors inside components (a signal handler, a pipeline) are only logged by Scrapy.

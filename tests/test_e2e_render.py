@@ -184,7 +184,7 @@ def test_the_browser_waits_for_the_delay_and_closes_when_idle(
 
 def test_an_idle_browser_is_closed(js_web: SimWeb, tmp_path: Path) -> None:
     # The app page is rendered first; then come seconds of plain pages, nothing to render:
-    # staticno.gov.si's eight requests take 8 × 1.2 s from the start, several seconds more
+    # staticno.gov.si's eight requests take 8 x 1.2 s from the start, several seconds more
     # than starting the browser and rendering /app take on a loaded machine (idle checks
     # run every second).
     run, pages = crawl(

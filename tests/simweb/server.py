@@ -238,8 +238,13 @@ class SimWeb:
         return self
 
     def stop(self) -> None:
+        # Each shutdown waits for its server's next poll: all of them at once, not in turn.
+        stopping = [threading.Thread(target=s.shutdown) for s in self._servers]
+        for t in stopping:
+            t.start()
+        for t in stopping:
+            t.join()
         for s in self._servers:
-            s.shutdown()
             s.server_close()
 
     def _tls_context(self) -> ssl.SSLContext:
