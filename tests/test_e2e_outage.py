@@ -23,8 +23,11 @@ from tests.support.crawl import (
 )
 from tests.support.pgcluster import PgCluster
 
-# Flush often, so that batches are written (and fail) while the server is down.
-OUTAGE_SETTINGS = {**E2E_SETTINGS, "DB_FLUSH_INTERVAL": 0.3, "DB_WRITE_RETRIES": 1}
+# Flush often, so that batches are written (and fail) while the server is down. Short
+# leases: a run that could not give its address leases back (crawldb away at its end, or
+# killed) holds them that long, and the next run waits for them.
+OUTAGE_SETTINGS = {**E2E_SETTINGS, "DB_FLUSH_INTERVAL": 0.3, "DB_WRITE_RETRIES": 1,
+                   "LEASE_TTL": 3, "LEASE_SCAN_INTERVAL": 1}  # fmt: skip
 
 
 def start_during_outage(
