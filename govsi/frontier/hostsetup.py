@@ -25,6 +25,7 @@ from govsi.frontier import budgets
 from govsi.frontier.budgets import Budgets
 from govsi.frontier.config import SchedulerConfig
 from govsi.frontier.entries import Entry, HostInfo, Workbench
+from govsi.frontier.waking import running_reactor
 from govsi.items import SiteInfo
 from govsi.net.guard import AddressGuard
 from govsi.requestmeta import KIND_IMAGE, KIND_ROBOTS, META_KIND
@@ -55,14 +56,6 @@ ROBOTS_REFUSALS: dict[Refusal, tuple[str, str]] = {
 
 def _is_robots_request(entry: Any) -> bool:
     return isinstance(entry, Request) and entry.meta.get(META_KIND) == KIND_ROBOTS
-
-
-def _reactor() -> Any:
-    # Imported when used: importing the reactor at module level installs the default one
-    # before Scrapy installs the one its settings ask for.
-    from twisted.internet import reactor
-
-    return reactor
 
 
 @dataclass(frozen=True)
@@ -166,7 +159,9 @@ class HostSetup:
 
         # Through the guard, with its reason kept (refused, or DNS's own: not answered
         # within DNS_TIMEOUT, no such name).
-        lookup = self.guard.lookup(host) if self.guard is not None else _reactor().resolve(host)
+        lookup = (
+            self.guard.lookup(host) if self.guard is not None else running_reactor().resolve(host)
+        )
         lookup.addCallbacks(resolved, failed)
 
     # -- robots.txt -------------------------------------------------------------------------
@@ -229,7 +224,7 @@ class HostSetup:
                 self.frontier.close_gate(host)
                 wait = self.config.robots_retry_delay * 2 ** (info.robots_failures - 1)
                 logger.info("robots.txt of %s: %s; retrying in %.0f s", host, outcome.error, wait)
-                info.robots_retry = _reactor().callLater(wait, self.send_robots, host)
+                info.robots_retry = running_reactor().callLater(wait, self.send_robots, host)
             else:
                 self._give_up(host, f"robots.txt unavailable ({outcome.error})")
         self.cb.wake()

@@ -11,16 +11,26 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 from scrapy.statscollectors import StatsCollector
 from twisted.internet.base import DelayedCall
 
-from govsi.frontier.hostsetup import _reactor
 from govsi.frontier.queue import Frontier
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Waker"]
+__all__ = ["Waker", "running_reactor"]
+
+
+def running_reactor() -> Any:
+    """The reactor the crawl runs on, for the frontier's timers and lookups (tests put a
+    clock of their own in its place)."""
+    # Imported when used: importing the reactor at module level installs the default one
+    # before Scrapy installs the one its settings ask for.
+    from twisted.internet import reactor
+
+    return reactor
 
 
 class Waker:
@@ -43,7 +53,7 @@ class Waker:
                 return
             self._call.cancel()
         self._at = when
-        self._call = _reactor().callLater(max(0.0, when - time.monotonic()), self.wake)
+        self._call = running_reactor().callLater(max(0.0, when - time.monotonic()), self.wake)
 
     def store_full(self, saturated: bool) -> bool:
         """Whether requests are held because crawldb's writer is full (``saturated``)."""
@@ -55,7 +65,7 @@ class Waker:
             self.stats.inc_value("govsi/db_backpressure")
             logger.warning("crawldb's write buffer is full: no new requests until it drains")
         if self._store_wake is None or not self._store_wake.active():
-            self._store_wake = _reactor().callLater(0.5, self.wake)
+            self._store_wake = running_reactor().callLater(0.5, self.wake)
         return True
 
     def close(self) -> None:

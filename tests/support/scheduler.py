@@ -156,7 +156,9 @@ class Harness:
             # crawldb calls answer at once (in a crawl they run in a worker thread).
             monkeypatch.setattr(module, "deferToThread", defer.maybeDeferred)
         for module in (waking_module, hostsetup_module):
-            monkeypatch.setattr(module, "_reactor", lambda: FakeReactor(self.clock, addresses))
+            monkeypatch.setattr(
+                module, "running_reactor", lambda: FakeReactor(self.clock, addresses)
+            )
         self.store = FakeStore()
         self.stats = DictStats()
         self.spider = FactorySpider()
