@@ -1,6 +1,6 @@
 """End-to-end revisits: crawl a simulated web, change it (``tests.simweb.revisitweb``), then
-run ``scrapy crawl govsi -s REVISIT=all``: with the SQLite default (rendering on), and with
-three workers sharing PostgreSQL. Judged at the servers (what was asked for, how, and when)
+run ``scrapy crawl govsi -s REVISIT=all``: with the SQLite default (rendering on), with
+PostgreSQL, and with three workers sharing PostgreSQL. Judged at the servers (what was asked for, how, and when)
 and in crawldb (what changed, the history, the current copy). A run killed half way
 through its revisits is finished without repeats and without losing history.
 """
@@ -67,8 +67,7 @@ class Revisited:
         )
 
 
-# PostgreSQL is the three workers' crawldb.
-@pytest.fixture(scope="module", params=["sqlite", "three workers"])
+@pytest.fixture(scope="module", params=["sqlite", "postgresql", "three workers"])
 def revisited(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Revisited]:
