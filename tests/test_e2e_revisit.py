@@ -1,9 +1,9 @@
 """End-to-end revisits: crawl a simulated web, change it (``tests.simweb.revisitweb``), then
 run ``scrapy crawl govsi -s REVISIT=all``: with the SQLite default (rendering on), with
-PostgreSQL, and with three workers sharing PostgreSQL. Judged at the servers (what was asked for, how, and when)
-and in crawldb (what changed, the history, the current copy). A run killed half way
-through its revisits is finished without repeats and without losing history.
-"""
+PostgreSQL, and with three workers sharing PostgreSQL. Judged at the servers (what was
+asked for, how, and when) and in crawldb (what changed, the history, the current copy). A
+run killed half way through its revisits is finished without repeats and without losing
+history."""
 
 from __future__ import annotations
 

@@ -40,8 +40,10 @@ from govsi.store.originals import nearest
 
 logger = logging.getLogger(__name__)
 
-# Originals remembered in memory until their rows are surely written (a few flushes' worth).
-RECENT = 10_000
+# Originals remembered in memory until their rows are surely written: many flushes' worth
+# (a flush every DB_FLUSH_INTERVAL, 2 s, and a crawl of 50 pages a second writes these within
+# 40 s). Each costs about 4 KB (its band keys and signature), so 2 000 bound it to 8 MB.
+RECENT = 2_000
 # The lookup of one page: stored pages with its exact key (kind 0), and those sharing one
 # of its LSH band keys, with their signatures (kind 1); callers keep the HTML ones.
 # Unqualified names: the PostgreSQL engine's search_path finds the crawldb schema. The page

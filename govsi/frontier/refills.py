@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Set
+from collections.abc import Container
 
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
@@ -34,7 +34,7 @@ class Refills:
         config: SchedulerConfig,
         bench: Workbench,
         *,
-        released: Set[int],
+        released: Container[int],
         callbacks: QueueCallbacks,
     ) -> None:
         self.hosts, self.frontier = bench.hosts, bench.frontier

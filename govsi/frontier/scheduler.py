@@ -30,6 +30,7 @@ from twisted.internet import task
 from govsi.frontier.addresses import AddressSharing
 from govsi.frontier.config import SchedulerConfig
 from govsi.frontier.entries import Entry, HostInfo, QueueCallbacks, Workbench, page_url
+from govsi.frontier.fingerprints import FingerprintSet
 from govsi.frontier.hostsetup import DEPTH_ROBOTS, HostSetup, SetupCallbacks
 from govsi.frontier.outcomes import PagesOut
 from govsi.frontier.progress import Progress
@@ -107,7 +108,7 @@ class FrontierScheduler(BaseScheduler):
         self.hosts: dict[str, HostInfo] = {}
         # Every page or image released in this run, so that none is released twice while
         # its row in crawldb still says FRONTIER (writes lag behind).
-        self.released: set[int] = set()
+        self.released = FingerprintSet()
         # No single attempt can take longer (DNS and connection included in the timeout).
         self.stuck_after = config.download_timeout + 60.0
         self.sharing = AddressSharing(
