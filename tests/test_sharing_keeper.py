@@ -13,9 +13,11 @@ from scrapy import Request
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
-from govsi.frontier.addresses import AddressSharing
+from govsi.frontier.addresses import AddressSharing, robots_key
 from govsi.frontier.entries import Entry, HostInfo
+from govsi.frontier.outcomes import PagesOut
 from govsi.frontier.queue import Frontier
+from govsi.items import RobotsFile
 from govsi.requestmeta import KIND_PAGE, META_KIND, META_URL
 from govsi.sharing.keeper import LeaseCallbacks, LeaseKeeper, _Outcome, share_of, to_hand_over
 
@@ -314,6 +316,20 @@ def test_a_response_still_in_the_spider_keeps_the_address() -> None:
     w.store.items_added += 1
     w.sharing.settled("https://a.gov.si/1")
     assert w.movable("10.0.0.1") == []  # the page's write is asked for
+    w.store.items_written = w.store.items_added
+    assert w.movable("10.0.0.1") == ["10.0.0.1"]
+
+
+def test_a_robots_txt_fetched_here_keeps_the_address_until_its_record_is_written() -> None:
+    # Given away before its record is in crawldb, the next holder would fetch it again.
+    w = World()
+    w.add_host("a.gov.si", "10.0.0.1")
+    out = PagesOut(w.frontier, settled=w.sharing.settled, changed=lambda: None, stuck_after=60)
+    w.sharing.page_out(robots_key("a.gov.si"), "10.0.0.1")
+    assert w.movable("10.0.0.1") == []
+    w.store.items_added += 1
+    out.item_done(RobotsFile("a.gov.si", "User-agent: *\nDisallow:\n", 200))
+    assert w.movable("10.0.0.1") == []  # its write is asked for
     w.store.items_written = w.store.items_added
     assert w.movable("10.0.0.1") == ["10.0.0.1"]
 

@@ -62,6 +62,13 @@ class Served(Protocol):
         """robots.txt another worker fetched for hosts taken over, read from crawldb."""
 
 
+def robots_key(host: str) -> str:
+    """What a robots.txt request of ``host`` is tracked by until its outcome is in the store
+    (``page_out`` / ``settled``): a worker taking the address over reads it from crawldb
+    instead of fetching it again."""
+    return f"robots.txt {host}"
+
+
 class AddressSharing:
     def __init__(
         self,
@@ -148,7 +155,8 @@ class AddressSharing:
         return self.leases.waiting()
 
     def page_out(self, url: str, ip: str | None) -> None:
-        """A page or image request for ``url`` left the queue."""
+        """A page or image request for ``url`` (or a robots.txt request, ``robots_key``)
+        left the queue."""
         if ip is None:
             return
         self._unsettled[url] = (ip, time.monotonic())

@@ -70,6 +70,8 @@ class SetupCallbacks:
     sitemaps: Callable[[str, list[str]], None]
     # (entry, reason, stat): a queued page or image is not fetched; record it.
     not_fetched: Callable[[Entry, str, str], None]
+    # (host): its robots.txt request has an outcome that stores nothing (an error).
+    robots_settled: Callable[[str], None]
 
 
 class HostSetup:
@@ -195,6 +197,8 @@ class HostSetup:
         self, outcome: RobotsOutcome, sitemaps: bool = True, age: float = 0.0
     ) -> None:
         host, info = outcome.host, self.hosts[outcome.host]
+        if outcome.error is not None:
+            self.cb.robots_settled(host)  # no record will come: nothing to wait for
         if outcome.error is None:
             info.rules, info.robots_failures = outcome.rules, 0
             info.rules_at = time.monotonic() - age

@@ -2,8 +2,8 @@
 
 A page released holds back the late entries (sitemap pages) at or below its depth until
 its links are known (``Frontier.page_opened`` / ``page_done``): its outcome is its item,
-or its callback's failure. A page's or image's stored outcome settles it for address
-sharing. A page whose outcome never comes is let go after a while.
+or its callback's failure. A page's, image's or robots.txt's stored outcome settles it
+for address sharing. A page whose outcome never comes is let go after a while.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from typing import Any
 from scrapy import Spider
 from twisted.python.failure import Failure
 
+from govsi.frontier.addresses import robots_key
 from govsi.frontier.queue import Frontier
-from govsi.items import FetchedImage, FetchedPage
+from govsi.items import FetchedImage, FetchedPage, RobotsFile
 from govsi.requestmeta import META_URL
 from govsi.web.urls import fingerprint
 
@@ -48,6 +49,8 @@ class PagesOut:
         store (pipelines run before these signals)."""
         if isinstance(item, FetchedPage | FetchedImage):
             self.settled(item.url)
+        elif isinstance(item, RobotsFile):
+            self.settled(robots_key(item.host))
         if isinstance(item, FetchedPage):
             self._done(item.url)
 

@@ -27,7 +27,7 @@ from scrapy.statscollectors import StatsCollector
 from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet import task
 
-from govsi.frontier.addresses import AddressSharing
+from govsi.frontier.addresses import AddressSharing, robots_key
 from govsi.frontier.config import SchedulerConfig
 from govsi.frontier.entries import Entry, HostInfo, QueueCallbacks, Workbench, page_url
 from govsi.frontier.fingerprints import FingerprintSet
@@ -132,6 +132,7 @@ class FrontierScheduler(BaseScheduler):
                 resolved=self.sharing.resolved,
                 sitemaps=self._sitemaps,
                 not_fetched=self._not_fetched,
+                robots_settled=lambda host: self.sharing.settled(robots_key(host)),
             ),
         )
         # Refills and revisits both queue work read from crawldb: one way to say so.
@@ -295,6 +296,8 @@ class FrontierScheduler(BaseScheduler):
             request = entry
         request.meta[META_HOST] = state.name
         url = page_url(entry)
+        if url is None and request.meta.get(META_KIND) == KIND_ROBOTS:
+            url = robots_key(state.name)
         if url is not None:
             self.sharing.page_out(url, self.hosts[state.name].ip)
         # A retry is a copy of a request that went out before, marks and all.
