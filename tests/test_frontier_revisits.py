@@ -25,8 +25,9 @@ from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, Revisit
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_LASTMOD, META_REVISIT, META_URL
 from govsi.revisit.due import RevisitMode
 from govsi.store import database
+from govsi.store.due import CLAIM_LEASE
 from govsi.store.reader import StoredRobots
-from govsi.store.revisits import CLAIM_LEASE, RevisitRows
+from govsi.store.revisits import RevisitRows
 from govsi.store.schema import PAGE
 from govsi.store.writer import CrawlWriter
 from tests.support.crawldb import q

@@ -15,8 +15,9 @@ from sqlalchemy import Engine, update
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, PageType
 from govsi.revisit.due import DueRule, RevisitMode
 from govsi.sharing.leases import goodbye, heartbeat
+from govsi.store.due import CLAIM_LEASE
 from govsi.store.images import record_images
-from govsi.store.revisits import CLAIM_LEASE, RevisitRows
+from govsi.store.revisits import RevisitRows
 from govsi.store.schema import PAGE
 from govsi.store.writer import CrawlWriter
 from tests.support.crawldb import q

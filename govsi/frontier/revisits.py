@@ -38,8 +38,9 @@ from govsi.frontier.config import SchedulerConfig
 from govsi.frontier.entries import Entry, QueueCallbacks, Workbench
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_LASTMOD, META_URL
 from govsi.revisit.due import MODE_OFF, parse_lastmod
+from govsi.store.due import CLAIM_LEASE, CLAIM_USE
 from govsi.store.extension import CrawlStore
-from govsi.store.revisits import CLAIM_LEASE, CLAIM_USE, DueRow, RevisitRows
+from govsi.store.revisits import DueRow, RevisitRows
 from govsi.web.urls import fingerprint, host_of, in_scope
 
 logger = logging.getLogger(__name__)

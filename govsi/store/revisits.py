@@ -12,10 +12,10 @@ unfinished one in crawldb is joined (``govsi.store.rounds``: finished after a ki
 A picture's claim is the same pair of columns on every ``image`` row of its URL; its
 download (or 304) gives it back.
 
-The due rule is ``govsi.revisit.due.DueRule``'s, in SQL. Images are due with the pages
-that show them: once a page showing the picture was visited after the picture's last
-download (and that download is ``min_interval`` old; in ``all``, downloaded before the
-round).
+The due rule is ``govsi.revisit.due.DueRule``'s, in SQL (``govsi.store.due``). Images are
+due with the pages that show them: once a page showing the picture was visited after the
+picture's last download (and that download is ``min_interval`` old; in ``all``,
+downloaded before the round).
 """
 
 from __future__ import annotations
@@ -25,13 +25,9 @@ from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
-    ColumnElement,
     Engine,
-    Table,
     and_,
-    exists,
     func,
-    not_,
     or_,
     select,
     text,
@@ -41,17 +37,18 @@ from sqlalchemy import (
 from govsi.items import PageType, Revisit
 from govsi.revisit.due import MODE_ALL, DueRule, RevisitMode
 from govsi.store.database import chunks
+from govsi.store.due import (
+    STORED,
+    claimable,
+    image_due,
+    page_due,
+    scheduled_by,
+)
 from govsi.store.rounds import end_round, join_round, mark_round, touch_round
 from govsi.store.schema import IMAGE, PAGE, SITE, utcnow
 from govsi.web.urls import host_of
 
-__all__ = ["CLAIM_LEASE", "DueRow", "RevisitRows"]
-
-# A claim older than this may be taken by another worker: a worker drops a revisit it
-# claimed longer ago than CLAIM_LEASE * CLAIM_USE before sending it (it claims again), so
-# two workers never send the same one.
-CLAIM_LEASE = 3600.0
-CLAIM_USE = 0.9
+__all__ = ["DueRow", "RevisitRows"]
 
 # The workers at work on the crawl (``govsi.sharing.leases``' rule: seen within LEASE_TTL on
 # crawldb's clock, not ended).
@@ -59,7 +56,6 @@ _LIVE_WORKERS = text(
     "SELECT worker FROM crawldb.crawl_worker WHERE ended_at IS NULL "
     "AND seen_at > EXTRACT(EPOCH FROM clock_timestamp()) - :ttl"
 )
-_STORED = PAGE.c.page_type_code.is_not(None) & (PAGE.c.page_type_code != "FRONTIER")
 
 
 class DueRow(NamedTuple):
@@ -119,80 +115,12 @@ class RevisitRows:
             self.mode, now or self.clock(), self.round_start, self.min_interval, self.overdue_after
         )
 
-    # -- the due rule in SQL ----------------------------------------------------------------
-    def _scheduled_by(self, rule: DueRule, when: datetime) -> ColumnElement[bool]:
-        """The page's schedule makes it due by ``when``."""
-        min_interval = timedelta(seconds=rule.min_interval)
-        return or_(
-            PAGE.c.next_visit <= when,
-            and_(PAGE.c.next_visit.is_(None), PAGE.c.accessed_time <= when - min_interval),
-            and_(PAGE.c.next_visit.is_(None), PAGE.c.accessed_time.is_(None)),
-        )
-
-    def _page_due(self, rule: DueRule) -> ColumnElement[bool]:
-        if rule.mode == MODE_ALL:
-            when: ColumnElement[bool] = or_(
-                PAGE.c.accessed_time.is_(None), PAGE.c.accessed_time < rule.round_start
-            )
-        else:
-            when = and_(
-                or_(PAGE.c.accessed_time.is_(None), PAGE.c.accessed_time <= rule.floor),
-                self._scheduled_by(rule, rule.now),
-            )
-        return and_(_STORED, when, not_(self._done(rule, PAGE)))
-
     def _live_workers(self) -> list[str]:
         if not self.shared:
             return [self.worker]
         with self.engine.connect() as conn:
             live = conn.execute(_LIVE_WORKERS, {"ttl": self.live_within}).scalars()
             return sorted({self.worker, *live})
-
-    def _claimable(
-        self, rule: DueRule, live: list[str], table: Table = PAGE
-    ) -> ColumnElement[bool]:
-        """Nobody holds it (a row of ``table``, page or image): unclaimed, or held by a
-        gone worker, or held too long. This worker's own claims are queued here already,
-        unless too old to be used (the scheduler drops those and claims them again)."""
-        stale = rule.now - timedelta(seconds=CLAIM_LEASE)
-        unused = rule.now - timedelta(seconds=CLAIM_LEASE * CLAIM_USE)
-        claim, claimed_at = table.c.revisit_claim, table.c.revisit_claimed_at
-        return or_(
-            claim.is_(None),
-            and_(claim == self.worker, claimed_at <= unused),
-            and_(
-                claim != self.worker,
-                or_(claim.not_in(live), claimed_at.is_(None), claimed_at <= stale),
-            ),
-        )
-
-    @staticmethod
-    def _done(rule: DueRule, table: Table) -> ColumnElement[bool]:
-        """Revisited in this round: its claim was given back after the round began."""
-        return and_(
-            table.c.revisit_claim.is_(None),
-            table.c.revisit_claimed_at.is_not(None),
-            table.c.revisit_claimed_at >= rule.round_start,
-        )
-
-    def _image_due(self, rule: DueRule) -> ColumnElement[bool]:
-        done = not_(self._done(rule, IMAGE))
-        if rule.mode == MODE_ALL:
-            return and_(
-                IMAGE.c.accessed_time.is_not(None), IMAGE.c.accessed_time < rule.round_start, done
-            )
-        showing = IMAGE.alias("showing")
-        page_seen_since = exists().where(
-            showing.c.url == IMAGE.c.url,
-            PAGE.c.id == showing.c.page_id,
-            PAGE.c.accessed_time > IMAGE.c.accessed_time,
-        )
-        return and_(
-            IMAGE.c.accessed_time.is_not(None),
-            IMAGE.c.accessed_time <= rule.floor,
-            page_seen_since,
-            done,
-        )
 
     # -- the questions ----------------------------------------------------------------------
     def due_hosts(self, now: datetime | None = None) -> list[tuple[str, str, int]]:
@@ -205,13 +133,13 @@ class RevisitRows:
             q = (
                 select(SITE.c.domain, func.min(PAGE.c.url), func.count())
                 .join(PAGE, PAGE.c.site_id == SITE.c.id)
-                .where(self._page_due(rule), self._claimable(rule, live))
+                .where(page_due(rule), claimable(rule, self.worker, live))
                 .group_by(SITE.c.id, SITE.c.domain)
                 .order_by(SITE.c.id)
             )
             for host, url, count in conn.execute(q):
                 found[host] = (url, int(count))
-            due_images = and_(self._image_due(rule), self._claimable(rule, live, IMAGE))
+            due_images = and_(image_due(rule), claimable(rule, self.worker, live, IMAGE))
             images = select(IMAGE.c.url).where(due_images).distinct()
             for (url,) in conn.execute(images.execution_options(yield_per=5000)):
                 host = host_of(url)
@@ -230,10 +158,10 @@ class RevisitRows:
         if limit <= 0:
             return []
         live = self._live_workers()
-        due = self._page_due(rule)
+        due = page_due(rule)
         if overdue_only:
-            due = and_(due, self._scheduled_by(rule, rule.overdue_cut))
-        claimable = self._claimable(rule, live)
+            due = and_(due, scheduled_by(rule, rule.overdue_cut))
+        free = claimable(rule, self.worker, live)
         with self.engine.begin() as conn:
             site = conn.execute(select(SITE.c.id).where(SITE.c.domain == host)).scalar()
             if site is None:
@@ -241,7 +169,7 @@ class RevisitRows:
             soonest = func.coalesce(PAGE.c.next_visit, PAGE.c.accessed_time)
             pick = (
                 select(PAGE.c.id)
-                .where(PAGE.c.site_id == site, due, claimable)
+                .where(PAGE.c.site_id == site, due, free)
                 .order_by(soonest, PAGE.c.id)
                 .limit(limit)
             )
@@ -257,7 +185,7 @@ class RevisitRows:
             # claimed by a transaction that committed meanwhile is re-read and skipped.
             conn.execute(
                 update(PAGE)
-                .where(PAGE.c.id.in_(ids), claimable)
+                .where(PAGE.c.id.in_(ids), free)
                 .values(revisit_claim=self.worker, revisit_claimed_at=rule.now)
             )
             rows = conn.execute(
@@ -281,7 +209,7 @@ class RevisitRows:
         if limit <= 0:
             return []
         live = self._live_workers()
-        claimable = self._claimable(rule, live, IMAGE)
+        free = claimable(rule, self.worker, live, IMAGE)
         prefixes = [f"{scheme}://{host}{end}" for scheme in ("http", "https") for end in "/:"]
         first = (
             select(func.min(IMAGE.c.id))
@@ -290,7 +218,7 @@ class RevisitRows:
         )
         pick = (
             select(IMAGE.c.url)
-            .where(IMAGE.c.id.in_(first), self._image_due(rule), claimable)
+            .where(IMAGE.c.id.in_(first), image_due(rule), free)
             .order_by(IMAGE.c.url)
             .limit(limit)
         )
@@ -302,7 +230,7 @@ class RevisitRows:
                 touch_round(conn, self.round_start, rule.now)
             conn.execute(
                 update(IMAGE)
-                .where(IMAGE.c.url.in_(urls), claimable)
+                .where(IMAGE.c.url.in_(urls), free)
                 .values(revisit_claim=self.worker, revisit_claimed_at=rule.now)
             )
             held = (
@@ -398,7 +326,7 @@ class RevisitRows:
                     update(PAGE)
                     .where(
                         PAGE.c.url == url,
-                        _STORED,
+                        STORED,
                         PAGE.c.accessed_time < lastmod,
                         or_(PAGE.c.next_visit.is_(None), PAGE.c.next_visit > when),
                     )
