@@ -220,6 +220,7 @@ def test_a_page_moved_in_the_batch_that_rewrites_its_old_address_is_an_original(
     assert writer(engine).write([moved, new])
     stored = rows(engine)
     assert stored["https://a.gov.si/novo"][:3] == ("HTML", True, None)
+    fresh.close()
 
 
 def test_the_sqlite_lookup_walks_band_keys_not_every_html_page(tmp_path) -> None:  # type: ignore[no-untyped-def]
