@@ -49,35 +49,27 @@ class FingerprintSet:
         """Bytes the table holds (the whole cost: there is nothing else per member)."""
         return len(self._table) * self._table.itemsize
 
-    def _slot(self, value: int) -> int:
-        return ((value * 0x9E3779B97F4A7C15) & _MASK64) >> self._shift
+    def _find(self, value: int) -> int:
+        """The slot holding ``value`` (stored form), or the empty slot where it would go."""
+        table, mask = self._table, self._mask
+        i = ((value * 0x9E3779B97F4A7C15) & _MASK64) >> self._shift
+        while (found := table[i]) != value and found != 0:
+            i = (i + 1) & mask
+        return i
 
     def __contains__(self, value: object) -> bool:
         if not isinstance(value, int):
             return False
         value = (value & _MASK64) or 1
-        table, mask = self._table, self._mask
-        i = self._slot(value)
-        while True:
-            found = table[i]
-            if found == value:
-                return True
-            if found == 0:
-                return False
-            i = (i + 1) & mask
+        return self._table[self._find(value)] == value
 
     def add(self, value: int) -> bool:
         """Hold ``value``; True if it was not held before."""
         value = (value & _MASK64) or 1
-        table, mask = self._table, self._mask
-        i = self._slot(value)
-        while True:
-            found = table[i]
-            if found == value:
-                return False
-            if found == 0:
-                break
-            i = (i + 1) & mask
+        table = self._table
+        i = self._find(value)
+        if table[i] == value:
+            return False
         table[i] = value
         self._len += 1
         if 2 * self._len > len(table):
