@@ -35,7 +35,7 @@ from govsi.spiders.copies import Copies
 from govsi.spiders.failures import failure_reason, forbidden_by_robots
 from govsi.spiders.pages import HtmlPages
 from govsi.spiders.render import Rendering
-from govsi.spiders.revisits import conditional, kept_image, kept_page, visit
+from govsi.spiders.revisits import conditional, content_key, kept_image, kept_page, visit
 from govsi.spiders.sitemapping import Sitemaps
 from govsi.spiders.workers import WorkerProcess
 from govsi.store.extension import CrawlStore
@@ -254,7 +254,7 @@ class GovsiSpider(Spider):
             if "download_stopped" not in response.flags:
                 # A document changed when its bytes did: their key, whether they are kept
                 # or were read only to be compared (a revisit's).
-                record.content_hash = bytes_key(response.body)
+                record.content_hash = await content_key(response.body)
                 if self.config.store_documents:
                     record.data = response.body
             self.count(f"govsi/pages/binary/{kind}")

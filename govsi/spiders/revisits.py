@@ -13,15 +13,36 @@ from typing import TypedDict
 
 from scrapy import Request
 from scrapy.http import Response
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.threads import deferToThread
 
 from govsi.items import FetchedImage, FetchedPage, Revisit
-from govsi.revisit.change import Answer
+from govsi.revisit.change import Answer, bytes_key
 from govsi.revisit.conditional import ETAG_MAX, LAST_MODIFIED_MAX, validator
 
-__all__ = ["Visit", "conditional", "kept_image", "kept_page", "validators", "visit"]
+__all__ = [
+    "Visit",
+    "conditional",
+    "content_key",
+    "kept_image",
+    "kept_page",
+    "validators",
+    "visit",
+]
 
+# Bodies from this size on are hashed in a thread: hashlib lets go of the GIL, and a
+# 30 MiB document (DOWNLOAD_MAXSIZE is 32) takes 22 ms that the reactor need not wait.
+THREAD_HASH_BYTES = 1 << 20
 # Request headers that make a request conditional (govsi.revisit.conditional).
 _CONDITIONS = (b"If-None-Match", b"If-Modified-Since")
+
+
+async def content_key(data: bytes) -> str:
+    """A document's content key (``bytes_key``), computed off the reactor when large."""
+    if len(data) < THREAD_HASH_BYTES:
+        return bytes_key(data)
+    key: str = await maybe_deferred_to_future(deferToThread(bytes_key, data))
+    return key
 
 
 def validators(response: Response) -> tuple[str | None, str | None]:
