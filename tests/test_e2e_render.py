@@ -268,6 +268,9 @@ def test_a_hostile_page_cannot_take_the_browser_anywhere(tmp_path: Path) -> None
     sql = "SELECT fetch_error FROM page WHERE url = 'http://zlobni.gov.si/'"
     why = (query(db_url, sql), [line for line in run.log.splitlines() if "zlobni" in line][-20:])
     assert was_rendered and "Skripta je tekla." in html and "Zlobni" in html, why
+    # So was the page that leaves while its picture loads, which never gets a load event.
+    _, was_rendered, html = pages["http://zlobni.gov.si/odhod"]
+    assert was_rendered and "Odhod je tekel." in html, query(db_url, sql.replace("/'", "/odhod'"))
     # The same-host fetch went through the crawler; its redirect to loopback was refused;
     # the form post, the WebSocket and the service worker never reached the server, and
     # the download was refused (the crawler fetched the file once, as a link of the page).

@@ -252,7 +252,7 @@ class Browser:
             "playwright_context": f"govsi-{generation}",
             "playwright_context_kwargs": CONTEXT_KWARGS,
             "playwright_page_init_callback": install,
-            "playwright_page_goto_kwargs": {"wait_until": "domcontentloaded", "timeout": ms},
+            "playwright_page_goto_kwargs": {"wait_until": "commit", "timeout": ms},
             META_SETTLE: steps,
         }
         reused = self._idle_page(generation)

@@ -176,9 +176,10 @@ def handler_class() -> type:
 
         - the page's routes (``install``, once per tab) are its only ones: the handler's
           own catch-all route would be removed and added again on every render;
-        - the navigation waits for the document to be parsed, not for its load event: a
-          script that navigates away (refused) leaves Playwright waiting for a load that
-          never comes, while the page itself is whole;
+        - the navigation waits only for the document to be committed; the settle step
+          then waits for it to be complete in the page itself: a script that navigates
+          away (refused) before DOMContentLoaded or load leaves Playwright waiting for
+          events that never come, while the page itself is whole;
         - a download a script starts is refused (the context accepts none), never taken
           for the page as the handler's own navigation would;
         - after it, only our own steps (``govsi_settle``, ``settled_dom``): no response

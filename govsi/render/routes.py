@@ -181,14 +181,19 @@ async def _close_quietly(page: Any) -> None:
         await page.close(run_before_unload=False)
 
 
-# Resolves at the document's load event, at once when it is past. Not Playwright's load
+# Resolves when the document is complete, at once when it is past. Not Playwright's load
 # state: a script's navigation away, refused, leaves the driver waiting for a load of its
-# own that never comes. Not wait_for_function: that polls on every animation frame, and
-# each frame makes a headless Chromium lay the loading page out and paint it again.
-_LOADED = (
-    "() => document.readyState === 'complete' || "
-    "new Promise(done => addEventListener('load', () => done(true), {once: true}))"
-)
+# own that never comes. Not the load event alone: a navigation begun before it stops the
+# document's loading (its pending pictures and frames are cancelled), and Chromium then
+# makes the document complete without ever firing load. Not wait_for_function: that polls
+# on every animation frame, and each frame makes a headless Chromium lay the loading page
+# out and paint it again.
+_LOADED = """() => document.readyState === 'complete' || new Promise(done => {
+  addEventListener('load', () => done(true), {once: true});
+  document.addEventListener('readystatechange', () => {
+    if (document.readyState === 'complete') done(true);
+  });
+})"""
 
 
 def _refusal_code(request: Any) -> str:

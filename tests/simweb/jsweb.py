@@ -175,7 +175,15 @@ def hostile(trap_port: int) -> Host:
     """
     r = {
         "/": html(_page("Zlobni", _text("Zlobni") + '<a href="/velik">V</a>'
+                        '<a href="/odhod">O</a>'
                         f"<script>{escapes}</script>", head="")),
+        # Leaves for the trap while its picture is still loading: Chromium then stops the
+        # document's load and never fires the load event (the render must not wait for it).
+        "/odhod": html(_page("Odhod", _text("Odhod") + '<img src="/pocasna.png">'
+                             "<script>document.body.append('Odhod je tekel.');"
+                             f"setTimeout(() => {{ location.href = 'http://{trap}/odhod'; }}, 0);"
+                             "</script>", head="")),
+        "/pocasna.png": Resource(b"\x89PNG", headers={"Content-Type": "image/png"}, stall=2),
         # A script that grows the page past any DOWNLOAD_MAXSIZE the tests set.
         "/velik": html(_page("Velik", _text("Velik")
                              + "<script>document.body.append('x'.repeat(8e6));</script>")),
