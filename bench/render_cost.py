@@ -92,12 +92,15 @@ def govsi_run(
     }
 
 
-def plain_run(web: SimWeb, seeds: list[str], work: Path) -> dict[str, Any]:
+def plain_run(
+    web: SimWeb, seeds: list[str], work: Path, *, typical: bool = False
+) -> dict[str, Any]:
+    """The plain spider (``bench.lib.plain_spider``), or the typical breadth-first one."""
     web.reset_log()
     work.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    proc = start_plain(web.hosts_map(), seeds, str(work), CONCURRENT_REQUESTS=16,
-                       ROBOTSTXT_OBEY=True)  # fmt: skip
+    proc = start_plain(web.hosts_map(), seeds, str(work), typical=typical,
+                       CONCURRENT_REQUESTS=16, ROBOTSTXT_OBEY=True)  # fmt: skip
     meter = ProcessMeter(proc.pid)
     proc.wait(3600)
     wall = time.perf_counter() - started
@@ -107,9 +110,16 @@ def plain_run(web: SimWeb, seeds: list[str], work: Path) -> dict[str, Any]:
     crawl_s = float(stats.get("elapsed_time_seconds") or wall)
     pages = {(h.host, h.target) for h in web.requested() if h.status == 200}
     pages = {p for p in pages if not p[1].endswith((".css", ".woff2", ".txt"))}
-    return {"mode": "plain scrapy", "ok": proc.returncode == 0, "crawl_s": round(crawl_s, 2),
+    mode = "typical scrapy" if typical else "plain scrapy"
+    return {"mode": mode, "ok": proc.returncode == 0, "crawl_s": round(crawl_s, 2),
             "wall_s": round(wall, 2), "html_pages": len(pages),
             "pages_per_s": round(len(pages) / crawl_s, 1), "cpu": meter.stop()}  # fmt: skip
+
+
+def cpu_ms_per_page(run: dict[str, Any]) -> float:
+    cpu = run["cpu"]
+    spent = cpu["crawler_s"] + cpu["worker_pool_s"] + cpu["browser_and_driver_s"]
+    return round(1000 * spent / max(1, run["html_pages"]), 2)
 
 
 def part_polite(args: argparse.Namespace, work: Path) -> dict[str, Any]:
@@ -145,7 +155,7 @@ def unthrottled(web: SimWeb, seeds: list[str], work: Path, mode: str) -> dict[st
 
 
 def part_speed(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    web, seeds, js_only = js_web(args.hosts, args.pages)
+    web, seeds, js_only = js_web(args.hosts, args.pages, args.page_chars)
     web.start()
     out: dict[str, Any] = {"pages_needing_a_browser": len(js_only)}
     try:
@@ -154,13 +164,20 @@ def part_speed(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             print(f"speed  {mode:>5}: {r['pages_per_s']:6.1f} pages/s  {r['html_pages']} pages "
                   f"in {r['crawl_s']} s  rendered {r['rendered']} (need {len(js_only)})  "
                   f"twice {r['urls_requested_twice']}  CPU {r['cpu']}", flush=True)  # fmt: skip
-        r = plain_run(web, seeds, work / "speed-plain")
-        out["plain"] = r
-        print(f"speed  plain: {r['pages_per_s']:6.1f} pages/s  {r['html_pages']} pages in "
-              f"{r['crawl_s']} s (process {r['wall_s']} s)  CPU {r['cpu']}",
-              flush=True)  # fmt: skip
+        for name, typical in (("plain", False), ("typical", True)):
+            r = out[name] = plain_run(web, seeds, work / f"speed-{name}", typical=typical)
+            print(f"speed {name:>6}: {r['pages_per_s']:6.1f} pages/s  {r['html_pages']} pages "
+                  f"in {r['crawl_s']} s (process {r['wall_s']} s)  CPU {r['cpu']}",
+                  flush=True)  # fmt: skip
     finally:
         web.stop()
+    # CPU per page of the process and everything below it (worker pool, browser).
+    out["cpu_ms_per_page"] = {
+        name: cpu_ms_per_page(out[name]) for name in ("auto", "off", "plain", "typical")
+    }
+    out["cpu_default_vs_typical"] = round(
+        out["cpu_ms_per_page"]["auto"] / out["cpu_ms_per_page"]["typical"], 3
+    )
     out["default_vs_plain"] = round(out["auto"]["pages_per_s"] / out["plain"]["pages_per_s"], 3)
     out["off_vs_plain"] = round(out["off"]["pages_per_s"] / out["plain"]["pages_per_s"], 3)
     return out
@@ -191,6 +208,13 @@ def main() -> int:
     ap.add_argument("--parts", default="polite,speed,memory")
     ap.add_argument("--hosts", type=int, default=60, help="speed and memory webs")
     ap.add_argument("--pages", type=int, default=40, help="pages per host, speed and memory")
+    ap.add_argument(
+        "--page-chars",
+        type=int,
+        default=0,
+        help="speed: a template of this many characters and a menu of links to "
+        "every page of the host on each page (0: 2 KB pages of 3 links)",
+    )
     ap.add_argument("--polite-hosts", type=int, default=100)
     ap.add_argument("--js-share", type=float, default=0.05)
     args = ap.parse_args()

@@ -86,13 +86,20 @@ DUPLICATE_DETECTION = True
 # Measured on bench/dedup_accuracy (650 labelled pairs): 0.75 gives precision 1.000, recall
 # 0.994; 0.85 gives 1.000 / 0.920 (small edits to short pages fall below it).
 NEAR_DUPLICATE_THRESHOLD = 0.75
-# HTML pages of at least this many characters are read whole (parsed; their links, render
-# plan, main text and signature) in the spider's worker process (govsi/spiders/workers.py)
-# instead of on the reactor thread, as sitemaps always are: a 32 MB page costs seconds of
-# CPU, and while the reactor computes, every host waits. Below it a page costs the reactor
-# at most ~0.1 s (a page of nothing but links; 2-5 ms for a typical 50 KB page). 0 =
-# always on the reactor.
-WORKER_MIN_PAGE_CHARS = 256 * 1024
+# HTML pages of at least this many characters are read whole (parsed; their links made
+# canonical, render plan, main text and signature) in the spider's worker processes
+# (govsi/spiders/workers.py), as sitemaps always are, so that the reactor thread only
+# downloads, schedules and stores, and the other cores work. Unthrottled, on 13 KB pages of
+# 80 links, 119 pages/s against 88 on the reactor; on 48 KB pages 112 against 81; on 2 KB
+# pages of 3 links the hand-over costs what it saves (bench/render_cost.py --page-chars).
+# 0 = always on the reactor.
+WORKER_MIN_PAGE_CHARS = 4096
+# Worker processes for that work (pages, sitemaps). 0 = one per core the reactor leaves
+# (cores - 1, at least 1). Each costs ~60 MB once started (at its first job).
+WORKER_PROCESSES = 0
+# A job (one page or sitemap) may hold its worker this many seconds; past it the process is
+# killed and only that page fails, with the reason in fetch_error. 0 = no bound.
+WORKER_JOB_TIMEOUT = 60.0
 # MinHash permutations per signature, and words per shingle.
 MINHASH_PERMUTATIONS = 128
 SHINGLE_SIZE = 5

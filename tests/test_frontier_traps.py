@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ada_url
 import pytest
 
 from govsi.frontier.traps import (
     QUERY_CHAIN,
     QUERY_VARIANTS,
     TrapGuard,
+    _parts,
     query_family,
     repeated_segment,
 )
@@ -132,3 +134,19 @@ def test_chain_is_off_at_zero_and_keeps_links_that_are_not_new() -> None:
     # Hop 2: a new sibling is refused, a known one stays (a link row, not a request).
     assert guard.chain(links[0], [f"{A}/koledar?mesec=3"], lambda u: True) == []
     assert guard.chain(links[0], [page], lambda u: False) == [page]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://a.gov.si/",
+        "https://a.gov.si/x/y?b=1&c=2",
+        "http://a.gov.si:8080/k?q",
+        "https://a.gov.si/%C4%8D/?x=%20",
+        "http://[::1]:80/v?x=1",
+        "https://xn--obina-bva.gov.si/a;b=c/d",
+    ],
+)
+def test_a_canonical_url_is_cut_into_the_parts_the_parser_gives(url: str) -> None:
+    parts = ada_url.parse_url(url, ("hostname", "pathname", "search"))
+    assert _parts(url) == (parts["hostname"], parts["pathname"], parts["search"])

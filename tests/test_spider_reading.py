@@ -20,10 +20,10 @@ from govsi.spiders.admission import Admission
 from govsi.spiders.config import ReadLimits
 from govsi.spiders.copies import Copies
 from govsi.spiders.pages import HtmlPages
-from govsi.spiders.reading import PlanInputs, read_html, read_tree
+from govsi.spiders.reading import PlanInputs, canonical_links, read_html, read_tree
 from govsi.spiders.render import Rendering
 from govsi.store.config import DuplicateConfig
-from govsi.web.extract import cut_markup, parse_html
+from govsi.web.extract import ExtractedLinks, cut_markup, parse_html
 from govsi.web.scope import Scope
 from tests.support.govpages import NEWS_1, semantic
 from tests.support.stats import DictStats
@@ -154,7 +154,12 @@ def test_a_large_page_is_read_in_the_worker_with_its_question() -> None:
     s = spider(worker, min_chars=len(html) + 1)
     _, small, root = read(s, html)
     assert worker.jobs == 1 and root is not None and small.question is None
-    assert small.found == reading.found
+    # The worker made its links canonical; the spider admits the same ones either way.
+    assert reading.found.canonical and not small.found.canonical
+    admission = s.pages.admission
+    for found in (small.found, reading.found):
+        assert asyncio.run(admission.admitted_links(found)) == reading.found.links
+        assert asyncio.run(admission.admitted_images(found)) == reading.found.images
 
 
 def test_a_page_cut_at_max_tags_says_so() -> None:
@@ -187,3 +192,25 @@ def test_the_worker_gives_the_main_texts_key_without_the_duplicate_check() -> No
     assert read_html(URL, semantic(NEWS_1, "1. 1. 2027"), URL, max_links=9, max_tags=1000,
                      keyed=True).content_key == keyed.content_key  # fmt: skip
     assert read_html(URL, html, URL, max_links=9, max_tags=1000).content_key is None
+
+
+@pytest.mark.parametrize(
+    ("links", "images", "kept", "kept_images", "too_long"),
+    [
+        (["https://A.gov.si/x?b=2&a=1#f", "https://a.gov.si/x?a=1&b=2"], [],
+         ["https://a.gov.si/x?a=1&b=2"], [], 0),
+        (["https://example.com/", "mailto:x@a.gov.si", "https://b.gov.si/"], [],
+         ["https://b.gov.si/"], [], 0),
+        (["https://a.gov.si/" + "y" * 60, "https://a.gov.si/k"], [],
+         ["https://a.gov.si/k"], [], 1),
+        ([], ["https://cdn.example.com/L.png", "https://a.gov.si/%7elogo.png", "http://[x"],
+         [], ["https://cdn.example.com/L.png", "https://a.gov.si/~logo.png"], 0),
+    ],
+)  # fmt: skip
+def test_canonical_links_keep_what_the_spider_would_admit(
+    links: list[str], images: list[str], kept: list[str], kept_images: list[str], too_long: int
+) -> None:
+    found = ExtractedLinks(links=list(links), images=list(images))
+    canonical_links(found, Scope(("gov.si",), max_url_length=50))
+    assert (found.links, found.images, found.too_long) == (kept, kept_images, too_long)
+    assert found.canonical

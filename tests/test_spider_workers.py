@@ -9,10 +9,11 @@ import threading
 import time
 from typing import Any
 
+import pytest
 from twisted.python.failure import Failure
 
 from govsi.dedup.index import DuplicateIndex, question
-from govsi.spiders.workers import WorkerProcess
+from govsi.spiders.workers import WorkerFailed, WorkerPool, worker_processes
 
 
 def _settled(deferred: Any, timeout: float = 60) -> tuple[bool, Any]:
@@ -26,14 +27,19 @@ def _settled(deferred: Any, timeout: float = 60) -> tuple[bool, Any]:
     return box[0]
 
 
-def _direct() -> WorkerProcess:
+def _direct(processes: int = 1, job_timeout: float = 0.0) -> WorkerPool:
     lock = threading.Lock()
 
     def call(fn: Any, *args: Any) -> None:
         with lock:
             fn(*args)
 
-    return WorkerProcess(call)
+    return WorkerPool(processes, job_timeout, call)
+
+
+def _pid_after(seconds: float) -> int:
+    time.sleep(seconds)
+    return os.getpid()
 
 
 def _die() -> None:
@@ -85,3 +91,85 @@ def test_the_worker_asks_the_same_question_as_the_index() -> None:
         assert (there.sig is None) == (here.sig is None)
         if here.sig is not None:
             assert (there.sig.hashvalues == here.sig.hashvalues).all()
+
+
+def test_a_job_past_its_time_is_killed_and_fails_alone() -> None:
+    worker = _direct(processes=1, job_timeout=3)
+    try:
+        hung = worker.run(time.sleep, 3600)
+        after = worker.run(os.getpid)  # waits behind the hung job, in the same place
+        ok, failure = _settled(hung)
+        assert not ok and failure.check(WorkerFailed)
+        assert "longer than 3 s" in str(failure.value)
+        ok, pid = _settled(after)
+        assert ok and pid != os.getpid()
+    finally:
+        worker.close()
+
+
+def test_jobs_run_side_by_side_in_as_many_processes() -> None:
+    worker = _direct(processes=2)
+    try:
+        started = time.monotonic()
+        jobs = [worker.run(_pid_after, 2) for _ in range(2)]
+        pids = {_settled(job)[1] for job in jobs}
+        # One process would take 4 s for the two; start-up of each is well under 2 s.
+        assert len(pids) == 2 and time.monotonic() - started < 4 + 3
+    finally:
+        worker.close()
+
+
+def test_a_job_dying_beside_another_leaves_the_other_whole() -> None:
+    worker = _direct(processes=2)
+    try:
+        slow = worker.run(_pid_after, 2)
+        ok, failure = _settled(worker.run(_die))
+        assert not ok and failure.check(WorkerFailed)
+        ok, _pid = _settled(slow)
+        assert ok
+    finally:
+        worker.close()
+
+
+def test_jobs_waiting_when_the_pool_closes_fail() -> None:
+    worker = _direct(processes=1)
+    worker.run(_pid_after, 5)
+    waiting = worker.run(os.getpid)
+    worker.close()
+    ok, failure = _settled(waiting, timeout=5)
+    assert not ok and failure.check(WorkerFailed)
+    ok, failure = _settled(worker.run(os.getpid), timeout=5)
+    assert not ok and failure.check(WorkerFailed)
+
+
+@pytest.mark.parametrize(
+    ("configured", "cpus", "expected"),
+    [(0, 2, 1), (0, 1, 1), (0, 8, 7), (3, 2, 3), (-1, 4, 3), (1, 16, 1)],
+)
+def test_worker_processes_leave_the_reactor_a_core(
+    configured: int, cpus: int, expected: int
+) -> None:
+    assert worker_processes(configured, cpus) == expected
+
+
+def test_jobs_handed_behind_a_dying_one_run_in_the_next_process() -> None:
+    worker = _direct(processes=1)
+    try:
+        dying = worker.run(_die)
+        behind = [worker.run(_pid_after, 0) for _ in range(3)]
+        ok, failure = _settled(dying)
+        assert not ok and failure.check(WorkerFailed) and "died" in str(failure.value)
+        results = [_settled(job) for job in behind]
+        assert all(ok for ok, _ in results)
+    finally:
+        worker.close()
+
+
+def test_the_job_behind_a_hung_one_gets_its_own_time() -> None:
+    worker = _direct(processes=1, job_timeout=5)
+    try:
+        first = worker.run(_pid_after, 3)  # within its time (with the process's start)
+        second = worker.run(_pid_after, 3)  # 6 s after it was handed over: still in time
+        assert _settled(first)[0] and _settled(second)[0]
+    finally:
+        worker.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import resource
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +73,25 @@ def system_cpu() -> tuple[float, float]:
     f = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     # user nice system idle iowait irq softirq steal
     return (f[0] + f[1] + f[2] + f[5] + f[6]) / TICK, f[7] / TICK
+
+
+def per_core_busy() -> list[float]:
+    """CPU seconds each CPU spent busy since boot (the ``cpuN`` lines of /proc/stat)."""
+    busy = []
+    for line in Path("/proc/stat").read_text().splitlines():
+        name, *fields = line.split()
+        if name.startswith("cpu") and name != "cpu":
+            f = [int(x) for x in fields]
+            busy.append((f[0] + f[1] + f[2] + f[5] + f[6]) / TICK)
+    return busy
+
+
+def _is_worker(pid: int) -> bool:
+    # A process of Python's multiprocessing (spawn): the crawler's worker pool.
+    try:
+        return b"multiprocessing" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def browser_processes(marks: tuple[bytes, ...] = (b"chromium",)) -> Iterator[int]:
@@ -146,6 +166,9 @@ class ProcessMeter:
         self._before = CpuSnapshot.take()
         self._own = 0.0
         self._below: dict[int, float] = {}
+        self._workers: set[int] = set()
+        self._cores = per_core_busy()
+        self._started = time.monotonic()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._watch, args=(interval,), daemon=True)
         self._thread.start()
@@ -157,14 +180,22 @@ class ProcessMeter:
             self.peak_rss_mb = max(self.peak_rss_mb, rss / 1024)
             self._own = max(self._own, cpu_seconds(self.pid))
             for kid in below:
+                if kid not in self._below and _is_worker(kid):
+                    self._workers.add(kid)
                 self._below[kid] = max(self._below.get(kid, 0.0), cpu_seconds(kid))
 
     def stop(self) -> dict[str, float]:
         """Stop sampling; the CPU figures."""
         self._done.set()
         self._thread.join()
+        wall = time.monotonic() - self._started
+        cores = [b - a for a, b in zip(self._cores, per_core_busy(), strict=True)]
+        pool = sum(v for pid, v in self._below.items() if pid in self._workers)
         return {
             "crawler_s": round(self._own, 2),
-            "browser_and_driver_s": round(sum(self._below.values()), 2),
+            "worker_pool_s": round(pool, 2),
+            "browser_and_driver_s": round(sum(self._below.values()) - pool, 2),
             "web_server_s": CpuSnapshot.take().since(self._before)["simweb_server"],
+            # Each core's busy share of the run, whatever kept it busy.
+            "per_core_busy": [round(c / wall, 2) for c in cores] if wall > 0 else [],
         }

@@ -8,6 +8,11 @@ with ``scrapy runspider`` from a directory without a ``scrapy.cfg``:
     scrapy runspider bench/lib/plain_spider.py -a seeds=http://a.gov.si/ \\
         -s TWISTED_DNS_RESOLVER=tests.simweb.resolver.SimWebResolver
 
+With ``-a typical=1`` it is instead the typical breadth-first spider issue 30 compares CPU
+per page with: a ``LinkExtractor`` over every page (its links in scope followed), Scrapy's
+default dupefilter, breadth-first queues (``TYPICAL_SETTINGS``) and a JSON feed of the
+pages (URL, status, title and HTML) to ``pages.json`` in its directory.
+
 With ``-s PLAIN_STATS_FILE=path`` the crawl's stats are written there as JSON every
 ``PLAIN_STATS_INTERVAL`` seconds (default 2) and when the crawl ends, so that a
 benchmark can watch ``scheduler/enqueued`` (URLs known) while the crawl runs.
@@ -33,11 +38,33 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
+# What makes a Scrapy spider breadth-first (Scrapy's FAQ), and its JSON feed.
+TYPICAL_SETTINGS: dict[str, object] = {
+    "DEPTH_PRIORITY": 1,
+    "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+    "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+    "FEEDS": json.dumps({"pages.json": {"format": "json", "encoding": "utf8"}}),
+}
+
+
 class PlainSpider(scrapy.Spider):
     name = "plain"
 
-    def __init__(self, *args: Any, seeds: str = "", domains: str = "gov.si", **kw: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        seeds: str = "",
+        domains: str = "gov.si",
+        typical: str = "",
+        **kw: Any,
+    ) -> None:
         super().__init__(*args, **kw)
+        self.typical = typical not in ("", "0", "false")
+        self.links: Any = None
+        if self.typical:
+            from scrapy.linkextractors import LinkExtractor
+
+            self.links = LinkExtractor()
         self.seed_urls = [u.strip() for u in seeds.split(",") if u.strip()]
         self.suffixes = [d.strip().lower() for d in domains.split(",") if d.strip()]
         self._dump: task.LoopingCall | None = None
@@ -79,8 +106,15 @@ class PlainSpider(scrapy.Spider):
         for url in self.seed_urls:
             yield scrapy.Request(url, callback=self.parse)
 
-    def parse(self, response: Response) -> Iterator[scrapy.Request]:
+    def parse(self, response: Response) -> Iterator[Any]:
         if not isinstance(response, TextResponse):
+            return
+        if self.links is not None:
+            yield {"url": response.url, "status": response.status,
+                   "title": response.css("title::text").get(), "html": response.text}  # fmt: skip
+            for link in self.links.extract_links(response):
+                if self.in_scope(link.url):
+                    yield scrapy.Request(link.url, callback=self.parse)
             return
         for href in response.css("a::attr(href)").getall():
             url = response.urljoin(href.strip())
@@ -89,12 +123,19 @@ class PlainSpider(scrapy.Spider):
 
 
 def start_plain(
-    hosts: dict[str, str], seeds: list[str], workdir: str, **settings: object
+    hosts: dict[str, str],
+    seeds: list[str],
+    workdir: str,
+    *,
+    typical: bool = False,
+    **settings: object,
 ) -> subprocess.Popen[bytes]:
-    """``scrapy runspider`` this spider in a subprocess against a simulated web whose
-    host -> address map is ``hosts``; its log goes to ``workdir``/crawl.log and its stats
-    to ``workdir``/stats.json. Scrapy's defaults apply except for ``settings``."""
+    """``scrapy runspider`` this spider (the ``typical`` one when asked) in a subprocess
+    against a simulated web whose host -> address map is ``hosts``; its log goes to
+    ``workdir``/crawl.log and its stats to ``workdir``/stats.json. Scrapy's defaults apply
+    except for ``settings``."""
     merged: dict[str, object] = {
+        **(TYPICAL_SETTINGS if typical else {}),
         "TWISTED_DNS_RESOLVER": "tests.simweb.resolver.SimWebResolver",
         "LOG_FILE": os.path.join(workdir, "crawl.log"),
         "LOG_LEVEL": "INFO",
@@ -103,6 +144,8 @@ def start_plain(
     }
     cmd = [sys.executable, "-m", "scrapy", "runspider", os.path.join(HERE, "plain_spider.py")]
     cmd += ["-a", "seeds=" + ",".join(seeds)]
+    if typical:
+        cmd += ["-a", "typical=1"]
     for k, v in merged.items():
         cmd += ["-s", f"{k}={v}"]
     env = {

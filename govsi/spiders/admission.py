@@ -10,8 +10,9 @@ from twisted.internet.task import deferLater
 
 from govsi.frontier.traps import TrapGuard
 from govsi.spiders.config import Count
+from govsi.web.extract import ExtractedLinks
 from govsi.web.scope import Scope
-from govsi.web.urls import canonicalize, in_scope, url_too_long
+from govsi.web.urls import canonicalize
 
 __all__ = ["ADMIT_CHUNK", "Admission"]
 
@@ -39,20 +40,17 @@ class Admission:
 
     def admit(self, url: str | None) -> str | None:
         """The canonical form of an absolute URL we may store and fetch, else None."""
-        if not url:
-            return None
-        try:
-            canonical = canonicalize(url)
-        except ValueError:
-            return None
-        if not in_scope(canonical, self.scope.suffixes):
-            return None
-        if url_too_long(canonical, self.scope.max_url_length):
+        canonical, too_long = self.scope.canonical(url)
+        if too_long:
             self.count("govsi/url_too_long")
-            return None
-        if self.traps.check(canonical) is not None:
+        if canonical is None or self.traps.check(canonical) is not None:
             return None
         return canonical
+
+    def admit_canonical(self, url: str) -> str | None:
+        """``admit`` of a link already canonical, in scope and not too long
+        (``govsi.spiders.reading.canonical_links``): only the trap rules are left."""
+        return url if self.traps.check(url) is None else None
 
     def may_fetch_image(self, url: str) -> bool:
         # Images outside scope get a row (the page shows them) but are never requested.
@@ -67,9 +65,25 @@ class Admission:
             image = canonicalize(src)
         except ValueError:
             return None
+        return self.image_canonical(image)
+
+    def image_canonical(self, image: str) -> str | None:
+        """``image`` of a picture's URL already canonical: only the trap rules are left."""
         if self.may_fetch_image(image) and self.traps.check(image) is not None:
             return None
         return image
+
+    async def admitted_links(self, found: ExtractedLinks) -> list[str]:
+        """``admitted`` of a page's links, made canonical before or not."""
+        if found.too_long:
+            self.count("govsi/url_too_long", found.too_long)
+        return await self.admitted(found.links, self.admit_canonical if found.canonical else None)
+
+    async def admitted_images(self, found: ExtractedLinks) -> list[str]:
+        """``admitted`` of a page's pictures, as its record keeps them."""
+        return await self.admitted(
+            found.images, self.image_canonical if found.canonical else self.image
+        )
 
     def chain(self, page_url: str, links: list[str]) -> list[str]:
         """``links`` of ``page_url`` without those past TRAP_MAX_QUERY_CHAIN hops."""

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from scrapy.settings import BaseSettings
 
+from govsi.spiders.workers import worker_processes
 from govsi.store.config import DuplicateConfig, StoreConfig
 from govsi.web.scope import Scope
 
@@ -54,6 +55,8 @@ class SpiderConfig:
     render_resample_every: int  # RENDER_RESAMPLE_EVERY
     duplicates: DuplicateConfig  # DUPLICATE_DETECTION, NEAR_DUPLICATE_THRESHOLD, ...
     store_documents: bool  # STORE_BINARY_DATA: a document's bytes go on its record
+    worker_processes: int  # WORKER_PROCESSES, as a count (``worker_processes``)
+    worker_job_timeout: float  # WORKER_JOB_TIMEOUT (0 = no bound)
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> SpiderConfig:
@@ -81,4 +84,6 @@ class SpiderConfig:
             render_resample_every=s.getint("RENDER_RESAMPLE_EVERY"),
             duplicates=DuplicateConfig.from_settings(s),
             store_documents=kept.store_binary_data,
+            worker_processes=worker_processes(s.getint("WORKER_PROCESSES")),
+            worker_job_timeout=s.getfloat("WORKER_JOB_TIMEOUT"),
         )

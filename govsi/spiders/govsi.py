@@ -37,7 +37,7 @@ from govsi.spiders.pages import HtmlPages
 from govsi.spiders.render import Rendering
 from govsi.spiders.revisits import conditional, content_key, kept_image, kept_page, visit
 from govsi.spiders.sitemapping import Sitemaps
-from govsi.spiders.workers import WorkerProcess
+from govsi.spiders.workers import WorkerPool
 from govsi.store.extension import CrawlStore
 from govsi.store.schema import utcnow
 from govsi.web.contenttypes import DOCUMENT_TYPES, classify, declared_length
@@ -56,7 +56,7 @@ class GovsiSpider(Spider):
     # Built in from_crawler.
     config: SpiderConfig
     seed_urls: list[str]
-    worker: WorkerProcess
+    worker: WorkerPool
     admission: Admission
     rendering: Rendering
     copies: Copies
@@ -80,7 +80,7 @@ class GovsiSpider(Spider):
             if spider._seed_arg
             else list(c.seed_urls)
         )
-        spider.worker = WorkerProcess()
+        spider.worker = WorkerPool(c.worker_processes, c.worker_job_timeout)
         traps = TrapGuard(
             max_repeats=c.trap_max_repeats,
             max_query_variants=c.trap_max_query_variants,

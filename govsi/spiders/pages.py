@@ -25,7 +25,7 @@ from govsi.spiders.config import Count, ReadLimits
 from govsi.spiders.copies import Copies
 from govsi.spiders.reading import Reading, read_html, read_tree
 from govsi.spiders.render import Rendering, merge
-from govsi.spiders.workers import WorkerProcess
+from govsi.spiders.workers import WorkerPool
 from govsi.store.originals import as_duplicate
 from govsi.web.encoding import decode_html
 from govsi.web.extract import ExtractedLinks, header_says_nofollow, parse_html
@@ -44,7 +44,7 @@ class HtmlPages:
         admission: Admission,
         rendering: Rendering,
         copies: Copies,
-        worker: WorkerProcess,
+        worker: WorkerPool,
         count: Count,
         follow_now: Callable[[FetchedPage, list[str]], None],
     ) -> None:
@@ -117,7 +117,7 @@ class HtmlPages:
             reading: Reading = await maybe_deferred_to_future(
                 self.worker.run(read_html, record.url, text, page_url, max_links=limits.max_links,
                                 max_tags=limits.max_tags, plan=inputs, yielded=yielded,
-                                measures=measures, keyed=measure)
+                                measures=measures, keyed=measure, scope=self.admission.scope)
             )  # fmt: skip
         except Exception as e:
             logger.warning("reading %s failed in the worker (%r); stored without its links",
@@ -143,7 +143,7 @@ class HtmlPages:
         if found.nofollow:
             return
         self.follow_now(
-            record, self.admission.chain(record.url, await self.admission.admitted(found.links))
+            record, self.admission.chain(record.url, await self.admission.admitted_links(found))
         )
 
     async def _rendered(
@@ -192,8 +192,8 @@ class HtmlPages:
                 exact_key_of(main_text(text, root), text) if root is not None else None
             )
         # Not followed, so not stored either: a FRONTIER row would be crawled later.
-        links = [] if found.nofollow else await self.admission.admitted(found.links)
-        images = await self.admission.admitted(found.images, self.admission.image)
+        links = [] if found.nofollow else await self.admission.admitted_links(found)
+        images = await self.admission.admitted_images(found)
         record.html_content = text
         if found.nofollow:
             record.nofollow = True

@@ -22,9 +22,10 @@ from govsi.dedup.maincontent import main_text
 from govsi.dedup.signature import exact_key_of
 from govsi.render.scripts import Yield, needs_browser, onload_scripts, page_yield, script_signature
 from govsi.web.extract import ExtractedLinks, cut_markup, extract_links, parse_html
-from govsi.web.urls import in_scope
+from govsi.web.scope import Scope
+from govsi.web.urls import canonicalize, in_scope
 
-__all__ = ["PlanInputs", "Reading", "read_html", "read_tree"]
+__all__ = ["PlanInputs", "Reading", "canonical_links", "read_html", "read_tree"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,15 +94,19 @@ def read_html(
     yielded: bool = False,
     measures: dict[str, Any] | None = None,
     keyed: bool = False,
+    scope: Scope | None = None,
 ) -> Reading:
     """``read_tree`` of ``html`` cut at ``max_tags`` (``cut_markup``), plus the duplicate
     question of ``url`` (``govsi.dedup.index.question``) when ``measures`` are given, and
-    the main text's key when ``keyed`` or ``measures``. For a worker process: its
-    arguments and result are picklable, and it parses the page once."""
+    the main text's key when ``keyed`` or ``measures``; its links made canonical within
+    ``scope`` when given (``canonical_links``). For a worker process: its arguments and
+    result are picklable, and it parses the page once."""
     kept, cut = cut_markup(html, max_tags)
     root = parse_html(kept)
     reading = read_tree(root, kept, page_url, max_links=max_links, plan=plan, yielded=yielded)
     reading.cut_tags = cut
+    if scope is not None:
+        canonical_links(reading.found, scope)
     # Last: the main text is cut out of the tree, which is consumed.
     if measures is not None:
         reading.question = question(url, kept, root, **measures)
@@ -109,3 +114,23 @@ def read_html(
     elif keyed:
         reading.content_key = exact_key_of(main_text(kept, root), kept)
     return reading
+
+
+def canonical_links(found: ExtractedLinks, scope: Scope) -> None:
+    """Make ``found``'s links canonical, each once, in order, those out of ``scope`` or too
+    long left out (counted in ``too_long``), and its images canonical (out of scope too:
+    a page's record keeps every picture it shows). The crawl's trap rules, which have a
+    memory, are the spider's to apply after."""
+    links: dict[str, None] = {}
+    for url in found.links:
+        canonical, too_long = scope.canonical(url)
+        if canonical is not None:
+            links.setdefault(canonical)
+        found.too_long += too_long
+    images: dict[str, None] = {}
+    for src in found.images:
+        try:
+            images.setdefault(canonicalize(src))
+        except ValueError:
+            continue
+    found.links, found.images, found.canonical = list(links), list(images), True

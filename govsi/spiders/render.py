@@ -35,6 +35,8 @@ def merge(plain: ExtractedLinks, rendered: ExtractedLinks) -> ExtractedLinks:
         images=list(dict.fromkeys(plain.images + rendered.images)),
         base_url=rendered.base_url or plain.base_url,
         nofollow=plain.nofollow or rendered.nofollow,
+        canonical=plain.canonical and rendered.canonical,
+        too_long=plain.too_long + rendered.too_long,
     )
 
 

@@ -27,7 +27,7 @@ from govsi.requestmeta import (
     META_URL,
 )
 from govsi.spiders.config import Count, SitemapLimits
-from govsi.spiders.workers import WorkerProcess
+from govsi.spiders.workers import WorkerPool
 from govsi.web import sitemaps
 from govsi.web.urls import host_of
 
@@ -38,7 +38,7 @@ class Sitemaps:
     def __init__(
         self,
         limits: SitemapLimits,
-        worker: WorkerProcess,
+        worker: WorkerPool,
         count: Count,
         *,
         max_size: int,

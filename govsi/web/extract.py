@@ -48,6 +48,10 @@ class ExtractedLinks:
     # Distinct references beyond ``max_links`` (links and images counted apart), not
     # taken (nor resolved, unless the other kind had them).
     dropped: int = 0
+    # Set by ``govsi.spiders.reading.canonical_links``: the links are canonical, in scope
+    # and not too long, the images canonical; ``too_long`` links were left out.
+    canonical: bool = False
+    too_long: int = 0
 
 
 # Where an onclick navigation could be. Most pages have none, and then walking only

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from govsi.web.urls import in_scope, url_too_long
+from govsi.web.urls import canonicalize, in_scope, url_too_long
 
 __all__ = ["Scope"]
 
@@ -44,3 +44,18 @@ class Scope:
         """Whether the absolute URL ``url`` is on a host in scope and not too long (it is
         not canonicalized here)."""
         return in_scope(url, self.suffixes) and not url_too_long(url, self.max_url_length)
+
+    def canonical(self, url: str | None) -> tuple[str | None, bool]:
+        """(The canonical form of the absolute URL ``url`` when it is in scope and not too
+        long, else None; whether it was left out for its length alone)."""
+        if not url:
+            return None, False
+        try:
+            canonical = canonicalize(url)
+        except ValueError:
+            return None, False
+        if not in_scope(canonical, self.suffixes):
+            return None, False
+        if url_too_long(canonical, self.max_url_length):
+            return None, True
+        return canonical, False

@@ -43,16 +43,31 @@ def _css() -> Resource:
     return Resource(b"body{}", headers={"Content-Type": "text/css"})
 
 
-def js_page(title: str, body: str) -> str:
-    """A page of ``js_web`` (its text seeded by the title), ``body`` after the text."""
+def js_page(title: str, body: str, template: str = "") -> str:
+    """A page of ``js_web`` (its text seeded by the title), ``body`` after the text, and
+    ``template`` (``site_template``) around them."""
     return (
-        f"<!DOCTYPE html><html><head><title>{title}</title>{HEAD}</head><body><h1>{title}</h1>"
-        f"<p>{text(random.Random(title), 1500)}</p>{body}</body></html>"
+        f"<!DOCTYPE html><html><head><title>{title}</title>{HEAD}</head><body>{template}"
+        f"<h1>{title}</h1><p>{text(random.Random(title), 1500)}</p>{body}{template}"
+        "</body></html>"
     )
 
 
-def js_web(hosts: int, pages: int) -> tuple[SimWeb, list[str], set[str]]:
-    """The web, its seeds, and the URLs of the pages only a script links to."""
+def site_template(pages: int, chars: int) -> str:
+    """A menu of links to the host's ``pages`` and about ``chars`` // 2 characters of
+    text: put before and after a page's content, it gives the page the size and the links
+    of a ministry's template (a www.gov.si page is 40-80 KB and links to 100-200 URLs)."""
+    menu = "".join(f'<li><a href="/p{i}">Stran {i}</a></li>' for i in range(pages))
+    rng = random.Random(chars)
+    filler = "".join(f"<p>{text(rng, 1000)}</p>" for _ in range(chars // 2000))
+    return f"<nav><ul>{menu}</ul></nav><div class='footer'>{filler}</div>"
+
+
+def js_web(hosts: int, pages: int, page_chars: int = 0) -> tuple[SimWeb, list[str], set[str]]:
+    """The web, its seeds, and the URLs of the pages only a script links to. With
+    ``page_chars``, each page has a template of about that many characters and a menu of
+    links to every page of its host (``site_template``)."""
+    t = site_template(pages, page_chars) if page_chars else ""
     built: list[Host] = []
     js_only: set[str] = set()
     for h in range(hosts):
@@ -61,12 +76,13 @@ def js_web(hosts: int, pages: int) -> tuple[SimWeb, list[str], set[str]]:
         for i in range(pages):
             nxt = " ".join(f'<a href="/p{j}">p{j}</a>' for j in (i * 2 + 1, i * 2 + 2) if j < pages)
             if h == 0:  # the app host: part of every page comes from a script
-                r[f"/p{i}"] = html(js_page(f"{name} p{i}", nxt + ADD.format(n=i)))
-                r[f"/js-{i}"] = html(js_page(f"{name} js {i}", ""))
+                r[f"/p{i}"] = html(js_page(f"{name} p{i}", nxt + ADD.format(n=i), t))
+                r[f"/js-{i}"] = html(js_page(f"{name} js {i}", "", t))
                 js_only.add(f"http://{name}/js-{i}")
             else:
-                r[f"/p{i}"] = html(js_page(f"{name} p{i}", nxt + "<script>var _paq = [];</script>"))
-        r["/"] = html(js_page(f"{name} index", '<a href="/p0">p0</a>'))
+                body = nxt + "<script>var _paq = [];</script>"
+                r[f"/p{i}"] = html(js_page(f"{name} p{i}", body, t))
+        r["/"] = html(js_page(f"{name} index", '<a href="/p0">p0</a>', t))
         built.append(Host(name, h, r))
     web = SimWeb(built, outside=["cdn.example.com"])
     return web, [f"http://s{h}.gov.si/" for h in range(hosts)], js_only
