@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from datasketch import MinHash
 from lxml import etree
 from sqlalchemy import Connection, Engine, Row, bindparam, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from govsi.dedup.maincontent import main_text
+from govsi.dedup.minhash import MinHash
 from govsi.dedup.signature import (
     band_keys,
     exact_key_of,

@@ -21,9 +21,9 @@ from operator import methodcaller
 from typing import Any
 
 import numpy as np
-from datasketch import MinHash
 
 from govsi.dedup.maincontent import main_text, whole_text
+from govsi.dedup.minhash import MinHash
 
 __all__ = [
     "band_keys",
