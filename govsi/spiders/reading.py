@@ -1,13 +1,14 @@
 """An HTML document read whole, as one pure step: its links and images, what its render plan
 needs, and its duplicate question.
 
-The spider reads an ordinary page on the reactor thread (``read_tree``: it keeps the tree,
-which the duplicate check then reuses). A page of WORKER_MIN_PAGE_CHARS or more is read
-whole in the worker process (``read_html``): parsing a 32 MB page of tags, walking its
-million elements and measuring its text cost seconds of CPU and a gigabyte of memory, and
-while the reactor computes, every host waits. Both give a ``Reading``; ``read_html``'s is
-picklable. The markup parsed is cut at ``max_tags`` ``<`` (``cut_markup``): past that a
-page costs bounded memory, and what was cut is counted in ``Reading.cut_tags``.
+The spider reads a page of fewer than WORKER_MIN_PAGE_CHARS on the reactor thread
+(``read_tree``: it keeps the tree, which the duplicate check then reuses). A larger one is
+read whole in a worker process (``read_html``), its links made canonical there too
+(``canonical_links``): while the reactor computes, every host waits, and a 32 MB page of
+tags costs seconds of CPU and a gigabyte of memory. Both give a ``Reading``;
+``read_html``'s is picklable. The markup parsed is cut at ``max_tags`` ``<``
+(``cut_markup``): past that a page costs bounded memory, and what was cut is counted in
+``Reading.cut_tags``.
 """
 
 from __future__ import annotations
