@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Container
+from collections.abc import Callable, Container
 
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
@@ -64,11 +64,14 @@ class Refills:
         self.stats.inc_value("govsi/frontier/spilled")
 
     # -- work other workers found ------------------------------------------------------
-    def scan_frontier(self) -> None:
-        """Look for hosts with FRONTIER rows in crawldb (in a worker thread)."""
+    def scan_frontier(self, then: Callable[[], None] | None = None) -> None:
+        """Look for hosts with FRONTIER rows in crawldb (in a worker thread); ``then``
+        is called once that is done, or failed."""
         d = deferToThread(self.store.frontier_hosts, self.depth_limit, True)
         d.addCallbacks(self._scanned, lambda f: logger.warning(
             "listing hosts with work in crawldb failed: %s", f.getErrorMessage()))  # fmt: skip
+        if then is not None:
+            d.addBoth(lambda _: then())
 
     def _scanned(self, rows: list[tuple[str, str, int]]) -> None:
         """Hosts with FRONTIER rows: take up those another worker found or left."""

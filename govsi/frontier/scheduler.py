@@ -38,6 +38,7 @@ from govsi.frontier.queue import Frontier, HostState
 from govsi.frontier.refills import Refills
 from govsi.frontier.rendering import RenderSide
 from govsi.frontier.revisits import Revisits, revisit_rows_for
+from govsi.frontier.sweep import DrySweep
 from govsi.frontier.waking import Waker
 from govsi.items import FetchedPage
 from govsi.net.guard import AddressGuard
@@ -153,6 +154,10 @@ class FrontierScheduler(BaseScheduler):
             callbacks=queued,
         )
         self.waker = Waker(self.frontier, self.wake, stats)
+        # Before the crawl ends: FRONTIER rows the seen-URL set wrongly took for known.
+        self.sweep = DrySweep(
+            store, self.released, self.refills.scan_frontier, self.wake, stats.inc_value
+        )
         self.progress = Progress(config.progress_interval, bench, held=self.sharing.held)
         self.rendering = RenderSide(config, bench, wake=self.wake)
         self.pages_out = PagesOut(
@@ -188,6 +193,7 @@ class FrontierScheduler(BaseScheduler):
         for outcome in (signals.item_scraped, signals.item_dropped, signals.item_error):
             connect(scheduler.pages_out.item_done, signal=outcome)
         connect(scheduler.pages_out.spider_error, signal=signals.spider_error)
+        connect(scheduler.sweep.spider_idle, signal=signals.spider_idle)
         # Leases go back once this run's last writes are in (after spider_closed).
         connect(scheduler._engine_stopped, signal=signals.engine_stopped)
         return scheduler
