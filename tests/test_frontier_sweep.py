@@ -17,6 +17,7 @@ __all__ = ["harnesses"]  # a fixture, used by name
 class Store:
     def __init__(self, added: int, written: int) -> None:
         self.items_added, self.items_written = added, written
+        self.outage = False
 
 
 class Sweep:
@@ -28,9 +29,10 @@ class Sweep:
         self.scans: list[Any] = []
         self.later: list[float] = []
         self.wakes = 0
+        self.now = 0.0
         self.sweep = DrySweep(
             self.store, self.released, self.scans.append, self._wake, lambda stat: None,
-            lambda delay, then: self.later.append(delay),
+            lambda delay, then: self.later.append(delay), lambda: self.now,
         )  # fmt: skip
 
     def _wake(self) -> None:
@@ -60,8 +62,24 @@ def test_a_sweep_that_found_work_is_followed_by_another() -> None:
 def test_no_sweep_before_crawldb_has_every_write() -> None:
     s = Sweep(added=7, written=5)
     assert s.sweep.hold() and s.scans == [] and s.later == [0.2]
+    s.now = 9.0
     s.store.items_written = 7
     assert s.sweep.hold() and len(s.scans) == 1
+
+
+@pytest.mark.parametrize(("outage", "waited"), [(False, 10.0), (True, 0.0)])
+def test_a_crawldb_that_does_not_take_the_writes_does_not_keep_the_crawl_open(
+    outage: bool, waited: float, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = Sweep(added=7, written=5)
+    s.store.outage = outage
+    if not outage:
+        assert s.sweep.hold()
+        s.now = waited
+    assert not s.sweep.hold() and s.scans == []
+    assert "no last look at its FRONTIER rows" in caplog.text
+    assert not s.sweep.hold()  # and it is said once
+    assert caplog.text.count("no last look") == 1
 
 
 def test_a_url_taken_for_known_is_fetched_from_its_frontier_row(

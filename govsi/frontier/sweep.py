@@ -13,6 +13,8 @@ releases a URL, so it ends.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable, Sized
 from typing import Any, Protocol
 
@@ -22,8 +24,13 @@ from govsi.frontier import waking
 
 __all__ = ["DrySweep"]
 
-# While crawldb's writes lag behind the items added, the idle crawl asks again this often.
+# While crawldb's writes lag behind the items added, the idle crawl asks again this often,
+# for at most WRITE_WAIT_MAX seconds: a crawldb that does not take them (gone, spilling)
+# must not keep a finished crawl open.
 WRITE_WAIT = 0.2
+WRITE_WAIT_MAX = 10.0
+
+logger = logging.getLogger(__name__)
 
 
 class _Written(Protocol):
@@ -31,6 +38,7 @@ class _Written(Protocol):
 
     items_added: int
     items_written: int
+    outage: bool
 
 
 class DrySweep:
@@ -42,6 +50,7 @@ class DrySweep:
         wake: Callable[[], None],
         count: Callable[[str], None],
         call_later: Callable[[float, Callable[[], None]], Any] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``scan(then)``: count every host's FRONTIER rows and read back those that
         changed, then call ``then``; ``wake``: let the engine ask for work again;
@@ -54,8 +63,11 @@ class DrySweep:
         self.call_later = call_later or (
             lambda delay, then: waking.running_reactor().callLater(delay, then)
         )
+        self.clock = clock
         self.running = False
         self.sweeps = 0
+        # Since when crawldb's writes lag behind at an idle moment (None: they do not).
+        self._lagging_since: float | None = None
         # (pages released, items stored) when the last sweep began.
         self._last: tuple[int, int] | None = None
 
@@ -70,12 +82,24 @@ class DrySweep:
         if self.running:
             return True
         store = self.store
-        if store.items_written < store.items_added:
-            self.call_later(WRITE_WAIT, self.wake)
-            return True
         state = (len(self.released), store.items_added)
         if state == self._last:
             return False
+        if store.items_written < store.items_added:
+            now = self.clock()
+            if self._lagging_since is None:
+                self._lagging_since = now
+            if not store.outage and now - self._lagging_since < WRITE_WAIT_MAX:
+                self.call_later(WRITE_WAIT, self.wake)
+                return True
+            logger.warning(
+                "crawldb has not taken every write: no last look at its FRONTIER rows; "
+                "a URL taken for known by mistake waits for the next run"
+            )
+            self._last = state
+            self._lagging_since = None
+            return False
+        self._lagging_since = None
         self._last = state
         self.running = True
         self.sweeps += 1

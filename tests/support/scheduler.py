@@ -70,6 +70,7 @@ class FakeStore:
         self.items_added = 0
         self.items_written = 0
         self.full = False
+        self.outage = False
 
     def add(self, item: Any) -> None:
         self.added.append(item)
