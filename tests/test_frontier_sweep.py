@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from scrapy.exceptions import DontCloseSpider
+from twisted.internet.defer import Deferred, succeed
 
 from govsi.frontier.sweep import DrySweep
 from tests.support.scheduler import DELAY, Harness, harnesses, make
@@ -18,6 +19,11 @@ class Store:
     def __init__(self, added: int, written: int) -> None:
         self.items_added, self.items_written = added, written
         self.outage = False
+        self.flushes = 0
+
+    def flush(self) -> Deferred[None]:
+        self.flushes += 1
+        return succeed(None)
 
 
 class Sweep:
@@ -61,7 +67,8 @@ def test_a_sweep_that_found_work_is_followed_by_another() -> None:
 
 def test_no_sweep_before_crawldb_has_every_write() -> None:
     s = Sweep(added=7, written=5)
-    assert s.sweep.hold() and s.scans == [] and s.later == [0.2]
+    # The writes are flushed at once, and the crawl asks again once they are in.
+    assert s.sweep.hold() and s.scans == [] and s.store.flushes == 1 and s.later == [0.05]
     s.now = 9.0
     s.store.items_written = 7
     assert s.sweep.hold() and len(s.scans) == 1

@@ -19,15 +19,16 @@ from collections.abc import Callable, Sized
 from typing import Any, Protocol
 
 from scrapy.exceptions import DontCloseSpider
+from twisted.internet.defer import Deferred
 
 from govsi.frontier import waking
 
 __all__ = ["DrySweep"]
 
-# While crawldb's writes lag behind the items added, the idle crawl asks again this often,
-# for at most WRITE_WAIT_MAX seconds: a crawldb that does not take them (gone, spilling)
-# must not keep a finished crawl open.
-WRITE_WAIT = 0.2
+# While crawldb's writes lag behind the items added, the idle crawl has them flushed at
+# once and asks again this long after each flush, for at most WRITE_WAIT_MAX seconds: a
+# crawldb that does not take them (gone, spilling) must not keep a finished crawl open.
+WRITE_WAIT = 0.05
 WRITE_WAIT_MAX = 10.0
 
 logger = logging.getLogger(__name__)
@@ -39,6 +40,8 @@ class _Written(Protocol):
     items_added: int
     items_written: int
     outage: bool
+
+    def flush(self) -> Deferred[Any]: ...
 
 
 class DrySweep:
@@ -90,7 +93,8 @@ class DrySweep:
             if self._lagging_since is None:
                 self._lagging_since = now
             if not store.outage and now - self._lagging_since < WRITE_WAIT_MAX:
-                self.call_later(WRITE_WAIT, self.wake)
+                # Not the writer's next round (DB_FLUSH_INTERVAL): every crawl would end later.
+                store.flush().addBoth(lambda _: self.call_later(WRITE_WAIT, self.wake))
                 return True
             logger.warning(
                 "crawldb has not taken every write: no last look at its FRONTIER rows; "
