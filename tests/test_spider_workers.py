@@ -173,3 +173,37 @@ def test_the_job_behind_a_hung_one_gets_its_own_time() -> None:
         assert _settled(first)[0] and _settled(second)[0]
     finally:
         worker.close()
+
+
+_ORPHAN = """
+import os, sys, time
+from govsi.spiders.workers import WorkerPool
+if __name__ == "__main__":
+    pool = WorkerPool(1, 0, lambda fn, *a: fn(*a))
+    box = []
+    pool.run(os.getpid).addBoth(box.append)
+    while not box:
+        time.sleep(0.05)
+    print(box[0], flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_worker_leaves_when_the_crawl_is_killed(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "crawl.py"
+    script.write_text(_ORPHAN)
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    crawl = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, env=env)
+    try:
+        assert crawl.stdout is not None
+        worker = int(crawl.stdout.readline())
+    finally:
+        crawl.kill()  # -9: the pool cannot be shut
+        crawl.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and os.path.exists(f"/proc/{worker}"):
+        time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{worker}"), "the worker outlived the crawl"

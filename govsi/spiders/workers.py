@@ -118,7 +118,12 @@ class WorkerPool:
     def _start(self, place: _Place, job: _Job) -> None:
         if place.executor is None:
             # spawn: a fork of a process with threads (the reactor's pools) may deadlock.
-            place.executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            place.executor = ProcessPoolExecutor(
+                1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_leave_with_parent,
+                initargs=(os.getpid(),),
+            )
         executor = job.executor = place.executor
         place.jobs.append(job)
         try:
@@ -223,6 +228,18 @@ class WorkerPool:
                 job.done.errback(WorkerFailed("the worker pool closed"))
         while self._waiting:
             self._waiting.popleft().done.errback(WorkerFailed("the worker pool closed"))
+
+
+def _leave_with_parent(parent: int) -> None:
+    """In a worker process: exit when the crawl's process is gone (killed with -9, it
+    cannot shut its pool), rather than wait for jobs for ever."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="govsi-parent-watch", daemon=True).start()
 
 
 class _Watchdog:
