@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from twisted.python.failure import Failure
 
-from govsi.dedup.index import DuplicateIndex, question
+from govsi.dedup.index import DuplicateIndex
+from govsi.dedup.question import question
 from govsi.spiders.workers import WorkerFailed, WorkerPool, worker_processes
 
 

@@ -29,12 +29,11 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from govsi.dedup.maincontent import main_text
 from govsi.dedup.minhash import MinHash
+from govsi.dedup.question import Question, question_of_text
 from govsi.dedup.signature import (
-    band_keys,
     exact_key_of,
     lsh_params,
     make_minhash,
-    signature_of_text,
 )
 from govsi.store.originals import nearest
 
@@ -92,41 +91,6 @@ def unpack(data: bytes, num_perm: int) -> MinHash:
     return make_minhash(num_perm, np.frombuffer(data, dtype=np.uint32))
 
 
-@dataclass
-class Question:
-    """A page ready to be looked up."""
-
-    url: str
-    key: str
-    sig: MinHash | None
-    keys: list[int]
-
-
-def question(
-    url: str,
-    html: str,
-    root: etree._Element | None = None,
-    *,
-    num_perm: int,
-    shingle_size: int,
-    bands: int,
-    rows: int,
-) -> Question:
-    """``DuplicateIndex.prepare`` as a pure function of the page (``measures()`` gives the
-    rest), for a worker process: it parses ``html`` itself unless given its ``root`` (which
-    it consumes), and always makes the signature. Its result is picklable."""
-    text = main_text(html, root)
-    return _question(url, exact_key_of(text, html), text, num_perm=num_perm,
-                     shingle_size=shingle_size, bands=bands, rows=rows)  # fmt: skip
-
-
-def _question(
-    url: str, key: str, text: str, *, num_perm: int, shingle_size: int, bands: int, rows: int
-) -> Question:
-    sig = signature_of_text(text, num_perm=num_perm, shingle_size=shingle_size)
-    return Question(url, key, sig, band_keys(sig, bands, rows) if sig is not None else [])
-
-
 class DuplicateIndex:
     def __init__(
         self, engine: Engine, *, threshold: float, num_perm: int, shingle_size: int
@@ -165,7 +129,7 @@ class DuplicateIndex:
         key = exact_key_of(text, html)
         if self._recent_exact.get(key) not in (None, url):
             return Question(url, key, None, [])  # a copy memory knows: no signature needed
-        return _question(url, key, text, **self.measures())
+        return question_of_text(url, key, text, **self.measures())
 
     def measures(self) -> dict[str, int]:
         """``question``'s keyword arguments for this index: how its signatures are made."""

@@ -14,7 +14,8 @@ from sqlalchemy import Engine
 from twisted.internet.threads import deferToThreadPool
 from twisted.python.threadpool import ThreadPool
 
-from govsi.dedup.index import DuplicateIndex, Question, Verdict
+from govsi.dedup.index import DuplicateIndex, Verdict
+from govsi.dedup.question import Question
 from govsi.spiders.config import Count
 from govsi.store.config import DuplicateConfig
 

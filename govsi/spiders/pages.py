@@ -15,8 +15,9 @@ from lxml import etree
 from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
 
-from govsi.dedup.index import Question, Verdict
+from govsi.dedup.index import Verdict
 from govsi.dedup.maincontent import main_text
+from govsi.dedup.question import Question
 from govsi.dedup.signature import exact_key_of
 from govsi.items import FetchedPage
 from govsi.render.decide import RenderPlan

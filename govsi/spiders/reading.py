@@ -18,8 +18,8 @@ from typing import Any
 
 from lxml import etree
 
-from govsi.dedup.index import Question, question
 from govsi.dedup.maincontent import main_text
+from govsi.dedup.question import Question, question
 from govsi.dedup.signature import exact_key_of
 from govsi.render.scripts import Yield, needs_browser, onload_scripts, page_yield, script_signature
 from govsi.web.extract import ExtractedLinks, cut_markup, extract_links, parse_html

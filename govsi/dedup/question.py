@@ -1,0 +1,53 @@
+"""A page's duplicate question: its exact key, MinHash signature and LSH band keys.
+
+The pure part of the duplicate check, cheap to import (no database): a worker process
+computes it for each page it reads, and ``govsi.dedup.index.DuplicateIndex`` answers it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lxml import etree
+
+from govsi.dedup.maincontent import main_text
+from govsi.dedup.minhash import MinHash
+from govsi.dedup.signature import band_keys, exact_key_of, signature_of_text
+
+__all__ = ["Question", "question", "question_of_text"]
+
+
+@dataclass
+class Question:
+    """A page ready to be looked up."""
+
+    url: str
+    key: str
+    sig: MinHash | None
+    keys: list[int]
+
+
+def question(
+    url: str,
+    html: str,
+    root: etree._Element | None = None,
+    *,
+    num_perm: int,
+    shingle_size: int,
+    bands: int,
+    rows: int,
+) -> Question:
+    """``DuplicateIndex.prepare`` as a pure function of the page (``measures()`` gives the
+    rest), for a worker process: it parses ``html`` itself unless given its ``root`` (which
+    it consumes), and always makes the signature. Its result is picklable."""
+    text = main_text(html, root)
+    return question_of_text(url, exact_key_of(text, html), text, num_perm=num_perm,
+                            shingle_size=shingle_size, bands=bands, rows=rows)  # fmt: skip
+
+
+def question_of_text(
+    url: str, key: str, text: str, *, num_perm: int, shingle_size: int, bands: int, rows: int
+) -> Question:
+    """The question of a page whose main ``text`` and exact ``key`` are known."""
+    sig = signature_of_text(text, num_perm=num_perm, shingle_size=shingle_size)
+    return Question(url, key, sig, band_keys(sig, bands, rows) if sig is not None else [])
