@@ -8,7 +8,16 @@ from typing import Any
 
 import pytest
 
-from govsi.web.urls import canonicalize, host_of, in_scope, resolve, url_too_long
+from govsi.web.scope import Scope
+from govsi.web.urls import (
+    canonical_and_host,
+    canonicalize,
+    host_in_scope,
+    host_of,
+    in_scope,
+    resolve,
+    url_too_long,
+)
 
 WPT_FILE = Path(__file__).parent / "data" / "url_resolution_wpt.json"
 
@@ -376,6 +385,59 @@ IN_SCOPE: list[tuple[str, str, list[str], bool]] = [
 @pytest.mark.parametrize(("url", "suffixes", "expected"), _cases(IN_SCOPE))
 def test_in_scope(url: str, suffixes: list[str], expected: bool) -> None:
     assert in_scope(url, suffixes) is expected
+
+
+def _canonical_in_scope(url: str, suffixes: list[str]) -> str | None:
+    # What Scope.canonical answers, the long way: canonicalize, then parse it again.
+    try:
+        canonical = canonicalize(url)
+    except ValueError:
+        return None
+    return canonical if in_scope(canonical, suffixes) else None
+
+
+@pytest.mark.parametrize(("url", "suffixes", "expected"), _cases(IN_SCOPE))
+def test_scope_canonical_is_canonicalize_then_in_scope(
+    url: str, suffixes: list[str], expected: bool
+) -> None:
+    # The one-parse answer, asked twice (the second from its memory), and for a URL too
+    # long to be remembered, is the two-parse one.
+    scope = Scope(tuple(suffixes))
+    long = url + ("?" if "?" not in url else "&") + "q=" + "x" * 3000 if url else url
+    for u in (url, url, long):
+        assert scope.canonical(u) == (_canonical_in_scope(u, suffixes), False)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        pytest.param("https://WWW.Gov.SI./a/../b", ("https://www.gov.si/b", "www.gov.si", True),
+                     id="name"),
+        pytest.param("http://127.0.0.1:8080/", ("http://127.0.0.1:8080/", "127.0.0.1", False),
+                     id="ipv4"),
+        pytest.param("http://[::1]/", ("http://[::1]/", "[::1]", False), id="ipv6"),
+        pytest.param("http://x.gov.si/a;jsessionid=1/..;jsessionid=2",
+                     ("http://x.gov.si/", "x.gov.si", True), id="session-ids-again"),
+    ],
+)  # fmt: skip
+def test_canonical_and_host(url: str, expected: tuple[str, str, bool]) -> None:
+    assert canonical_and_host(url) == expected
+    assert canonical_and_host(url)[:2] == (canonicalize(url), host_of(canonicalize(url)))
+
+
+@pytest.mark.parametrize(
+    ("host", "suffixes", "expected"),
+    [
+        pytest.param("www.gov.si", ["gov.si"], True, id="under"),
+        pytest.param("gov.si", [".GOV.SI."], True, id="at-suffix-spelled-loosely"),
+        pytest.param("xn--ika-fqa77c.si", ["žička.si"], True, id="idn-suffix"),
+        pytest.param("notgov.si", ["gov.si"], False, id="not-label-boundary"),
+        pytest.param("", ["gov.si"], False, id="no-host"),
+        pytest.param("example.com", [""], False, id="empty-suffix"),
+    ],
+)
+def test_host_in_scope(host: str, suffixes: list[str], expected: bool) -> None:
+    assert host_in_scope(host, suffixes) is expected
 
 
 # -- host_of ---------------------------------------------------------------------------

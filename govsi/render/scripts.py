@@ -195,6 +195,24 @@ def _text_sizes(body: Any) -> dict[Any, int]:
     return sizes
 
 
+def _visible_chars(body: Any, enough: int) -> int:
+    """``_text_sizes(body)[body]``, or any count of at least ``enough`` once it is reached:
+    a page with text stops after its first few elements."""
+    total = 0
+    walker = etree.iterwalk(body, events=("start", "end", "comment", "pi"))
+    for event, element in walker:
+        if event == "start":
+            if element.tag in _INVISIBLE:
+                walker.skip_subtree()
+            else:
+                total += len((element.text or "").strip())
+        elif element is not body:  # "end", a comment or a processing instruction: its tail
+            total += len((element.tail or "").strip())
+        if total >= enough:
+            break
+    return total
+
+
 def needs_browser(root: etree._Element | None) -> str | None:
     """Why the page plainly needs a browser ("app root", "noscript", "empty body"), or
     None when plain HTTP may well see all of it."""
@@ -221,8 +239,8 @@ def needs_browser(root: etree._Element | None) -> str | None:
             return "noscript"
     has_scripts = next(root.iter("script"), None) is not None
     if has_scripts:
-        sizes = sizes if sizes is not None else _text_sizes(body)
-        if sizes.get(body, 0) < EMPTY_BODY_CHARS:
+        shown = sizes.get(body, 0) if sizes is not None else _visible_chars(body, EMPTY_BODY_CHARS)
+        if shown < EMPTY_BODY_CHARS:
             return "empty body"
     return None
 

@@ -7,9 +7,10 @@ scheduler, dupefilter, renderer), always here, so that they cannot disagree."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Protocol
 
-from govsi.web.urls import canonicalize, in_scope, url_too_long
+from govsi.web.urls import canonical_and_host, host_in_scope, in_scope, url_too_long
 
 __all__ = ["Scope"]
 
@@ -50,12 +51,29 @@ class Scope:
         long, else None; whether it was left out for its length alone)."""
         if not url:
             return None, False
-        try:
-            canonical = canonicalize(url)
-        except ValueError:
-            return None, False
-        if not in_scope(canonical, self.suffixes):
-            return None, False
-        if url_too_long(canonical, self.max_url_length):
-            return None, True
-        return canonical, False
+        if len(url) > _MEMO_URL_CHARS:
+            return _canonical_in_scope(url, self.suffixes, self.max_url_length)
+        return _remembered(url, self.suffixes, self.max_url_length)
+
+
+# A site's template repeats its links on every page of the host, so the answers for the
+# most recent URLs are remembered: at most _MEMO_URLS of at most _MEMO_URL_CHARS, 8 MB.
+_MEMO_URLS = 4096
+_MEMO_URL_CHARS = 2048
+
+
+def _canonical_in_scope(
+    url: str, suffixes: tuple[str, ...], max_url_length: int
+) -> tuple[str | None, bool]:
+    try:
+        canonical, host, named = canonical_and_host(url)
+    except ValueError:
+        return None, False
+    if not named or not host_in_scope(host, suffixes):
+        return None, False
+    if url_too_long(canonical, max_url_length):
+        return None, True
+    return canonical, False
+
+
+_remembered = lru_cache(maxsize=_MEMO_URLS)(_canonical_in_scope)

@@ -20,13 +20,22 @@ from hashlib import blake2b
 import ada_url
 from ada_url import HostType, SchemeType
 
-__all__ = ["canonicalize", "fingerprint", "host_of", "in_scope", "resolve", "url_too_long"]
+__all__ = [
+    "canonical_and_host",
+    "canonicalize",
+    "fingerprint",
+    "host_in_scope",
+    "host_of",
+    "in_scope",
+    "resolve",
+    "url_too_long",
+]
 
 _HTTP_SCHEMES = frozenset({SchemeType.HTTP, SchemeType.HTTPS})
 
 # Asking ada only for the components we use avoids building the ones we don't
 # (parse_url otherwise serializes every attribute, including origin).
-_CANONICAL_PARTS = ("scheme_type", "hostname", "port", "pathname", "search")
+_CANONICAL_PARTS = ("scheme_type", "host_type", "hostname", "port", "pathname", "search")
 _SCOPE_PARTS = ("scheme_type", "host_type", "hostname")
 
 _UNRESERVED = frozenset(string.ascii_letters + string.digits + "-._~")
@@ -107,6 +116,12 @@ def canonicalize(url: str) -> str:
     Raises ValueError for anything that is not an absolute http(s) URL.
     Idempotent: ``canonicalize(canonicalize(u)) == canonicalize(u)``.
     """
+    return canonical_and_host(url)[0]
+
+
+def canonical_and_host(url: str) -> tuple[str, str, bool]:
+    """``canonicalize(url)``, its host (as ``host_of`` gives it) and whether that host is a
+    name (not an IP address), from one parse. Raises ValueError as ``canonicalize`` does."""
     parts = ada_url.parse_url(url, _CANONICAL_PARTS)
     scheme_type = parts["scheme_type"]
     if scheme_type not in _HTTP_SCHEMES:
@@ -131,8 +146,8 @@ def canonicalize(url: str) -> str:
             # Removing a path parameter can expose a dot segment ("/a/..;jsessionid=x")
             # that the parser kept because it was not one yet; parsing again removes
             # it, and terminates because each pass removes at least one session id.
-            return canonicalize(f"{scheme}://{netloc}{stripped or '/'}?{query}")
-    return result
+            return canonical_and_host(f"{scheme}://{netloc}{stripped or '/'}?{query}")
+    return result, host, parts["host_type"] == HostType.DEFAULT
 
 
 @lru_cache(maxsize=256)
@@ -163,7 +178,12 @@ def in_scope(url: str, suffixes: Sequence[str]) -> bool:
         return False
     if parts["scheme_type"] not in _HTTP_SCHEMES or parts["host_type"] != HostType.DEFAULT:
         return False
-    host = parts["hostname"].rstrip(".")
+    return host_in_scope(parts["hostname"].rstrip("."), suffixes)
+
+
+def host_in_scope(host: str, suffixes: Sequence[str]) -> bool:
+    """Whether the host name ``host`` (lower case, no trailing dot, as ``host_of`` gives
+    it) is at or under one of ``suffixes`` (as ``in_scope`` reads them)."""
     if not host:
         return False
     for entry in suffixes:
