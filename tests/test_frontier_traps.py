@@ -23,6 +23,9 @@ from govsi.frontier.traps import (
         ("/a/b/a/b", 3, False),
         ("/a/b/a/b/a/b", 3, True),
         ("/a/a/a", 3, True),
+        ("/a/a", 2, True),
+        ("/a/a/", 3, False),
+        ("//a//a//a", 3, True),
         ("/novice/2026/novice/2026/novice/", 3, True),
         ("/a//a//a", 3, True),  # empty segments do not count, the repeats do
         ("/a/a/a", 0, False),  # off

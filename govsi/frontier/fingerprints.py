@@ -23,7 +23,7 @@ __all__ = ["FingerprintSet"]
 
 _MIN_SLOTS = 1 << 10
 _REHASH_CHUNK = 1 << 18
-# Fibonacci hashing spreads fingerprints that share low bits (they should not: blake2b's
+# Fibonacci hashing spreads fingerprints that share low bits (they should not: SipHash's
 # are uniform, but a set of anyone's ints must not degrade to a list).
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _MASK64 = (1 << 64) - 1

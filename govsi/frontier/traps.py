@@ -48,7 +48,8 @@ def query_family(url: str) -> Family:
 
 def repeated_segment(path: str, max_repeats: int) -> bool:
     """Whether one non-empty segment of ``path`` occurs ``max_repeats`` times or more."""
-    if max_repeats <= 0:
+    # Each segment follows a "/": a path of fewer has no segment that often (most paths).
+    if max_repeats <= 0 or path.count("/") < max_repeats:
         return False
     counts = Counter(s for s in path.split("/") if s)
     return bool(counts) and max(counts.values()) >= max_repeats

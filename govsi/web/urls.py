@@ -15,7 +15,6 @@ import re
 import string
 from collections.abc import Sequence
 from functools import lru_cache
-from hashlib import blake2b
 
 import ada_url
 from ada_url import HostType, SchemeType
@@ -32,6 +31,7 @@ __all__ = [
 ]
 
 _HTTP_SCHEMES = frozenset({SchemeType.HTTP, SchemeType.HTTPS})
+_MASK64 = (1 << 64) - 1
 
 # Asking ada only for the components we use avoids building the ones we don't
 # (parse_url otherwise serializes every attribute, including origin).
@@ -211,9 +211,13 @@ def url_too_long(url: str, max_length: int) -> bool:
 
 
 def fingerprint(key: str) -> int:
-    """A 64-bit hash of a URL (or any key), for sets of millions of URLs in little memory.
+    """A 64-bit hash of a URL (or any key), for sets of millions of URLs in little memory,
+    held by this process only: the same key gives the same value until it exits.
 
     An int costs about a third of the URL string it stands for; the chance that two of
-    ten million URLs collide is about 3 in a million.
+    ten million URLs collide is about 3 in a million. It is Python's own string hash
+    (SipHash, keyed at random for each process unless PYTHONHASHSEED is set): a tenth
+    of the cost of a blake2b digest, and no site can choose URLs that collide with the
+    pages it wants hidden.
     """
-    return int.from_bytes(blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest())
+    return hash(key) & _MASK64
