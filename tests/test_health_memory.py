@@ -3,6 +3,7 @@ returns freed memory to the system."""
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from govsi.health.memory import (
     M_MMAP_THRESHOLD,
     TRIM_STAT,
     MemoryConfig,
-    MemoryTrim,
+    ProcessMemory,
     malloc_options,
 )
 
@@ -52,7 +53,7 @@ def test_the_settings_reach_the_allocator(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(memory, "_glibc", lambda: libc)
     crawler = get_crawler(settings_dict={"MALLOC_ARENA_MAX": 3, "MALLOC_MMAP_THRESHOLD": 1 << 17,
                                          "MEMORY_TRIM_INTERVAL": 5})  # fmt: skip
-    extension = MemoryTrim.from_crawler(crawler)
+    extension = ProcessMemory.from_crawler(crawler)
     assert libc.calls == [("mallopt", M_ARENA_MAX, 3), ("mallopt", M_MMAP_THRESHOLD, 1 << 17)]
     extension.trim()
     assert libc.calls[-1] == ("malloc_trim", 0)
@@ -65,9 +66,24 @@ def test_nothing_to_do_is_not_configured(
     monkeypatch: pytest.MonkeyPatch, libc: FakeLibc | None
 ) -> None:
     monkeypatch.setattr(memory, "_glibc", lambda: libc)
-    off = {"MALLOC_ARENA_MAX": 0, "MALLOC_MMAP_THRESHOLD": 0, "MEMORY_TRIM_INTERVAL": 0}
+    # Not glibc, with the allocator's settings asked for; glibc, with nothing asked.
+    tuned = {"MALLOC_ARENA_MAX": 2, "MEMORY_TRIM_INTERVAL": 20, "GC_FREEZE": False}
+    off = {"MALLOC_ARENA_MAX": 0, "MALLOC_MMAP_THRESHOLD": 0, "MEMORY_TRIM_INTERVAL": 0,
+           "GC_FREEZE": False}  # fmt: skip
     with pytest.raises(NotConfigured):
-        MemoryTrim.from_crawler(get_crawler(settings_dict=off if libc else {}))
+        ProcessMemory.from_crawler(get_crawler(settings_dict=off if libc else tuned))
+
+
+def test_start_up_objects_are_frozen_for_the_crawl(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "_glibc", lambda: None)  # the freeze needs no glibc
+    extension = ProcessMemory.from_crawler(get_crawler(settings_dict={"GC_FREEZE": True}))
+    assert gc.get_freeze_count() == 0
+    extension.spider_opened()
+    try:
+        assert gc.get_freeze_count() > 10_000  # pytest's and Scrapy's modules, at least
+    finally:
+        extension.spider_closed()
+    assert gc.get_freeze_count() == 0
 
 
 def test_a_trim_gives_freed_memory_back() -> None:
@@ -75,7 +91,7 @@ def test_a_trim_gives_freed_memory_back() -> None:
     # trim hands its whole pages back, and the stat counts them.
     crawler = get_crawler(settings_dict={"MALLOC_ARENA_MAX": 0, "MALLOC_MMAP_THRESHOLD": 0,
                                          "MEMORY_TRIM_INTERVAL": 1})  # fmt: skip
-    extension = MemoryTrim.from_crawler(crawler)
+    extension = ProcessMemory.from_crawler(crawler)
     blocks = [bytes(2000 + i % 7) for i in range(40_000)]  # ~80 MB from malloc, not pymalloc
     kept = blocks[::20]
     del blocks
