@@ -144,8 +144,26 @@ def signature_of_text(
         return None
     minhash = make_minhash(num_perm)
     for start in range(0, len(hashes), SHINGLE_CHUNK):
-        minhash.update_batch(hashes[start : start + SHINGLE_CHUNK].tolist())
+        _update(minhash, hashes[start : start + SHINGLE_CHUNK])
     return minhash
+
+
+# murmur3's 32-bit finalizer (shifts and multipliers), as datasketch's affine32 scheme mixes.
+_S1, _M1, _S2, _M2, _S3 = (np.uint32(v) for v in (16, 0x85EBCA6B, 13, 0xC2B2AE35, 16))
+
+
+def _update(minhash: MinHash, hashes: np.ndarray) -> None:
+    """``minhash.update_batch(hashes.tolist())`` of the affine32 scheme, in numpy alone:
+    datasketch's makes a Python list and calls ``hashfunc`` on each value, half its cost
+    on a page of a few hundred words. Equal results: tests/test_dedup.py."""
+    hv = hashes.astype(np.uint32).reshape(-1, 1)
+    hv = hv ^ (hv >> _S1)
+    hv = hv * _M1
+    hv = hv ^ (hv >> _S2)
+    hv = hv * _M2
+    hv = hv ^ (hv >> _S3)
+    a, b = minhash.permutations
+    minhash.hashvalues = np.minimum(minhash.hashvalues, (hv * a + b).min(axis=0))
 
 
 def bounded_hashes(hashes: np.ndarray, limit: int = MAX_SHINGLES) -> np.ndarray:
