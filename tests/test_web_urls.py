@@ -409,6 +409,19 @@ def test_scope_canonical_is_canonicalize_then_in_scope(
         assert scope.canonical(u) == (_canonical_in_scope(u, suffixes), False)
 
 
+def test_scope_canonical_remembers_a_bounded_number_of_short_urls() -> None:
+    from govsi.web import scope as module
+
+    scope = Scope(("gov.si",))
+    for i in range(10_000):
+        scope.canonical(f"https://www.gov.si/{i}")
+    assert module._remembered.cache_info().currsize == module._MEMO_URLS
+    # A URL too long to remember is answered without asking the memory.
+    before = module._remembered.cache_info()
+    assert scope.canonical("https://www.gov.si/" + "b" * 600)[0] is not None
+    assert module._remembered.cache_info() == before
+
+
 @pytest.mark.parametrize(
     ("url", "expected"),
     [

@@ -57,9 +57,10 @@ class Scope:
 
 
 # A site's template repeats its links on every page of the host, so the answers for the
-# most recent URLs are remembered: at most _MEMO_URLS of at most _MEMO_URL_CHARS, 8 MB.
+# most recent URLs are remembered: at most _MEMO_URLS of at most _MEMO_URL_CHARS (each with
+# its canonical form, which escaping can make three times as long): 8 MB at the very most.
 _MEMO_URLS = 4096
-_MEMO_URL_CHARS = 2048
+_MEMO_URL_CHARS = 512
 
 
 def _canonical_in_scope(
