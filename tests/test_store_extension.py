@@ -13,7 +13,7 @@ from scrapy.utils.test import get_crawler
 
 from govsi.items import DiscoveredPage, FetchedPage, Item
 from govsi.store.config import StoreConfig
-from govsi.store.extension import CrawlStore
+from govsi.store.extension import CrawlStore, pages_fetched
 from govsi.store.spill import read_spill
 from tests.support.crawldb import T
 from tests.support.store import (
@@ -168,3 +168,25 @@ def test_a_full_buffer_says_so_and_during_an_outage_goes_to_disk_at_once(tmp_pat
     big = _store(tmp_path / "b", DB_BUFFER_MAX_ITEMS=0, DB_BUFFER_MAX_BYTES=2**20)
     big.add(FetchedPage("http://a.gov.si/x", 0, "HTML", T, 200, "text/html", "x" * 2**20))
     assert big.saturated()
+
+
+def test_pages_fetched_counts_each_page_once() -> None:
+    # Each fetched page has one outcome; the other govsi/pages/ counters (read in the
+    # worker, cut, read failed, nofollow, settled as a copy at write) count it again.
+    stats = {
+        "govsi/pages/html": 5,
+        "govsi/pages/duplicate": 2,
+        "govsi/pages/redirect": 1,
+        "govsi/pages/binary/pdf": 3,
+        "govsi/pages/other": 1,
+        "govsi/pages/error": 4,
+        "govsi/pages/not_modified": 6,
+        "govsi/pages/revisit_failed": 1,
+        "govsi/pages/read_in_worker": 7,
+        "govsi/pages/parse_cut": 1,
+        "govsi/pages/read_failed": 1,
+        "govsi/pages/nofollow": 2,
+        "govsi/pages/duplicate_at_write": 1,
+        "govsi/images/fetched": 9,
+    }
+    assert pages_fetched(stats) == 23

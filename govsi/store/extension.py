@@ -36,12 +36,25 @@ from govsi.store.writer import CrawlWriter, item_bytes
 logger = logging.getLogger(__name__)
 
 
+# A fetched page's outcome, counted once under govsi/pages/<outcome> (binary/<kind> too);
+# the spider's other counters there (nofollow, read_in_worker, parse_cut, ...) count a page
+# a second time.
+PAGE_OUTCOMES = frozenset(
+    {"html", "duplicate", "redirect", "other", "error", "not_modified", "revisit_failed"}
+)
+
+
 def pages_fetched(stats: Mapping[str, Any]) -> int:
-    """Responses (and failed fetches) turned into page rows, from the spider's
-    ``govsi/pages/<outcome>`` counters; ``nofollow`` and ``duplicate_at_write`` re-count
-    pages already counted under an outcome."""
-    again = ("govsi/pages/nofollow", "govsi/pages/duplicate_at_write")
-    return sum(v for k, v in stats.items() if k.startswith("govsi/pages/") and k not in again)
+    """Responses (and failed fetches) turned into page rows: the spider's
+    ``govsi/pages/<outcome>`` counters, each page under one ``PAGE_OUTCOMES`` or
+    ``binary/<kind>``."""
+    total = 0
+    for key, value in stats.items():
+        if key.startswith("govsi/pages/"):
+            outcome = key[len("govsi/pages/") :]
+            if outcome in PAGE_OUTCOMES or outcome.startswith("binary/"):
+                total += value
+    return total
 
 
 class CrawlStore:
