@@ -14,10 +14,11 @@ from tests.support.pgcluster import PgCluster
 def unthrottled_crawl(
     pg: PgCluster, web: SimWeb, seeds: list[str], name: str
 ) -> tuple[str, Path, RunningCrawl]:
-    """``scrapy crawl govsi`` of ``web`` into a new database ``name``, delay 0."""
+    """``scrapy crawl govsi`` of ``web`` into a new database ``name``, delay 0, rendering
+    as by default (the test harness turns it off)."""
     workdir = Path(tempfile.mkdtemp(prefix=f"govsi-{name}-"))
     db_url = pg.create_database(name)
-    running = start_crawl(web, db_url, workdir, seeds, DEFAULT_CRAWL_DELAY=0,
+    running = start_crawl(web, db_url, workdir, seeds, DEFAULT_CRAWL_DELAY=0, RENDER_JS="auto",
                           CONCURRENT_REQUESTS=16, PROGRESS_INTERVAL=30)  # fmt: skip
     return db_url, workdir, running
 

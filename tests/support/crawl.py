@@ -46,7 +46,15 @@ class RunningCrawl:
         self.workdir = workdir
 
     def wait(self, timeout: float = 300) -> CrawlRun:
-        out, err = self.proc.communicate(timeout=timeout)
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            # A crawl left running would take a core from every test and benchmark after.
+            for pid in [self.proc.pid, *descendants(self.proc.pid)]:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            self.proc.communicate()
+            raise
         log_file = self.workdir / "crawl.log"
         stats_file = self.workdir / "stats.json"
         log = log_file.read_text(encoding="utf-8") if log_file.exists() else ""
