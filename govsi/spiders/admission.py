@@ -12,7 +12,6 @@ from govsi.frontier.traps import TrapGuard
 from govsi.spiders.config import Count
 from govsi.web.extract import ExtractedLinks
 from govsi.web.scope import Scope
-from govsi.web.urls import canonicalize
 
 __all__ = ["ADMIT_CHUNK", "Admission"]
 
@@ -61,11 +60,8 @@ class Admission:
         breaks a trap rule (``/logo.png?v=N`` past TRAP_MAX_QUERY_VARIANTS) is neither
         recorded nor requested, as a trap's link gets no FRONTIER row; it is counted under
         govsi/traps/<rule>. Images out of scope are recorded, never requested."""
-        try:
-            image = canonicalize(src)
-        except ValueError:
-            return None
-        return self.image_canonical(image)
+        image = self.scope.canonical_picture(src)
+        return self.image_canonical(image) if image is not None else None
 
     def image_canonical(self, image: str) -> str | None:
         """``image`` of a picture's URL already canonical: only the trap rules are left."""

@@ -24,7 +24,7 @@ from govsi.dedup.signature import exact_key_of
 from govsi.render.scripts import Yield, needs_browser, onload_scripts, page_yield, script_signature
 from govsi.web.extract import ExtractedLinks, cut_markup, extract_links, parse_html
 from govsi.web.scope import Scope
-from govsi.web.urls import canonicalize, in_scope
+from govsi.web.urls import in_scope
 
 __all__ = ["PlanInputs", "Reading", "canonical_links", "read_html", "read_tree"]
 
@@ -130,8 +130,6 @@ def canonical_links(found: ExtractedLinks, scope: Scope) -> None:
         found.too_long += too_long
     images: dict[str, None] = {}
     for src in found.images:
-        try:
-            images.setdefault(canonicalize(src))
-        except ValueError:
-            continue
+        if (image := scope.canonical_picture(src)) is not None:
+            images.setdefault(image)
     found.links, found.images, found.canonical = list(links), list(images), True

@@ -49,32 +49,39 @@ class Scope:
     def canonical(self, url: str | None) -> tuple[str | None, bool]:
         """(The canonical form of the absolute URL ``url`` when it is in scope and not too
         long, else None; whether it was left out for its length alone)."""
-        if not url:
+        parts = _parts(url) if url else None
+        if parts is None:
             return None, False
-        if len(url) > _MEMO_URL_CHARS:
-            return _canonical_in_scope(url, self.suffixes, self.max_url_length)
-        return _remembered(url, self.suffixes, self.max_url_length)
+        canonical, host, named = parts
+        if not named or not host_in_scope(host, self.suffixes):
+            return None, False
+        if url_too_long(canonical, self.max_url_length):
+            return None, True
+        return canonical, False
+
+    @staticmethod
+    def canonical_picture(src: str) -> str | None:
+        """The canonical form of a picture's absolute URL, on any host (a page's record
+        keeps every picture it shows), or None when it has none."""
+        parts = _parts(src)
+        return parts[0] if parts is not None else None
 
 
-# A site's template repeats its links on every page of the host, so the answers for the
-# most recent URLs are remembered: at most _MEMO_URLS of at most _MEMO_URL_CHARS (each with
-# its canonical form, which escaping can make three times as long): 8 MB at the very most.
+def _parse(url: str) -> tuple[str, str, bool] | None:
+    try:
+        return canonical_and_host(url)
+    except ValueError:
+        return None
+
+
+# A site's template repeats its links and pictures on every page of the host, so the parses
+# of the most recent URLs are remembered: at most _MEMO_URLS of at most _MEMO_URL_CHARS (each
+# with its canonical form, which escaping can make three times as long): 8 MB at the most.
 _MEMO_URLS = 4096
 _MEMO_URL_CHARS = 512
+_remembered = lru_cache(maxsize=_MEMO_URLS)(_parse)
 
 
-def _canonical_in_scope(
-    url: str, suffixes: tuple[str, ...], max_url_length: int
-) -> tuple[str | None, bool]:
-    try:
-        canonical, host, named = canonical_and_host(url)
-    except ValueError:
-        return None, False
-    if not named or not host_in_scope(host, suffixes):
-        return None, False
-    if url_too_long(canonical, max_url_length):
-        return None, True
-    return canonical, False
-
-
-_remembered = lru_cache(maxsize=_MEMO_URLS)(_canonical_in_scope)
+def _parts(url: str) -> tuple[str, str, bool] | None:
+    """``canonical_and_host(url)``, or None for a URL without a canonical form."""
+    return _parse(url) if len(url) > _MEMO_URL_CHARS else _remembered(url)
