@@ -1,35 +1,51 @@
 """Heavy pure work off the reactor thread, in worker processes.
 
 ``WorkerPool.run(fn, *args)`` runs a picklable, pure ``fn`` (reading a page, parsing a
-sitemap) in one of ``processes`` spawned processes and returns a Deferred fired on the
+sitemap) in one of ``processes`` worker processes and returns a Deferred fired on the
 reactor thread. Work that can take seconds there would otherwise stall every host's
 downloads, timeouts and delays, and the machine's other cores would sit idle.
 
-Each process holds one job at a time, so a failure is always one job's: a process that
-dies (killed, out of memory) fails only the job it held, and one that holds a job longer
+Each process runs one job at a time, so a failure is always one job's: a process that
+dies (killed, out of memory) fails only the job it ran, and one that holds a job longer
 than ``job_timeout`` is killed and fails only that job, with the reason (``WorkerFailed``).
 Its place gets a new process at its next job. Jobs wait in order of arrival.
+
+A process is plain ``python -c`` running ``govsi.spiders.workerloop`` over two pipes, with
+one thread here per process that sends it jobs and reads their outcomes. It imports only
+what its jobs need; multiprocessing's pool would also re-import the crawl's own main
+module and start a resource tracker process (57 + 15 MB against ~45).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
-import multiprocessing
 import os
+import pickle
+import queue
+import subprocess
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
 from twisted.internet.defer import Deferred
 
+from govsi.spiders.workerloop import read_frame, write_frame
+
 __all__ = ["WorkerFailed", "WorkerPool", "worker_processes"]
 
 logger = logging.getLogger(__name__)
+
+# The worker's whole program: the crawl's import path (a scrapyd egg included), then the loop.
+_BOOT = (
+    "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
+    "from govsi.spiders.workerloop import serve; serve()"
+)
 
 
 class WorkerFailed(Exception):
@@ -51,11 +67,78 @@ class _Job:
     kwargs: dict[str, Any]
     done: Deferred[Any] = field(default_factory=Deferred)
     # The process it was handed to (None while it waits): an outcome from another is stale.
-    executor: ProcessPoolExecutor | None = None
+    process: _Process | None = None
     # Set by the watchdog's thread: the process was killed for it.
     timed_out: bool = False
     # Set on the reactor's thread when its outcome is in: the watchdog forgets it.
     settled: bool = False
+
+
+# What the process's thread reports when the process is gone before the job's outcome.
+_LOST = "lost"
+Outcome = tuple[bool, Any] | str
+
+
+class _Process:
+    """One worker process and the thread that feeds it, one job at a time, in the order
+    handed; the thread reports each outcome through ``report`` and ends with the process."""
+
+    def __init__(self, report: Callable[[_Process, _Job, Outcome], None]) -> None:
+        self._report = report
+        self._inbox: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._popen = subprocess.Popen(
+            [sys.executable, "-B", "-c", _BOOT, json.dumps(sys.path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        self.pid = self._popen.pid
+        threading.Thread(target=self._feed, name="govsi-worker", daemon=True).start()
+
+    def give(self, job: _Job) -> None:
+        self._inbox.put(job)
+
+    def kill(self) -> None:
+        """Stop the process now; the job it runs is reported lost."""
+        self._inbox.put(None)
+        self._popen.kill()
+
+    def close(self) -> None:
+        """Let the process leave once its thread has nothing more to give it."""
+        self._inbox.put(None)
+
+    def _feed(self) -> None:
+        stdin, stdout = self._popen.stdin, self._popen.stdout
+        assert stdin is not None and stdout is not None
+        try:
+            while (job := self._inbox.get()) is not None:
+                try:
+                    message = pickle.dumps((job.fn, job.args, job.kwargs), pickle.HIGHEST_PROTOCOL)
+                except Exception as e:  # an argument that cannot be sent fails its job alone
+                    self._report(self, job, (False, e))
+                    continue
+                try:
+                    write_frame(stdin, message)
+                    reply = read_frame(stdout)
+                except OSError:
+                    reply = None
+                if reply is None:
+                    self._report(self, job, _LOST)
+                    return
+                self._report(self, job, _unpickled(reply))
+        finally:
+            for pipe in (stdin, stdout):
+                with contextlib.suppress(OSError):
+                    pipe.close()
+            self._popen.kill()
+            self._popen.wait()
+
+
+def _unpickled(reply: bytes) -> tuple[bool, Any]:
+    try:
+        outcome: tuple[bool, Any] = pickle.loads(reply)
+    except Exception as e:  # an exception class the crawl cannot rebuild
+        return False, RuntimeError(f"the worker's answer cannot be read: {e!r}")
+    return outcome
 
 
 @dataclass(eq=False)
@@ -63,7 +146,7 @@ class _Place:
     """One worker process (started at its first job) and the jobs handed to it, oldest
     (the one it runs) first."""
 
-    executor: ProcessPoolExecutor | None = None
+    process: _Process | None = None
     jobs: deque[_Job] = field(default_factory=deque)
 
 
@@ -116,112 +199,76 @@ class WorkerPool:
             self._start(place, self._waiting.popleft())
 
     def _start(self, place: _Place, job: _Job) -> None:
-        if place.executor is None:
-            # spawn: a fork of a process with threads (the reactor's pools) may deadlock.
-            place.executor = ProcessPoolExecutor(
-                1,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_leave_with_parent,
-                initargs=(os.getpid(),),
-            )
-        executor = job.executor = place.executor
+        if place.process is None:
+            try:
+                place.process = _Process(self._reported)
+            except OSError as e:
+                logger.error("a worker process could not be started: %s", e)
+                job.done.errback(WorkerFailed(f"no worker process could be started ({e})"))
+                return
+        job.process = place.process
         place.jobs.append(job)
-        try:
-            future = executor.submit(job.fn, *job.args, **job.kwargs)
-        except Exception as e:  # a pool broken between jobs: fail this one, renew the place
-            self._settle(place, executor, job, e)
-            return
+        place.process.give(job)
         if len(place.jobs) == 1:
             self._watch(job)
-
-        def done(future: Future[Any]) -> None:
-            # In the pool's thread (or here, if already done): settled on the reactor's.
-            self._hand_over(self._settle, place, executor, job, future)
-
-        future.add_done_callback(done)
 
     def _watch(self, job: _Job) -> None:
         # Only the job a process runs: its time starts when the one before it ends.
         if self.job_timeout > 0:
             self._watchdog.watch(job, self.job_timeout)
 
-    def _settle(
-        self,
-        place: _Place,
-        executor: ProcessPoolExecutor,
-        job: _Job,
-        outcome: Future[Any] | BaseException,
-    ) -> None:
-        if job.executor is not executor or job.settled:
-            return  # handed again after its process broke under another job
-        if isinstance(outcome, BaseException):
-            error: BaseException | None = outcome
-        elif outcome.cancelled():
-            error = WorkerFailed("the worker pool closed")
-        else:
-            error = outcome.exception()
-        # Not handed over (the pool broke between jobs), died, or killed by the watchdog.
-        lost = isinstance(outcome, BaseException) or isinstance(error, BrokenProcessPool)
-        if (lost or job.timed_out) and place.executor is executor:
-            # Its process is gone: the jobs handed to it after this one never ran there.
-            place.executor = None
-            executor.shutdown(wait=False, cancel_futures=True)
-            others = [other for other in place.jobs if other is not job]
-            if lost and not job.timed_out and place.jobs and place.jobs[0] is not job:
-                # This one only waited behind the job that broke the process: hand it again.
-                others.append(job)
-                job = place.jobs[0]
-                error, lost = BrokenProcessPool("the worker process died"), True
-            place.jobs.clear()
-            place.jobs.append(job)
-            for other in reversed(others):
-                other.executor = None
-                self._waiting.appendleft(other)
-        self._finish(place, job, outcome, error, lost)
-        if place.jobs:
-            self._watch(place.jobs[0])
-        self._dispatch()
-
-    def _finish(
-        self,
-        place: _Place,
-        job: _Job,
-        outcome: Future[Any] | BaseException,
-        error: BaseException | None,
-        lost: bool,
-    ) -> None:
-        job.settled = True
-        # The watchdog may hold the job until its deadline: not the page it was given.
-        job.args, job.kwargs = (), {}
-        if job in place.jobs:
-            place.jobs.remove(job)
-        if error is not None and (lost or job.timed_out):
-            if job.timed_out:
-                error = WorkerFailed(f"the worker took longer than {self.job_timeout:g} s")
-            else:
-                error = WorkerFailed(f"the worker process died ({error!r})")
-            logger.warning("%s: %s", getattr(job.fn, "__name__", job.fn), error)
-        if error is None:
-            assert isinstance(outcome, Future)
-            job.done.callback(outcome.result())
-        else:
-            job.done.errback(error)
-
-    def _hand_over(self, settle: Callable[..., Any], *args: Any) -> None:
+    def _reported(self, process: _Process, job: _Job, outcome: Outcome) -> None:
+        # In the process's thread: settled on the reactor's.
         if self._call_from_thread is None:
             from twisted.internet import reactor  # here: importing it installs one
 
             self._call_from_thread = reactor.callFromThread
-        self._call_from_thread(settle, *args)
+        self._call_from_thread(self._settle, process, job, outcome)
+
+    def _settle(self, process: _Process, job: _Job, outcome: Outcome) -> None:
+        if job.process is not process or job.settled:
+            return  # handed again after its process was gone
+        place = next(p for p in self._places if job in p.jobs)
+        if outcome == _LOST and place.process is process:
+            # The jobs handed after this one never reached the process: hand them again.
+            place.process = None
+            for other in reversed([other for other in place.jobs if other is not job]):
+                other.process = None
+                self._waiting.appendleft(other)
+            place.jobs.clear()
+            place.jobs.append(job)
+        self._finish(place, job, outcome)
+        if place.jobs:
+            self._watch(place.jobs[0])
+        self._dispatch()
+
+    def _finish(self, place: _Place, job: _Job, outcome: Outcome) -> None:
+        job.settled = True
+        # The watchdog may hold the job until its deadline: not the page it was given.
+        job.args, job.kwargs = (), {}
+        place.jobs.remove(job)
+        if isinstance(outcome, tuple):
+            ok, value = outcome
+            if ok:
+                job.done.callback(value)
+            else:
+                job.done.errback(value)
+            return
+        if job.timed_out:
+            error = WorkerFailed(f"the worker took longer than {self.job_timeout:g} s")
+        else:
+            error = WorkerFailed("the worker process died")
+        logger.warning("%s: %s", getattr(job.fn, "__name__", job.fn), error)
+        job.done.errback(error)
 
     def close(self) -> None:
         """Shut every process; jobs still waiting or handed over fail."""
         self._closed = True
         self._watchdog.stop()
         for place in self._places:
-            if place.executor is not None:
-                place.executor.shutdown(wait=False, cancel_futures=True)
-                place.executor = None
+            if place.process is not None:
+                place.process.kill()
+                place.process = None
             while place.jobs:
                 job = place.jobs.popleft()
                 job.settled = True
@@ -230,35 +277,23 @@ class WorkerPool:
             self._waiting.popleft().done.errback(WorkerFailed("the worker pool closed"))
 
 
-def _leave_with_parent(parent: int) -> None:
-    """In a worker process: exit when the crawl's process is gone (killed with -9, it
-    cannot shut its pool), rather than wait for jobs for ever."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="govsi-parent-watch", daemon=True).start()
-
-
 class _Watchdog:
     """One thread, started at the first job it watches, that kills the process of a job
     past its deadline. A thread per job would cost the reactor a thread start per page."""
 
     def __init__(self) -> None:
-        self._jobs: deque[tuple[float, _Job, ProcessPoolExecutor]] = deque()
+        self._jobs: deque[tuple[float, _Job, _Process]] = deque()
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
         self._stopped = False
 
     def watch(self, job: _Job, timeout: float) -> None:
         # Every job has the same timeout, so deadlines arrive in order: a deque, no heap.
-        executor = job.executor
-        if executor is None:
+        process = job.process
+        if process is None:
             return
         with self._wake:
-            self._jobs.append((time.monotonic() + timeout, job, executor))
+            self._jobs.append((time.monotonic() + timeout, job, process))
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="govsi-worker-watchdog", daemon=True
@@ -278,7 +313,7 @@ class _Watchdog:
                 if not self._jobs:
                     self._wake.wait()
                     continue
-                deadline, job, executor = self._jobs[0]
+                deadline, job, process = self._jobs[0]
                 if job.settled:
                     self._jobs.popleft()
                     continue
@@ -287,17 +322,6 @@ class _Watchdog:
                     self._wake.wait(left)
                     continue
                 self._jobs.popleft()
-                _expire(executor, job)
-
-
-def _expire(executor: ProcessPoolExecutor, job: _Job) -> None:
-    """Kill the process holding ``job`` past its time (its future then fails with
-    BrokenProcessPool, and the job with the reason)."""
-    job.timed_out = True
-    # ProcessPoolExecutor has no public way to stop a running job (terminate_workers is
-    # Python 3.14's); its process table has been ``_processes`` since 3.2.
-    processes = getattr(executor, "_processes", None) or {}
-    if not processes:
-        logger.error("a worker job ran out of time and its process could not be found to stop")
-    for process in list(processes.values()):
-        process.kill()
+                # Its thread then reports the job lost, and the job fails with the reason.
+                job.timed_out = True
+                process.kill()

@@ -1,0 +1,65 @@
+"""The loop a worker process runs (``govsi.spiders.workers`` starts it): read a job from
+stdin, run it, write its outcome to stdout, until stdin ends.
+
+A job is ``(fn, args, kwargs)`` and an outcome ``(True, result)`` or ``(False, exception)``,
+each pickled and framed by its length (8 bytes, little-endian). stdin ends when the crawl
+closes it or is gone, killed with -9 included, so a worker never outlives its crawl.
+Imports nothing of the crawl: a job's function brings what it needs, and no more.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import struct
+import sys
+from typing import IO, Any
+
+__all__ = ["FRAME", "read_frame", "serve", "write_frame"]
+
+# The length of each message.
+FRAME = struct.Struct("<Q")
+
+
+def read_frame(stream: IO[bytes]) -> bytes | None:
+    """The next message on ``stream``; None when it ends before a whole one."""
+    head = stream.read(FRAME.size)
+    if len(head) < FRAME.size:
+        return None
+    (size,) = FRAME.unpack(head)
+    data = stream.read(size)
+    return data if len(data) == size else None
+
+
+def write_frame(stream: IO[bytes], data: bytes) -> None:
+    stream.write(FRAME.pack(len(data)))
+    stream.write(data)
+    stream.flush()
+
+
+def _outcome(job: bytes) -> bytes:
+    try:
+        fn, args, kwargs = pickle.loads(job)
+        reply: tuple[bool, Any] = (True, fn(*args, **kwargs))
+    except Exception as e:
+        reply = (False, e)
+    try:
+        return pickle.dumps(reply, pickle.HIGHEST_PROTOCOL)
+    except Exception as e:  # an unpicklable result or exception
+        return pickle.dumps((False, RuntimeError(f"the job's outcome cannot be sent: {e!r}")))
+
+
+def serve() -> None:
+    """Run jobs from stdin until it ends."""
+    # Ctrl-C reaches the whole process group; the crawl decides when its workers stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    results = os.fdopen(os.dup(1), "wb")
+    # Whatever a job's library prints goes to stderr, never into the results.
+    os.dup2(2, 1)
+    jobs = sys.stdin.buffer
+    while (job := read_frame(jobs)) is not None:
+        try:
+            write_frame(results, _outcome(job))
+        except BrokenPipeError:
+            return
