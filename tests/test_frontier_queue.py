@@ -8,7 +8,7 @@ from collections import defaultdict
 
 import pytest
 
-from govsi.frontier.queue import Frontier, HostState
+from govsi.frontier.queue import Frontier, HostQueue, HostState
 
 
 def frontier(default: float = 5.0, ip: float = 5.0, window: int = 1000) -> Frontier:
@@ -324,3 +324,35 @@ def test_a_held_host_waits_while_the_others_go_on() -> None:
     f.finished("a.gov.si", 0.0)
     f.hold_host("a.gov.si", False)
     assert f.pop(0.0)[1] == "a-page"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("pushes", "order"),
+    [
+        ([], []),
+        ([(0, "a")], ["a"]),
+        ([(1, "a"), (0, "b"), (1, "c"), (0, "d")], ["b", "d", "a", "c"]),
+        ([(1.5, "late"), (1, "a"), (2, "deep"), (1, "b")], ["a", "b", "late", "deep"]),
+        ([(-1, "robots"), (0, "page"), (-1, "sitemap")], ["robots", "sitemap", "page"]),
+    ],
+)
+def test_a_host_queue_gives_levels_in_order_and_each_level_first_in_first_out(
+    pushes: list[tuple[float, str]], order: list[str]
+) -> None:
+    queue = HostQueue()
+    for level, entry in pushes:
+        queue.push(level, entry)
+    assert list(queue) == order and len(queue) == len(order)
+    assert queue.head() == (min(level for level, _ in pushes) if pushes else None)
+    assert [queue.pop() for _ in order] == order
+    assert len(queue) == 0 and queue.head() is None
+
+
+def test_a_host_queue_discards_stale_entries_and_keeps_the_order_of_the_rest() -> None:
+    queue = HostQueue()
+    for level, entry in [(2, "x1"), (0, "a"), (2, "b"), (0, "x2"), (1, "x3"), (1, "c")]:
+        queue.push(level, entry)
+    assert queue.discard(lambda e: e.startswith("x")) == 3
+    assert list(queue) == ["a", "c", "b"] and len(queue) == 3
+    queue.push(0, "d")
+    assert [queue.pop() for _ in range(4)] == ["a", "d", "c", "b"]

@@ -27,11 +27,73 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Frontier", "HostState"]
+__all__ = ["Frontier", "HostQueue", "HostState"]
+
+
+class HostQueue:
+    """A host's queued entries, by level (depth, 0.5 more when late), first in first out
+    within a level. One deque per level holds only the entries: no tuple and no sequence
+    number per entry (~100 bytes less than a heap of (level, seq, entry), a third of it)."""
+
+    __slots__ = ("_levels", "_order", "_size")
+
+    def __init__(self) -> None:
+        self._levels: dict[float, deque[Any]] = {}
+        self._order: list[float] = []  # a heap of the levels in ``_levels``
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def head(self) -> float | None:
+        """The level of the entry ``pop`` returns next; None when empty."""
+        return self._order[0] if self._order else None
+
+    def push(self, level: float, entry: Any) -> None:
+        entries = self._levels.get(level)
+        if entries is None:
+            entries = self._levels[level] = deque()
+            heapq.heappush(self._order, level)
+        entries.append(entry)
+        self._size += 1
+
+    def pop(self) -> Any:
+        """The first entry of the lowest level (IndexError when empty)."""
+        level = self._order[0]
+        entries = self._levels[level]
+        entry = entries.popleft()
+        if not entries:
+            del self._levels[level]
+            heapq.heappop(self._order)
+        self._size -= 1
+        return entry
+
+    def __iter__(self) -> Iterator[Any]:
+        """The entries in the order they leave."""
+        for level in sorted(self._order):
+            yield from self._levels[level]
+
+    def discard(self, drop: Callable[[Any], bool]) -> int:
+        """Take out the entries ``drop`` says are stale; returns how many."""
+        removed = 0
+        for level in list(self._order):
+            entries = self._levels[level]
+            kept = deque(e for e in entries if not drop(e))
+            removed += len(entries) - len(kept)
+            if kept:
+                self._levels[level] = kept
+            else:
+                del self._levels[level]
+        if removed:
+            self._order = list(self._levels)
+            heapq.heapify(self._order)
+            self._size -= removed
+        return removed
 
 
 @dataclass
@@ -43,8 +105,8 @@ class HostState:
     # When its last request is known to have reached the server. The delay is applied on
     # reading, so a Crawl-delay learned from the robots.txt just fetched already counts.
     last_arrival: float = float("-inf")
-    # (depth, 0.5 more when late; discovery order; entry); entries are opaque here.
-    queue: list[tuple[float, int, Any]] = field(default_factory=list)
+    # Its entries, opaque here.
+    queue: HostQueue = field(default_factory=HostQueue)
     # Requests released so far, and how many page entries the window refused.
     released: int = 0
     refused: int = 0
@@ -59,9 +121,9 @@ class HostState:
         return self.last_arrival + self.delay
 
     def eligible(self, held: bool = False) -> bool:
-        if not self.queue:
+        head = self.queue.head()
+        if head is None:
             return False
-        head = self.queue[0][0]
         if head < 0:
             return True
         if self.gated or held or self.held:
@@ -195,7 +257,7 @@ class Frontier:
         if spillable and self._size >= self.window:
             state.refused += 1
             return False
-        heapq.heappush(state.queue, (depth + 0.5 if late else depth, next(self._seq), entry))
+        state.queue.push(depth + 0.5 if late else depth, entry)
         self._size += 1
         self._wake_host(state)
         return True
@@ -209,17 +271,12 @@ class Frontier:
 
     def entries(self, name: str) -> Iterator[Any]:
         state = self.hosts.get(name)
-        return iter(()) if state is None else (e for _, _, e in state.queue)
+        return iter(()) if state is None else iter(state.queue)
 
     def discard(self, name: str, drop: Callable[[Any], bool]) -> int:
         """Take the host's queued entries ``drop`` says are stale out; returns how many."""
-        state = self.host(name)
-        kept = [item for item in state.queue if not drop(item[2])]
-        removed = len(state.queue) - len(kept)
-        if removed:
-            heapq.heapify(kept)
-            state.queue[:] = kept
-            self._size -= removed
+        removed = self.host(name).queue.discard(drop)
+        self._size -= removed
         return removed
 
     # -- releasing ---------------------------------------------------------------------------
@@ -239,7 +296,7 @@ class Frontier:
             group.scheduled_at = None
             while (ready := self._ready_at(group)) is not None and ready <= now:
                 state = self._choose(group, now)
-                _, _, entry = heapq.heappop(state.queue)
+                entry = state.queue.pop()
                 self._size -= 1
                 if admit is None or admit(state, entry):
                     group.busy_host, group.busy_since = state.name, now
