@@ -196,12 +196,18 @@ def summarize(crawler: str, w: dict[str, Any]) -> dict[str, Any]:
     w["peak_rss_mb_until_sigint"] = max((s[1] for s in before_stop), default=None)
     w["peak_rss_mb_whole_run"] = max((s[1] for s in samples), default=None)
     w["rss_mb_per_100k_known"] = slope_per_100k(before_stop)
+    # The frontier window (FRONTIER_WINDOW entries), the recent originals and the writer's
+    # buffer fill early and stay full; over the run's second half only what grows with
+    # the web is left.
+    half = before_stop[-1][3] / 2 if before_stop else 0
+    w["rss_mb_per_100k_known_second_half"] = slope_per_100k(before_stop, start=int(half))
     last = before_stop[-1] if before_stop else [0, 0, 0, 0, 0]
     w["known_at_sigint"], w["fetched_at_sigint"] = int(last[3]), int(last[4])
     print(f"\n{crawler}: stopped because {w['stop_reason']}; known {w['known_at_sigint']}, "
           f"fetched {w['fetched_at_sigint']}; peak RSS {w['peak_rss_mb_until_sigint']} MB "
           f"(whole run {w['peak_rss_mb_whole_run']} MB, VmHWM {w['vmhwm_mb_last_read']} MB); "
-          f"{w['rss_mb_per_100k_known']} MB per 100k known")  # fmt: skip
+          f"{w['rss_mb_per_100k_known']} MB per 100k known from 20 000, "
+          f"{w['rss_mb_per_100k_known_second_half']} over the second half")  # fmt: skip
     print(f"{'known':>9} {'t s':>7} {'fetched':>8} {'RSS MB':>7} {'peak MB':>8}")
     for m in w["milestones"]:
         print(f"{m['milestone']:9} {m['t_s']:7.0f} {m['fetched']:8} {m['rss_mb']:7.0f} "
