@@ -87,9 +87,10 @@ def per_core_busy() -> list[float]:
 
 
 def _is_worker(pid: int) -> bool:
-    # A process of Python's multiprocessing (spawn): the crawler's worker pool.
+    # The crawler's worker pool: govsi.spiders.workerloop (multiprocessing's before da5b1a2).
     try:
-        return b"multiprocessing" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        return b"govsi.spiders.workerloop" in cmdline or b"multiprocessing" in cmdline
     except OSError:
         return False
 
