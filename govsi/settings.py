@@ -194,10 +194,10 @@ DB_WRITE_RETRIES = 3
 # While crawldb is away they go to a spill file at every flush (and at once when full), so
 # memory stays flat and a kill loses at most DB_FLUSH_INTERVAL; when the buffer is full all
 # the same (crawldb too slow, or the spill folder unwritable) the scheduler takes no new
-# requests until it drains. 0 = no limit. The bytes count what is stored (a page's HTML,
-# its links); one write takes at most a quarter of them, since the rows it builds cost
-# several times its items. 16 MB keeps the crawler ~60 MB smaller than 64 did on the
-# memory bench when crawldb lags, at the same pages/s.
+# requests until it drains. 0 = no limit. The bytes count what is stored (a page's HTML);
+# the buffer takes about twice that in memory, and another buffer's worth waits in the
+# write under way: 16 MB keeps the crawler ~60 MB smaller than 64 did on the memory bench
+# when crawldb lags, at the same pages/s.
 DB_BUFFER_MAX_ITEMS = 5000
 DB_BUFFER_MAX_BYTES = 16 * 1024 * 1024
 # PostgreSQL connections: seconds to connect, seconds a statement may run, seconds of

@@ -170,31 +170,6 @@ def test_a_full_buffer_says_so_and_during_an_outage_goes_to_disk_at_once(tmp_pat
     assert big.saturated()
 
 
-def test_a_lagging_crawldb_is_written_a_quarter_of_the_buffer_at_a_time_and_all_at_close(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from scrapy import Spider
-    from twisted.internet.defer import ensureDeferred
-
-    # Writes run at once here, so their Deferreds have fired: awaited as they are.
-    monkeypatch.setattr("govsi.store.extension.maybe_deferred_to_future", lambda d: d)
-
-    # 2 KB pages, a 40 KB buffer: each write takes at most 10 KB, about 5 pages.
-    store = _store(tmp_path, DB_BUFFER_MAX_ITEMS=0, DB_BUFFER_MAX_BYTES=40_000)
-    written: list[int] = []
-    real_write = store.writer.write
-    store.writer.write = lambda batch: written.append(len(batch)) or real_write(batch)
-    html = "x" * 1800
-    for i in range(16):
-        store.add(FetchedPage(f"http://a.gov.si/{i}", 0, "HTML", T, 200, "text/html", html))
-    assert store.saturated() is False and len(store.writer.pending) == 16
-    store.flush()
-    assert written == [5] and len(store.writer.pending) == 11
-    ensureDeferred(store.spider_closed(Spider("s"), "finished"))
-    assert written == [5, 5, 5, 1] and store.writer.pending == []
-    assert len(stored(store)) == 16 and store.items_written == 16
-
-
 def test_pages_fetched_counts_each_page_once() -> None:
     # Each fetched page has one outcome; the other govsi/pages/ counters (read in the
     # worker, cut, read failed, nofollow, settled as a copy at write) count it again.

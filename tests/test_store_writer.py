@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, RobotsFile
 from govsi.store.reader import CrawlReader
 from govsi.store.spill import replay
-from govsi.store.writer import CrawlWriter, item_bytes
+from govsi.store.writer import CrawlWriter
 from tests.support.crawldb import T, q
 
 
@@ -332,14 +332,3 @@ def test_an_old_spill_replayed_over_a_finished_crawl_changes_nothing(
     assert done.flush()
     assert replay(path, CrawlWriter(engine)) == 5
     assert _row(engine) == ("HTML", 200, "<p>stran</p>", None, True)
-
-
-def test_a_batch_is_taken_up_to_a_size_in_order_and_at_least_one_item(engine: Engine) -> None:
-    writer = CrawlWriter(engine)
-    small = [DiscoveredPage(f"http://a.gov.si/{i}", 1) for i in range(5)]
-    big = FetchedPage("http://a.gov.si/big", 0, "HTML", T, 200, "text/html", "x" * 10_000)
-    for item in [big, *small]:
-        writer.add(item)
-    assert writer.take(100) == [big]  # more than asked: never nothing
-    assert writer.take(item_bytes(small[0]) * 2) == small[:2]
-    assert writer.take() == small[2:] and writer.take(1) == [] and writer.pending == []

@@ -112,10 +112,6 @@ class CrawlStore:
         # a spill file at every flush, and at once when the buffer is full.
         self.max_items = c.buffer_max_items
         self.max_bytes = c.buffer_max_bytes
-        # One write takes at most a quarter of the buffer: the rows a write builds (each
-        # link of a page is one) cost several times the items, and a lagging crawldb would
-        # otherwise be handed a whole buffer at once.
-        self.write_max_bytes = self.max_bytes // 4
         self._pending_bytes = 0
         self.outage = False
         # This run's spill files, (stamp, path, items), oldest first: written to crawldb,
@@ -238,8 +234,8 @@ class CrawlStore:
                 self._spill_pending()
             return self._writing
         stamp = time.time_ns()
-        batch = self.writer.take(self.write_max_bytes)
-        self._pending_bytes = max(0, self._pending_bytes - sum(map(item_bytes, batch)))
+        batch = self.writer.take()
+        self._pending_bytes = 0
         spilled = list(self._spilled)
         if not batch and not spilled:
             return succeed(None)
@@ -300,11 +296,8 @@ class CrawlStore:
             self._timer.stop()
         while self._writing is not None:
             await maybe_deferred_to_future(self._writing)
-        # What is left, a batch at a time while crawldb takes them (each was retried
-        # already if a flush failed); what it does not take is saved below.
+        # One last attempt for what is left (it was retried already if a flush failed).
         await maybe_deferred_to_future(self.flush())
-        while self.writer.pending and not self.outage:
-            await maybe_deferred_to_future(self.flush())
         if self.spill_full() and self.writer.pending:
             logger.warning("the crawl ends with crawldb away: its last %d items are saved "
                            "beyond DB_SPILL_MAX_BYTES", len(self.writer.pending))  # fmt: skip

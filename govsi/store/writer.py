@@ -114,21 +114,9 @@ class CrawlWriter:
     def add(self, item: Item) -> None:
         self.pending.append(item)
 
-    def take(self, max_bytes: int = 0) -> list[Item]:
-        """The next batch to write, in order: everything pending, or when ``max_bytes``
-        is positive the oldest items up to about that many bytes (``item_bytes``; at least
-        one item). A write's own working memory grows with its batch (a page's links become
-        rows), so a lagging crawldb is written a bounded batch at a time."""
-        if max_bytes <= 0:
-            batch, self.pending = self.pending, []
-            return batch
-        size = taken = 0
-        for item in self.pending:
-            taken += 1
-            size += item_bytes(item)
-            if size >= max_bytes:
-                break
-        batch, self.pending = self.pending[:taken], self.pending[taken:]
+    def take(self) -> list[Item]:
+        """Everything pending, in order, as the next batch to write."""
+        batch, self.pending = self.pending, []
         return batch
 
     def putback(self, batch: list[Item]) -> None:
