@@ -353,6 +353,8 @@ EXTENSIONS = {
     # Freed memory goes back to the system (MALLOC_ARENA_MAX, MEMORY_TRIM_INTERVAL), and the
     # collector leaves start-up's objects alone (GC_FREEZE).
     "govsi.health.memory.ProcessMemory": 140,
+    # The helper threads get the GIL within GIL_SWITCH_INTERVAL (govsi/health/switching.py).
+    "govsi.health.switching.ThreadSwitching": 150,
     "govsi.store.extension.StatsFile": 900,
 }
 # Every record the spider yields goes to crawldb through the crawl's store.
@@ -395,6 +397,11 @@ MEMORY_TRIM_INTERVAL = 20.0
 # Freeze what start-up made (gc.freeze) when the spider opens: the cyclic collector's full
 # passes then walk only what the crawl made (0.59 -> 0.11 s of the reactor in a 16 s crawl).
 GC_FREEZE = True
+# Seconds a thread that wakes waits at most for the GIL while the reactor's thread runs
+# (sys.setswitchinterval; Python's default 0.005; 0 = leave it). The worker processes'
+# outcomes, duplicate lookups and crawldb writes come back through threads; at 5 ms a small
+# page waited ~120 ms for its outcome, at 0.5 ms ~30 ms (govsi/health/switching.py).
+GIL_SWITCH_INTERVAL = 0.0005
 # Write the final crawl stats as JSON to this file ("" = don't).
 STATS_FILE = ""
 # No consoles: the telnet console and Scrapy's remote-control HTTP server would each

@@ -278,18 +278,16 @@ class CrawlWriter:
         if not depth_of:
             return {}
         urls = list(depth_of)
-        rows = [
-            {
-                "url": u,
-                "site_id": site_ids[host_of(u)],
-                "page_type_code": "FRONTIER",
-                "depth": depth_of[u],
-            }
-            for u in urls
-        ]
         stmt = self._insert(PAGE).on_conflict_do_nothing(index_elements=["url"])
-        for part in chunks(rows):
-            conn.execute(stmt, list(part))
+        # A chunk's rows at a time: a batch of link-heavy pages holds ~100 000 URLs, whose
+        # rows all at once cost tens of megabytes beside the batch.
+        for part in chunks(urls):
+            rows = [
+                {"url": u, "site_id": site_ids[host_of(u)], "page_type_code": "FRONTIER",
+                 "depth": depth_of[u]}
+                for u in part
+            ]  # fmt: skip
+            conn.execute(stmt, rows)
         ids: dict[str, int] = {}
         for part in chunks(urls):
             found = conn.execute(select(PAGE.c.url, PAGE.c.id).where(PAGE.c.url.in_(part)))
