@@ -228,3 +228,17 @@ def test_onload_scripts_deep_in_a_page_cost_what_they_cost_at_the_top() -> None:
     assert len(run(page(100))) == 5000
     inert = "<template><div><noscript>" + "<div>" * 50 + "<script>go()</script>" * 3
     assert run(parse_html(f"<html><body>{inert}</body></html>")) == ()
+
+
+def test_onload_scripts_of_a_page_of_handlers_cost_linear_time() -> None:
+    # The candidates are found by a predicate: a path through the attribute axis and back
+    # (@*[...]/..) is quadratic in libxml2, 80 000 such elements took a minute.
+    def page(n: int) -> object:
+        element = '<div id="d" onclick="x()" onload="y()"><script>a()</script></div>'
+        return parse_html("<html><body>" + element * n)
+
+    def run(root: object) -> tuple[str, ...]:
+        return onload_scripts(root, PAGE, lambda src: True)  # type: ignore[arg-type]
+
+    assert growth(run, page, 4000) < LINEAR_BOUND
+    assert len(run(page(3))) == 6  # each element's script and its onload (not onclick)
