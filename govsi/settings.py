@@ -95,7 +95,7 @@ NEAR_DUPLICATE_THRESHOLD = 0.75
 # 0 = always on the reactor.
 WORKER_MIN_PAGE_CHARS = 4096
 # Worker processes for that work (pages, sitemaps). 0 = one per core the reactor leaves
-# (cores - 1, at least 1). Each costs ~60 MB once started (at its first job).
+# (cores - 1, at least 1). Each costs ~51 MB once started (at its first job).
 WORKER_PROCESSES = 0
 # A job (one page or sitemap) may hold its worker this many seconds; past it the process is
 # killed and only that page fails, with the reason in fetch_error. 0 = no bound.
