@@ -11,7 +11,6 @@ process-wide; it is set when the extension is built and put back when the spider
 
 from __future__ import annotations
 
-import logging
 import sys
 
 from scrapy import signals
@@ -20,12 +19,9 @@ from scrapy.exceptions import NotConfigured
 
 __all__ = ["ThreadSwitching"]
 
-logger = logging.getLogger(__name__)
-
 
 class ThreadSwitching:
-    def __init__(self, interval: float) -> None:
-        self.interval = interval
+    def __init__(self) -> None:
         self.previous = sys.getswitchinterval()
 
     @classmethod
@@ -33,7 +29,7 @@ class ThreadSwitching:
         interval = crawler.settings.getfloat("GIL_SWITCH_INTERVAL")
         if interval <= 0:
             raise NotConfigured
-        extension = cls(interval)
+        extension = cls()
         sys.setswitchinterval(interval)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension

@@ -66,8 +66,10 @@ class _Job:
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     done: Deferred[Any] = field(default_factory=Deferred)
-    # The process it was handed to (None while it waits): an outcome from another is stale.
+    # The process it was handed to, and that process's place (None while it waits): an
+    # outcome from another process is stale.
     process: _Process | None = None
+    place: _Place | None = None
     # Set by the watchdog's thread: the process was killed for it.
     timed_out: bool = False
     # Set on the reactor's thread when its outcome is in: the watchdog forgets it.
@@ -129,11 +131,10 @@ class _Process:
         stdout = self._popen.stdout
         assert stdout is not None
         try:
-            while (reply := read_frame(stdout)) is not None:
-                self._report(self, self._sent.popleft(), _unpickled(reply))
-            if self._sent:
-                self._report(self, self._sent[0], _LOST)
-        except OSError:
+            # A read that fails means the process is gone, as surely as its output's end.
+            with contextlib.suppress(OSError):
+                while (reply := read_frame(stdout)) is not None:
+                    self._report(self, self._sent.popleft(), _unpickled(reply))
             if self._sent:
                 self._report(self, self._sent[0], _LOST)
         finally:
@@ -218,7 +219,7 @@ class WorkerPool:
                 logger.error("a worker process could not be started: %s", e)
                 job.done.errback(WorkerFailed(f"no worker process could be started ({e})"))
                 return
-        job.process = place.process
+        job.process, job.place = place.process, place
         place.jobs.append(job)
         place.process.give(job)
         if len(place.jobs) == 1:
@@ -238,14 +239,14 @@ class WorkerPool:
         self._call_from_thread(self._settle, process, job, outcome)
 
     def _settle(self, process: _Process, job: _Job, outcome: Outcome) -> None:
-        if job.process is not process or job.settled:
+        place = job.place
+        if job.process is not process or job.settled or place is None:
             return  # handed again after its process was gone
-        place = next(p for p in self._places if job in p.jobs)
         if outcome == _LOST and place.process is process:
             # The jobs handed after this one never reached the process: hand them again.
             place.process = None
             for other in reversed([other for other in place.jobs if other is not job]):
-                other.process = None
+                other.process = other.place = None
                 self._waiting.appendleft(other)
             place.jobs.clear()
             place.jobs.append(job)
