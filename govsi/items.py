@@ -19,6 +19,20 @@ PageType = Literal[StandardPageType, ExtraPageType]
 STANDARD_PAGE_TYPES: Final[tuple[StandardPageType, ...]] = get_args(StandardPageType)
 EXTRA_PAGE_TYPES: Final[tuple[ExtraPageType, ...]] = get_args(ExtraPageType)
 
+# What became of a fetched URL: each page counted once, under ``outcome_stat``. The spider's
+# other govsi/pages/ counters (nofollow, read_in_worker, parse_cut, ...) count a page again.
+PageOutcome = Literal[
+    "html", "duplicate", "redirect", "binary", "other", "error", "not_modified", "revisit_failed"
+]
+PAGE_OUTCOMES: Final[frozenset[str]] = frozenset(get_args(PageOutcome))
+OUTCOME_PREFIX = "govsi/pages/"
+
+
+def outcome_stat(outcome: PageOutcome, kind: str = "") -> str:
+    """The stat a page's outcome is counted under; a document's names its kind
+    (``govsi/pages/binary/pdf``)."""
+    return f"{OUTCOME_PREFIX}{outcome}/{kind}" if kind else f"{OUTCOME_PREFIX}{outcome}"
+
 
 @dataclass(frozen=True, slots=True)
 class Revisit:

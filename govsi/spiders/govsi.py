@@ -22,7 +22,7 @@ from twisted.python.failure import Failure
 
 from govsi.frontier.seen import KnownUrls, seen_key
 from govsi.frontier.traps import TrapGuard
-from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, Revisit
+from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, Revisit, outcome_stat
 from govsi.net.guard import AddressGuard
 from govsi.render.decide import RenderPlanner
 from govsi.render.renderer import Renderer
@@ -227,8 +227,8 @@ class GovsiSpider(Spider):
         seen = answer(response.status, conditional=conditional(response.request), stored=stored)
         if seen.kind != "fetched":
             # A 304 (its body, if any, unread) or a failed revisit: the stored copy stays.
-            self.count("govsi/pages/not_modified" if seen.kind == "not_modified"
-                       else "govsi/pages/revisit_failed")  # fmt: skip
+            self.count(outcome_stat("not_modified" if seen.kind == "not_modified"
+                                    else "revisit_failed"))  # fmt: skip
             return [kept_page(url, depth, response, stored, seen, now)]
         if stored is not None and stored.page_type == "HTML":
             self.copies.retract(url)  # its stored version is being replaced
@@ -239,7 +239,7 @@ class GovsiSpider(Spider):
             target = self.admission.admit(resolve(response.url, location))
             if target and target != url:
                 record.links = self.admission.chain(url, [target])
-            self.count("govsi/pages/redirect")
+            self.count(outcome_stat("redirect"))
             return [record, *self.follow(record.links, record.link_depth)]
 
         kind = classify(ctype, url, response.body[:1024])
@@ -257,10 +257,10 @@ class GovsiSpider(Spider):
                 record.content_hash = await content_key(response.body)
                 if self.config.store_documents:
                     record.data = response.body
-            self.count(f"govsi/pages/binary/{kind}")
+            self.count(outcome_stat("binary", kind))
             return [record]
         record.page_type = "OTHER"
-        self.count("govsi/pages/other")
+        self.count(outcome_stat("other"))
         return [record]
 
     async def parse_html(self, response: Response, record: FetchedPage) -> list[Any]:
@@ -289,7 +289,7 @@ class GovsiSpider(Spider):
             return
         error = self.failure_reason(failure)
         logger.warning("fetching %s failed: %s", url, error)
-        self.count("govsi/pages/error")
+        self.count(outcome_stat("error"))
         yield FetchedPage(
             url=url, depth=depth, page_type="ERROR", accessed_time=utcnow(), fetch_error=error,
             revisit=stored,

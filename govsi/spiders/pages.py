@@ -19,7 +19,7 @@ from govsi.dedup.index import Verdict
 from govsi.dedup.maincontent import main_text
 from govsi.dedup.question import Question
 from govsi.dedup.signature import exact_key_of
-from govsi.items import FetchedPage
+from govsi.items import FetchedPage, outcome_stat
 from govsi.render.decide import RenderPlan
 from govsi.spiders.admission import Admission
 from govsi.spiders.config import Count, ReadLimits
@@ -182,7 +182,7 @@ class HtmlPages:
             record.content_hash = verdict.content_hash if verdict else None
             if verdict is not None and verdict.original is not None:
                 # The original's links were followed already; this copy's are not.
-                self.count("govsi/pages/duplicate")
+                self.count(outcome_stat("duplicate"))
                 return as_duplicate(record, verdict.original)
             if verdict is not None:
                 record.minhash, record.band_keys = verdict.minhash, verdict.band_keys
@@ -201,7 +201,7 @@ class HtmlPages:
             self.count("govsi/pages/nofollow")
         record.links = self.admission.chain(record.url, links)
         record.images = images
-        self.count("govsi/pages/html")
+        self.count(outcome_stat("html"))
         return record
 
     async def verdict(

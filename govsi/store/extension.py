@@ -24,7 +24,7 @@ from twisted.internet.defer import Deferred, succeed
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
-from govsi.items import Item
+from govsi.items import OUTCOME_PREFIX, PAGE_OUTCOMES, Item
 from govsi.store import database, schema
 from govsi.store.config import StoreConfig
 from govsi.store.limits import limits_of, record_limits, run_name
@@ -36,25 +36,15 @@ from govsi.store.writer import CrawlWriter, item_bytes
 logger = logging.getLogger(__name__)
 
 
-# A fetched page's outcome, counted once under govsi/pages/<outcome> (binary/<kind> too);
-# the spider's other counters there (nofollow, read_in_worker, parse_cut, ...) count a page
-# a second time.
-PAGE_OUTCOMES = frozenset(
-    {"html", "duplicate", "redirect", "other", "error", "not_modified", "revisit_failed"}
-)
-
-
 def pages_fetched(stats: Mapping[str, Any]) -> int:
-    """Responses (and failed fetches) turned into page rows: the spider's
-    ``govsi/pages/<outcome>`` counters, each page under one ``PAGE_OUTCOMES`` or
-    ``binary/<kind>``."""
-    total = 0
-    for key, value in stats.items():
-        if key.startswith("govsi/pages/"):
-            outcome = key[len("govsi/pages/") :]
-            if outcome in PAGE_OUTCOMES or outcome.startswith("binary/"):
-                total += value
-    return total
+    """Responses (and failed fetches) turned into page rows: the spider's counters of
+    ``govsi.items.PAGE_OUTCOMES`` (``outcome_stat``), one per page."""
+    return sum(
+        value
+        for key, value in stats.items()
+        if key.startswith(OUTCOME_PREFIX)
+        and key[len(OUTCOME_PREFIX) :].split("/", 1)[0] in PAGE_OUTCOMES
+    )
 
 
 class CrawlStore:
