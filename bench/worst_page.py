@@ -18,6 +18,11 @@ Issue 27's hostile hosts, each crawled for real beside an ordinary site (peak RS
 reactor's longest stall, what was recorded): ``bench/hostile_crawl.py``, also run as
 
     PYTHONPATH=. python -m bench.worst_page --crawl [--only NAME]   # ~8 min
+
+30 MiB hostile pages read as the crawl reads a large page, in a worker process over its
+pipes, with the default limits (``bench.lib.worker_pages``): time, worker peak, outcome.
+
+    PYTHONPATH=. python -m bench.worst_page --worker   # ~20 s
 """
 
 from __future__ import annotations
@@ -183,11 +188,22 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="best of this many runs")
     ap.add_argument("--only", default="", help="only the cases whose page or operation has this")
     ap.add_argument("--crawl", action="store_true", help="the hostile hosts, crawled")
+    ap.add_argument("--worker", action="store_true", help="30 MiB pages read in a worker")
     args, rest = ap.parse_known_args()
     if args.crawl:
         only = ["--only", args.only] if args.only else []
         cmd = [sys.executable, "-m", "bench.hostile_crawl", *only, *rest]
         return subprocess.run(cmd, check=False).returncode
+    if args.worker:
+        from bench.lib.worker_pages import worker_rows
+
+        found = worker_rows()
+        for w in found:
+            print(f"{w['page']:24} {w['mib']:5} MiB {w['seconds']:6} s  worker peak "
+                  f"{w['worker_peak_mb']:4} MB  {w['outcome']}")  # fmt: skip
+        write_result(RESULTS / "worst_page_worker.json",
+                     {"machine": machine(), "code": code(ROOT), "rows": found})  # fmt: skip
+        return 0
     rows = measure(args.repeat, args.only)
     print(f"{'page':34} {'operation':28} {'n':>9} {'KB':>8} {'ms':>9} {'ms/100KB':>9}")
     for r in rows:
