@@ -89,11 +89,11 @@ NEAR_DUPLICATE_THRESHOLD = 0.75
 # HTML pages of at least this many characters are read whole (parsed; their links made
 # canonical, render plan, main text and signature) in the spider's worker processes
 # (govsi/spiders/workers.py), as sitemaps always are, so that the reactor thread only
-# downloads, schedules and stores, and the other cores work. Unthrottled, on 13 KB pages of
-# 80 links, 119 pages/s against 88 on the reactor; on 48 KB pages 112 against 81; on 2 KB
-# pages of 3 links the hand-over costs what it saves (bench/render_cost.py --page-chars).
+# downloads, schedules and stores, and the other cores work. 1 = every page: unthrottled on
+# 2 KB pages of 3 links, `off` makes 175 pages/s against 157 with pages under 4 KB read on
+# the reactor; on 48 KB pages 112 against 81 (bench/render_cost.py --page-chars).
 # 0 = always on the reactor.
-WORKER_MIN_PAGE_CHARS = 4096
+WORKER_MIN_PAGE_CHARS = 1
 # Worker processes for that work (pages, sitemaps). 0 = one per core the reactor leaves
 # (cores - 1, at least 1). Each costs ~51 MB once started (at its first job).
 WORKER_PROCESSES = 0

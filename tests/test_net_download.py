@@ -81,3 +81,23 @@ def test_responses_under_the_caps_parse_as_before(data: bytes) -> None:
 def test_zero_means_no_cap() -> None:
     outcome, _ = exchange(fields(1000), HeaderLimits(0, 0))
     assert outcome.code == 200
+
+
+def test_host_encoding_is_remembered_and_still_right() -> None:
+    from twisted.internet import endpoints
+
+    from govsi.net.download import cache_host_encoding
+
+    cache_host_encoding()
+    cache_host_encoding()  # idempotent: one cache, not a cache of a cache
+    encode: Any = endpoints._idnaBytes
+    assert not hasattr(encode.__wrapped__, "cache_info")
+    before = encode.cache_info().hits
+    # What the endpoint of every request calls.
+    host_forms = endpoints.HostnameEndpoint._hostAsBytesAndText
+    for _ in range(3):
+        assert host_forms("www.gov.si") == (False, b"www.gov.si", "www.gov.si")
+    assert encode.cache_info().hits >= before + 2
+    # A name beyond ASCII is still encoded, and one IDNA refuses is still refused.
+    assert host_forms("občina.gov.si")[:2] == (False, "občina.gov.si".encode("idna"))
+    assert host_forms("a..b")[0]

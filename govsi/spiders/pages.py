@@ -1,5 +1,5 @@
-"""The spider's HTML part: a fetched HTML page read (on the reactor when small, else whole
-in a worker process), rendered when its plan says, checked for copies, and made into its
+"""The spider's HTML part: a fetched HTML page read (whole in a worker process; on the
+reactor below WORKER_MIN_PAGE_CHARS), rendered when its plan says, checked for copies, and made into its
 record: its text, its admitted links (a trap's left out) and images, nofollow.
 
 One parse serves all: links and the render plan are read from the tree, then the
