@@ -230,19 +230,20 @@ class GovsiSpider(Spider):
             self.count(outcome_stat("not_modified" if seen.kind == "not_modified"
                                     else "revisit_failed"))  # fmt: skip
             return [kept_page(url, depth, response, stored, seen, now)]
-        if stored is not None and stored.page_type == "HTML":
-            self.copies.retract(url)  # its stored version is being replaced
         ctype = header(response, "Content-Type")
         record = FetchedPage(url, depth, "HTML", content_type=ctype, **visit(response, stored, now))
-        location = header(response, "Location")
-        if 300 <= response.status < 400 and location:
+        kind = classify(ctype, url, response.body[:1024])
+        location = header(response, "Location") if 300 <= response.status < 400 else None
+        if stored is not None and stored.page_type == "HTML" and (location or kind != "HTML"):
+            # Its stored version is being replaced by no HTML: no original any more. An HTML
+            # page is retracted when its own verdict is made (``Copies.verdict``).
+            self.copies.retract(url)
+        if location:
             target = self.admission.admit(resolve(response.url, location))
             if target and target != url:
                 record.links = self.admission.chain(url, [target])
             self.count(outcome_stat("redirect"))
             return [record, *self.follow(record.links, record.link_depth)]
-
-        kind = classify(ctype, url, response.body[:1024])
         if kind == "HTML":
             return await self.parse_html(response, record)
         if kind in DOCUMENT_TYPES:

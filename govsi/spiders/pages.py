@@ -1,6 +1,7 @@
 """The spider's HTML part: a fetched HTML page read (whole in a worker process; on the
-reactor below WORKER_MIN_PAGE_CHARS), rendered when its plan says, checked for copies, and made into its
-record: its text, its admitted links (a trap's left out) and images, nofollow.
+reactor below WORKER_MIN_PAGE_CHARS), rendered when its plan says, checked for copies, and
+made into its record: its text, its admitted links (a trap's left out) and images,
+nofollow.
 
 One parse serves all: links and the render plan are read from the tree, then the
 duplicate check cuts the template out of it. The requests the record leads to are the
@@ -177,8 +178,10 @@ class HtmlPages:
         found = reading.found
         # Error pages are a record of their own, not content: only 2xx pages are compared.
         success = 200 <= (record.http_status_code or 0) < 300
+        # A revisit: the stored version it replaces is no original once this one is decided.
+        replacing = record.revisit is not None and record.revisit.page_type == "HTML"
         if self.copies.index is not None and success:
-            verdict = await self.verdict(record.url, text, root, reading.question)
+            verdict = await self.verdict(record.url, text, root, reading.question, replacing)
             record.content_hash = verdict.content_hash if verdict else None
             if verdict is not None and verdict.original is not None:
                 # The original's links were followed already; this copy's are not.
@@ -186,7 +189,9 @@ class HtmlPages:
                 return as_duplicate(record, verdict.original)
             if verdict is not None:
                 record.minhash, record.band_keys = verdict.minhash, verdict.band_keys
-        elif success:
+        elif replacing:
+            self.copies.retract(record.url)  # an error page now: compared with nothing
+        if success and self.copies.index is None:
             # No duplicate check, but a revisit still tells a change by the main text's key
             # (a page read in the worker brings it back: reading it here would stall).
             record.content_hash = reading.content_key or (
@@ -205,11 +210,18 @@ class HtmlPages:
         return record
 
     async def verdict(
-        self, url: str, text: str, root: etree._Element | None, asked: Question | None
+        self,
+        url: str,
+        text: str,
+        root: etree._Element | None,
+        asked: Question | None,
+        replacing: bool = False,
     ) -> Verdict | None:
         """The duplicate check (``Copies.verdict``). ``asked``: the question the worker
         made, for a page read there (``read``); without it such a page is not checked
         (the worker failed on it, which is recorded)."""
         if asked is None and root is None and self._in_worker(text):
+            if replacing:
+                self.copies.retract(url)
             return None
-        return await self.copies.verdict(url, text, root, asked)
+        return await self.copies.verdict(url, text, root, asked, replacing=replacing)
