@@ -201,6 +201,50 @@ def test_a_page_a_revisit_replaces_is_no_original_of_its_old_content(engine: Eng
     later.close()
 
 
+def test_a_revisit_stays_the_original_of_a_copy_fetched_before_it_was_decided(
+    engine: Engine,
+) -> None:
+    # /novica was stored as an original. In the next round a new page with its content is
+    # fetched, then /novica's revisit; the copy's lookup answers only after the revisit
+    # came in. The copy is still /novica's (the original does not flip to the newer page),
+    # and /novica, decided next, is an original again.
+    import asyncio
+
+    from govsi.spiders.copies import Copies
+    from govsi.store.config import DuplicateConfig
+
+    first = fetched(index(engine), "https://a.gov.si/novica", semantic(NEWS_1))
+    assert writer(engine).write([first])
+
+    class Gated(Copies):
+        gates: dict[str, asyncio.Event] = {}
+
+        async def _rows(self, asked):  # type: ignore[no-untyped-def]
+            await self.gates.setdefault(asked.url, asyncio.Event()).wait()
+            assert self.index is not None
+            return self.index.lookup(asked)
+
+    async def round_two() -> tuple[object, object]:
+        copies = Gated(DuplicateConfig(True, THRESHOLD, 128, 5), lambda *a: None)
+        copies.open(engine)
+        copy = asyncio.create_task(
+            copies.verdict("https://b.gov.si/nova", semantic(NEWS_1), None, None)
+        )
+        revisit = asyncio.create_task(
+            copies.verdict("https://a.gov.si/novica", semantic(NEWS_1), None, None,
+                           replacing=True)
+        )  # fmt: skip
+        await asyncio.sleep(0)
+        for url in ("https://b.gov.si/nova", "https://a.gov.si/novica"):  # in the order asked
+            Gated.gates.setdefault(url, asyncio.Event()).set()
+            await asyncio.sleep(0.01)
+        return await copy, await revisit
+
+    copy, revisit = asyncio.run(round_two())
+    assert copy.original == "https://a.gov.si/novica"  # type: ignore[attr-defined]
+    assert revisit.original is None  # type: ignore[attr-defined]
+
+
 def test_a_page_moved_in_the_batch_that_rewrites_its_old_address_is_an_original(
     engine: Engine,
 ) -> None:

@@ -78,18 +78,7 @@ class Copies:
                 asked = self.index.prepare(url, text, root)
             else:
                 self.count("govsi/duplicates/in_worker")
-            rows: list[Any] = []
-            if self.index.needs_lookup(asked):
-                # Imported here: importing the reactor at module level would install the
-                # default one before Scrapy installs the configured one.
-                from twisted.internet import reactor
-
-                if self._lookups is None:
-                    self._lookups = ThreadPool(1, 1, name="govsi-duplicate-lookups")
-                    self._lookups.start()
-                rows = await maybe_deferred_to_future(
-                    deferToThreadPool(reactor, self._lookups, self.index.lookup, asked)
-                )
+            rows = await self._rows(asked) if self.index.needs_lookup(asked) else []
             if replacing:
                 self.retract(url)
             return self.index.decide(asked, rows)
@@ -99,6 +88,22 @@ class Copies:
             if replacing:
                 self.retract(url)
             return None
+
+    async def _rows(self, asked: Question) -> list[Any]:
+        """crawldb's answer to ``asked`` (``DuplicateIndex.lookup``), from the lookup
+        thread: one at a time, in the order asked."""
+        assert self.index is not None
+        # Imported here: importing the reactor at module level would install the default
+        # one before Scrapy installs the configured one.
+        from twisted.internet import reactor
+
+        if self._lookups is None:
+            self._lookups = ThreadPool(1, 1, name="govsi-duplicate-lookups")
+            self._lookups.start()
+        rows: list[Any] = await maybe_deferred_to_future(
+            deferToThreadPool(reactor, self._lookups, self.index.lookup, asked)
+        )
+        return rows
 
     def close(self) -> None:
         if self._lookups is not None:

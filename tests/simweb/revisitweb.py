@@ -94,7 +94,7 @@ PLANS = (
 )  # fmt: skip
 ARCHIVE = tuple(f"/arhiv/{i}" for i in range(3))  # ministrstvo's, forbidden in version 2
 SITEMAP_ONLY = "/samo-zemljevid"  # agencija's, named by its second sitemap only
-COPY = ("/kopija", "/stran/8")  # agencija's copy and its original
+COPY = ("/kopija", "/stran/8")  # agencija's pair of pages with the same content
 MISSING = "/manjka"  # agencija's, 404 in both versions
 TEXT = "/besedilo.txt"  # agencija's plain text (OTHER), the same in both versions
 ENDLESS = "/neskoncno"  # agencija's body without end: a fetch error (ERROR) in both
