@@ -189,6 +189,43 @@ def test_an_outage_is_logged_in_one_line_and_a_bug_with_its_traceback(
         assert "more" not in failed[-1].getMessage()
 
 
+def test_links_to_pages_already_written_cost_no_rows_and_stay_right(engine: Engine) -> None:
+    # A menu on every page: its URLs are written once; later pages link them by their
+    # remembered ids, and a failed transaction's new ids are never remembered.
+    w = CrawlWriter(engine, page_id_cache=100, retries=0)
+    menu = [f"http://a.gov.si/m{i}" for i in range(5)]
+    w.add(FetchedPage("http://a.gov.si/", 0, "HTML", T, 200, "text/html", "<p>0</p>",
+                      links=menu))  # fmt: skip
+    assert w.flush()
+    statements: list[str] = []
+    event.listen(engine, "before_cursor_execute",
+                 lambda *a: statements.append(a[2]))  # fmt: skip
+    w.add(FetchedPage(menu[0], 1, "HTML", T, 200, "text/html", "<p>1</p>", links=menu))
+    assert w.flush()
+    # No page row inserted, nor read back: menu[0]'s own row is only updated.
+    assert not [s for s in statements if s.startswith("INSERT INTO page ")], statements
+    links = q(engine, "SELECT t.url FROM link JOIN page f ON f.id = link.from_page "
+                      f"JOIN page t ON t.id = link.to_page WHERE f.url = '{menu[0]}'")  # fmt: skip
+    assert sorted(t for (t,) in links) == menu
+
+    def broken(conn, batch):  # type: ignore[no-untyped-def]
+        w._ensure_pages(conn, {"http://a.gov.si/novo": 2}, w._ensure_sites(conn, ["a.gov.si"]))
+        w.page_ids.stage({"http://a.gov.si/nikoli": 999_999})  # rolled back: never was
+        raise OperationalError("INSERT", {}, Exception("server closed the connection"))
+
+    real = w._apply
+    w._apply = broken  # type: ignore[method-assign]
+    w.add(DiscoveredPage("http://a.gov.si/novo", 2))
+    assert not w.flush()
+    w._apply = real  # type: ignore[method-assign]
+    assert w.flush()
+    assert w.page_ids.known(["http://a.gov.si/nikoli"]) == {}
+    novo = q(engine, "SELECT id, page_type_code FROM page WHERE url = 'http://a.gov.si/novo'")
+    assert [t for _, t in novo] == ["FRONTIER"]
+    # The id the next transaction remembers is the row's, not the failed one's.
+    assert w.page_ids.known(["http://a.gov.si/novo"]) == {"http://a.gov.si/novo": novo[0][0]}
+
+
 def test_frontier_order_and_fetched_urls(engine: Engine) -> None:
     w = CrawlWriter(engine)
     w.add(DiscoveredPage("http://a.gov.si/", 0))

@@ -52,6 +52,7 @@ class StoreConfig:
     # REVISIT_MIN_INTERVAL, REVISIT_MAX_INTERVAL: bounds of each visit's next_visit (seconds)
     revisit_min_interval: float = 24 * 3600
     revisit_max_interval: float = 30 * 24 * 3600
+    page_id_cache: int = 0  # DB_PAGE_ID_CACHE
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> StoreConfig:
@@ -77,4 +78,5 @@ class StoreConfig:
             sitemap_store_max=s.getint("SITEMAP_STORE_MAX_BYTES"),
             revisit_min_interval=s.getfloat("REVISIT_MIN_INTERVAL"),
             revisit_max_interval=s.getfloat("REVISIT_MAX_INTERVAL"),
+            page_id_cache=s.getint("DB_PAGE_ID_CACHE"),
         )

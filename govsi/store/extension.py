@@ -81,6 +81,7 @@ class CrawlStore:
             sitemap_store_max=c.sitemap_store_max,
             revisit_min_interval=c.revisit_min_interval,
             revisit_max_interval=c.revisit_max_interval,
+            page_id_cache=c.page_id_cache,
         )
         self.reader = CrawlReader(self.engine)
         self.batch_size = c.batch_size

@@ -31,6 +31,7 @@ from govsi.items import (
 from govsi.store.database import chunks
 from govsi.store.images import record_images
 from govsi.store.originals import FindOriginals, settle_copies
+from govsi.store.pageids import PageIds
 from govsi.store.schema import PAGE, SITE
 from govsi.store.spill import save_spill
 from govsi.store.visits import PageWrites, Schedule, read_stored
@@ -88,6 +89,7 @@ class CrawlWriter:
         sitemap_store_max: int = 0,
         revisit_min_interval: float = 24 * 3600,
         revisit_max_interval: float = 30 * 24 * 3600,
+        page_id_cache: int = 0,
     ) -> None:
         self.engine = engine
         # Each visit's next one (REVISIT_MIN_INTERVAL, REVISIT_MAX_INTERVAL).
@@ -109,6 +111,8 @@ class CrawlWriter:
         self._insert = (postgresql if engine.dialect.name == "postgresql" else sqlite).insert
         # Hosts never change id once inserted, and a crawl sees few of them.
         self._site_ids: dict[str, int] = {}
+        # Nor do pages; the latest URLs' ids (DB_PAGE_ID_CACHE).
+        self.page_ids = PageIds(page_id_cache)
 
     # -- queueing --------------------------------------------------------------------
     def add(self, item: Item) -> None:
@@ -133,8 +137,10 @@ class CrawlWriter:
             return True
         for attempt in range(self.retries + 1):
             try:
+                self.page_ids.rollback()  # nothing staged but by this transaction
                 with self.engine.begin() as conn:
                     settled = self._apply(conn, batch)
+                self.page_ids.commit()
                 self.copies_settled += settled
                 return True
             except SQLAlchemyError as exc:
@@ -199,10 +205,15 @@ class CrawlWriter:
                     depth_of.setdefault(link, item.link_depth)
                 if item.duplicate_of:
                     depth_of.setdefault(item.duplicate_of, item.depth)
-        hosts = {host_of(u) for u in depth_of}
+        # URLs whose rows were written before need no row, nor their host a site.
+        page_ids = self.page_ids.known(depth_of)
+        new = {u: d for u, d in depth_of.items() if u not in page_ids} if page_ids else depth_of
+        hosts = {host_of(u) for u in new}
         hosts.update(i.host for i in batch if isinstance(i, RobotsFile | SiteInfo | SitemapFile))
         site_ids = self._ensure_sites(conn, hosts)
-        page_ids = self._ensure_pages(conn, depth_of, site_ids)
+        written = self._ensure_pages(conn, new, site_ids)
+        self.page_ids.stage(written)
+        page_ids.update(written)
 
         fetched = [page_ids[i.url] for i in batch if isinstance(i, FetchedPage)]
         pages = PageWrites(read_stored(conn, fetched), self.schedule, self.store_binary_data)
