@@ -1,13 +1,18 @@
 """The least a render costs on this machine: Chromium alone, nothing else running.
 
 Renders ``--pages`` of ``bench.lib.webs.js_web``'s app-host pages (a script adds a link on
-DOMContentLoaded), ``--at-once`` at a time, each in a new page of one context, its document
-fulfilled from memory and every other request aborted, as govsi does (without its 0.2 s
-quiet wait and without scrapy-playwright). Reports wall time and the CPU time Chromium
-and the Playwright driver used, per render: the floor any crawl that renders these pages
-pays, whatever the crawler itself costs.
+DOMContentLoaded), ``--at-once`` at a time, each tab reused for the next page as govsi
+does (``--new-pages``: a new tab per page), its document fulfilled from memory and every
+other request aborted (without govsi's 0.2 s quiet wait and without scrapy-playwright).
+Reports wall time and CPU per render: the machine's busy CPU less this process's own
+(``system``: renderer processes that exit, as a closed tab's do, are counted) and that of
+the live Chromium and driver processes (``browser``). The floor any crawl that renders
+these pages pays, whatever the crawler itself costs.
 
     PYTHONPATH=. python -m bench.render_floor            # ~15 s
+    PYTHONPATH=. python -m bench.render_floor -- --renderer-process-limit=1
+
+Switches after ``--`` are passed to Chromium.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import os
 import time
 from typing import Any
 
-from bench.lib.measure import browser_processes, cpu_seconds
+from bench.lib.measure import browser_processes, cpu_seconds, system_cpu
 from bench.lib.webs import ADD, js_page
 from govsi.render.engine import find_chromium
 from govsi.render.fence import chromium_args
@@ -29,7 +34,14 @@ def browser_cpu_seconds() -> float:
     return sum(cpu_seconds(pid) for pid in browser_processes((b"chrom", b"node")))
 
 
-async def measure(pages: int, at_once: int) -> dict[str, float]:
+def own_cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+async def measure(
+    pages: int, at_once: int, new_pages: bool = False, switches: tuple[str, ...] = ()
+) -> dict[str, Any]:
     from playwright.async_api import async_playwright
 
     chromium = find_chromium()
@@ -43,56 +55,67 @@ async def measure(pages: int, at_once: int) -> dict[str, float]:
             executable_path=chromium,
             chromium_sandbox=os.geteuid() != 0,
             headless=True,
-            args=chromium_args("127.0.0.1:9", []),
+            args=chromium_args("127.0.0.1:9", list(switches)),
         )
         context = await browser.new_context(service_workers="block", accept_downloads=False)
 
-        async def render(i: int) -> None:
+        async def render(page: Any, i: int) -> None:
             url = f"http://s0.gov.si/p{i}"
-            page = await context.new_page()
-
-            async def answer(route: Any) -> None:
-                if route.request.is_navigation_request() and route.request.url == url:
-                    await route.fulfill(
-                        status=200,
-                        headers={"content-type": "text/html; charset=utf-8"},
-                        body=bodies[i],
-                    )
-                else:
-                    await route.abort()
-
-            await page.route("**/*", answer)
+            page.govsi_url = url
             await page.goto(url, wait_until="domcontentloaded")
             await page.wait_for_function("document.readyState === 'complete'")
             html = await page.content()
             assert f"/js-{i}" in html, "the script did not run"
-            await page.close()
+
+        async def answer(route: Any) -> None:
+            url = route.request.frame.page.govsi_url
+            if route.request.is_navigation_request() and route.request.url == url:
+                await route.fulfill(
+                    status=200,
+                    headers={"content-type": "text/html; charset=utf-8"},
+                    body=bodies[int(url.rsplit("p", 1)[1])],
+                )
+            else:
+                await route.abort()
 
         async def worker(first: int) -> None:
+            page = None
             for i in range(first, pages, at_once):
-                await render(i)
+                if page is None:
+                    page = await context.new_page()
+                    await page.route("**/*", answer)
+                await render(page, i)
+                if new_pages:
+                    await page.close()
+                    page = None
 
+        busy0, own0 = system_cpu()[0], own_cpu_seconds()
         cpu0, t0 = browser_cpu_seconds(), time.perf_counter()
         await asyncio.gather(*(worker(k) for k in range(at_once)))
         wall, cpu = time.perf_counter() - t0, browser_cpu_seconds() - cpu0
+        system = system_cpu()[0] - busy0 - (own_cpu_seconds() - own0)
         await browser.close()
     return {
         "pages": pages,
         "at_once": at_once,
+        "tabs": "new per page" if new_pages else "reused",
+        "switches": list(switches),
         "wall_s": round(wall, 2),
         "wall_per_render_ms": round(wall / pages * 1000),
-        # Renderer processes that exited are not counted: a floor, not the whole cost.
-        "browser_cpu_s": round(cpu, 2),
+        "system_cpu_per_render_ms": round(system / pages * 1000),
+        # Renderer processes that exited are not counted here.
         "browser_cpu_per_render_ms": round(cpu / pages * 1000),
     }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pages", type=int, default=40)
+    ap.add_argument("--pages", type=int, default=80)
     ap.add_argument("--at-once", type=int, default=4)
+    ap.add_argument("--new-pages", action="store_true")
+    ap.add_argument("switches", nargs="*", help="Chromium switches (after --)")
     args = ap.parse_args()
-    print(asyncio.run(measure(args.pages, args.at_once)))
+    print(asyncio.run(measure(args.pages, args.at_once, args.new_pages, tuple(args.switches))))
     return 0
 
 
