@@ -208,3 +208,19 @@ def test_a_worker_leaves_when_the_crawl_is_killed(tmp_path: Any) -> None:
     while time.monotonic() < deadline and os.path.exists(f"/proc/{worker}"):
         time.sleep(0.1)
     assert not os.path.exists(f"/proc/{worker}"), "the worker outlived the crawl"
+
+
+def test_prepare_starts_every_process_before_the_first_job() -> None:
+    from govsi.spiders.reading import ready
+
+    worker = _direct(processes=2)
+    try:
+        worker.prepare(ready)
+        started = [place.process for place in worker._places]
+        assert all(p is not None for p in started)
+        ok, _ = _settled(worker.run(os.getpid))
+        assert ok
+        # The first job found them running: no process was started for it.
+        assert [place.process for place in worker._places] == started
+    finally:
+        worker.close()

@@ -199,6 +199,7 @@ class GovsiSpider(Spider):
         self.store = store
         self.rendering.bind(self.crawler.get_extension(Renderer))
         self.copies.open(store.engine)
+        self.pages.prepare()
         for seed in self.seed_urls:
             url = self.admission.admit(seed)
             if url is None:

@@ -25,7 +25,7 @@ from govsi.render.decide import RenderPlan
 from govsi.spiders.admission import Admission
 from govsi.spiders.config import Count, ReadLimits
 from govsi.spiders.copies import Copies
-from govsi.spiders.reading import Reading, read_html, read_tree
+from govsi.spiders.reading import Reading, read_html, read_tree, ready
 from govsi.spiders.render import Rendering, merge
 from govsi.spiders.workers import WorkerPool
 from govsi.store.originals import as_duplicate
@@ -61,6 +61,12 @@ class HtmlPages:
         self.worker = worker
         self.count = count
         self.follow_now = follow_now
+
+    def prepare(self) -> None:
+        """At the crawl's start: have the worker processes ready for the first pages, when
+        pages are read there (``WorkerPool.prepare``)."""
+        if self.limits.worker_min_chars > 0:
+            self.worker.prepare(ready)
 
     async def parse(self, response: Response, record: FetchedPage) -> FetchedPage:
         """The record of the HTML page ``response`` (``record`` filled in), or, when it is

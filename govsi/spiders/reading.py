@@ -26,7 +26,7 @@ from govsi.web.extract import ExtractedLinks, cut_markup, extract_links, parse_h
 from govsi.web.scope import Scope
 from govsi.web.urls import in_scope
 
-__all__ = ["PlanInputs", "Reading", "canonical_links", "read_html", "read_tree"]
+__all__ = ["PlanInputs", "Reading", "canonical_links", "read_html", "read_tree", "ready"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,3 +133,9 @@ def canonical_links(found: ExtractedLinks, scope: Scope) -> None:
         if (image := scope.canonical_picture(src)) is not None:
             images.setdefault(image)
     found.links, found.images, found.canonical = list(links), list(images), True
+
+
+def ready() -> bool:
+    """A worker process's first job (``WorkerPool.prepare``): importing this module, with
+    the parser and the duplicate check, is the work."""
+    return True

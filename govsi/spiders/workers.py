@@ -203,6 +203,14 @@ class WorkerPool:
         self._dispatch()
         return job.done
 
+    def prepare(self, fn: Callable[[], Any]) -> None:
+        """Start every process now, each running ``fn`` (whose module brings the modules the
+        jobs need), so that the crawl's first pages do not wait for a process to start and
+        import them. Its outcome is not awaited: a process that cannot start, or dies, says
+        so on the jobs that follow."""
+        for _ in self._places:
+            self.run(fn).addErrback(lambda failure: None)
+
     def _dispatch(self) -> None:
         # The emptiest place first: jobs spread over the processes before any gets two.
         while self._waiting and not self._closed:
