@@ -230,10 +230,14 @@ def test_a_revisit_stays_the_original_of_a_copy_fetched_before_it_was_decided(
         copy = asyncio.create_task(
             copies.verdict("https://b.gov.si/nova", semantic(NEWS_1), None, None)
         )
-        revisit = asyncio.create_task(
-            copies.verdict("https://a.gov.si/novica", semantic(NEWS_1), None, None,
-                           replacing=True)
-        )  # fmt: skip
+
+        async def revisited() -> object:
+            # As HtmlPages does: its stored version retracted as its own verdict is made.
+            decided = await copies.verdict("https://a.gov.si/novica", semantic(NEWS_1), None, None)
+            copies.retract("https://a.gov.si/novica")
+            return decided
+
+        revisit = asyncio.create_task(revisited())
         await asyncio.sleep(0)
         for url in ("https://b.gov.si/nova", "https://a.gov.si/novica"):  # in the order asked
             Gated.gates.setdefault(url, asyncio.Event()).set()

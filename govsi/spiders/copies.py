@@ -55,22 +55,11 @@ class Copies:
             self.index.retract(url)
 
     async def verdict(
-        self,
-        url: str,
-        text: str,
-        root: etree._Element | None,
-        asked: Question | None,
-        *,
-        replacing: bool = False,
+        self, url: str, text: str, root: etree._Element | None, asked: Question | None
     ) -> Verdict | None:
         """The page's verdict; None when pages are not checked, or when the check failed
         (then the page is kept as an original, never lost). ``asked``: the question the
-        worker made for a page read there; else it is made here, from ``root``.
-
-        ``replacing``: a revisit of a stored HTML page. Its stored version stops being an
-        original (``retract``) only now, as its own verdict is made, not when it was
-        fetched: a page fetched before it is still checked against it, as in the round
-        before (lookups answer in order)."""
+        worker made for a page read there; else it is made here, from ``root``."""
         if self.index is None:
             return None
         try:
@@ -79,14 +68,10 @@ class Copies:
             else:
                 self.count("govsi/duplicates/in_worker")
             rows = await self._rows(asked) if self.index.needs_lookup(asked) else []
-            if replacing:
-                self.retract(url)
             return self.index.decide(asked, rows)
         except Exception:
             logger.exception("duplicate check of %s failed; keeping the page as it is", url)
             self.count("govsi/duplicates/check_failed")
-            if replacing:
-                self.retract(url)
             return None
 
     async def _rows(self, asked: Question) -> list[Any]:

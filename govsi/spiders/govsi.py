@@ -233,11 +233,11 @@ class GovsiSpider(Spider):
             return [kept_page(url, depth, response, stored, seen, now)]
         ctype = header(response, "Content-Type")
         record = FetchedPage(url, depth, "HTML", content_type=ctype, **visit(response, stored, now))
-        kind = classify(ctype, url, response.body[:1024])
         location = header(response, "Location") if 300 <= response.status < 400 else None
-        if stored is not None and stored.page_type == "HTML" and (location or kind != "HTML"):
+        kind = None if location else classify(ctype, url, response.body[:1024])
+        if stored is not None and stored.page_type == "HTML" and kind != "HTML":
             # Its stored version is being replaced by no HTML: no original any more. An HTML
-            # page is retracted when its own verdict is made (``Copies.verdict``).
+            # page is retracted as its own verdict is made (``HtmlPages``).
             self.copies.retract(url)
         if location:
             target = self.admission.admit(resolve(response.url, location))

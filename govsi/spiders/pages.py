@@ -184,10 +184,14 @@ class HtmlPages:
         found = reading.found
         # Error pages are a record of their own, not content: only 2xx pages are compared.
         success = 200 <= (record.http_status_code or 0) < 300
-        # A revisit: the stored version it replaces is no original once this one is decided.
-        replacing = record.revisit is not None and record.revisit.page_type == "HTML"
-        if self.copies.index is not None and success:
-            verdict = await self.verdict(record.url, text, root, reading.question, replacing)
+        checked = self.copies.index is not None and success
+        verdict = await self.verdict(record.url, text, root, reading.question) if checked else None
+        if record.revisit is not None and record.revisit.page_type == "HTML":
+            # The stored version this visit replaces is no original from now on, as this
+            # one is decided (an error page: compared with nothing), and not sooner: a page
+            # fetched before it was still checked against it (lookups answer in order).
+            self.copies.retract(record.url)
+        if checked:
             record.content_hash = verdict.content_hash if verdict else None
             if verdict is not None and verdict.original is not None:
                 # The original's links were followed already; this copy's are not.
@@ -195,9 +199,7 @@ class HtmlPages:
                 return as_duplicate(record, verdict.original)
             if verdict is not None:
                 record.minhash, record.band_keys = verdict.minhash, verdict.band_keys
-        elif replacing:
-            self.copies.retract(record.url)  # an error page now: compared with nothing
-        if success and self.copies.index is None:
+        elif success:
             # No duplicate check, but a revisit still tells a change by the main text's key
             # (a page read in the worker brings it back: reading it here would stall).
             record.content_hash = reading.content_key or (
@@ -216,18 +218,11 @@ class HtmlPages:
         return record
 
     async def verdict(
-        self,
-        url: str,
-        text: str,
-        root: etree._Element | None,
-        asked: Question | None,
-        replacing: bool = False,
+        self, url: str, text: str, root: etree._Element | None, asked: Question | None
     ) -> Verdict | None:
         """The duplicate check (``Copies.verdict``). ``asked``: the question the worker
         made, for a page read there (``read``); without it such a page is not checked
         (the worker failed on it, which is recorded)."""
         if asked is None and root is None and self._in_worker(text):
-            if replacing:
-                self.copies.retract(url)
             return None
-        return await self.copies.verdict(url, text, root, asked, replacing=replacing)
+        return await self.copies.verdict(url, text, root, asked)
