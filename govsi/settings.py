@@ -187,9 +187,10 @@ STORE_BINARY_DATA = False
 # Writes are batched: flush after this many items or this many seconds, whichever first.
 DB_BATCH_SIZE = 200
 DB_FLUSH_INTERVAL = 2.0
-# The page ids of this many recently written URLs are remembered (~250 bytes each), so a
-# link to a page already in crawldb (a site's menu, on every page) costs no row written
-# and read back (govsi/store/pageids.py). 0 = ask crawldb every time.
+# The page ids of this many recently written URLs are remembered (~130 bytes each, by their
+# fingerprint, whatever their length), so a link to a page already in crawldb (a site's
+# menu, on every page) costs no row written and read back (govsi/store/pageids.py).
+# 0 = ask crawldb every time.
 DB_PAGE_ID_CACHE = 20_000
 # A failed write is retried this many times (with backoff) before it is kept for the next
 # flush; what still cannot be written at the end is saved to a JSON-lines file.

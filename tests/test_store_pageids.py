@@ -40,3 +40,24 @@ def test_capacity_zero_remembers_nothing() -> None:
     ids.stage({"a": 1})
     ids.commit()
     assert ids.known(["a"]) == {} and len(ids) == 0
+
+
+def test_what_it_holds_does_not_grow_with_the_urls_length() -> None:
+    import gc
+    import tracemalloc
+
+    def held(length: int) -> int:
+        tracemalloc.start()
+        urls = [f"https://www.gov.si/{'x' * length}/{i}" for i in range(2000)]
+        ids = PageIds(2000)
+        ids.stage({url: i for i, url in enumerate(urls)})
+        ids.commit()
+        del urls
+        gc.collect()
+        size = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+        assert len(ids) == 2000
+        return size
+
+    # A server's URLs up to MAX_URL_LENGTH cost what short ones do.
+    assert held(2000) < 1.5 * held(40)
