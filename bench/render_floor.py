@@ -34,11 +34,6 @@ def browser_cpu_seconds() -> float:
     return sum(cpu_seconds(pid) for pid in browser_processes((b"chrom", b"node")))
 
 
-def own_cpu_seconds() -> float:
-    times = os.times()
-    return times.user + times.system
-
-
 async def measure(
     pages: int, at_once: int, new_pages: bool = False, switches: tuple[str, ...] = ()
 ) -> dict[str, Any]:
@@ -89,11 +84,11 @@ async def measure(
                     await page.close()
                     page = None
 
-        busy0, own0 = system_cpu()[0], own_cpu_seconds()
+        busy0, own0 = system_cpu()[0], cpu_seconds(os.getpid())
         cpu0, t0 = browser_cpu_seconds(), time.perf_counter()
         await asyncio.gather(*(worker(k) for k in range(at_once)))
         wall, cpu = time.perf_counter() - t0, browser_cpu_seconds() - cpu0
-        system = system_cpu()[0] - busy0 - (own_cpu_seconds() - own0)
+        system = system_cpu()[0] - busy0 - (cpu_seconds(os.getpid()) - own0)
         await browser.close()
     return {
         "pages": pages,
