@@ -22,6 +22,8 @@ UNITS = {
     "text of one word": "a ",
     "app roots with noscript": '<div id="app"><noscript>omogočite javascript</noscript></div>',
     "links and pictures": '<p>beseda <a href="/p/1">l</a><img src="/i/1.png"></p>',
+    # Every element an app-root candidate (``needs_browser`` checks each one's names).
+    "attributes everywhere": '<i class="c" data-x="1">w</i>',
 }
 
 
