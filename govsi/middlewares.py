@@ -1,21 +1,35 @@
-"""Downloader middlewares: unwanted bodies stopped after the headers; the address guard
-asserted on every request."""
+"""Downloader middlewares: unwanted bodies stopped after the headers; every exchange into
+the WARC archive; the address guard asserted on every request."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
+from datetime import UTC, datetime
 
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import CannotResolveHostError, StopDownload
-from scrapy.http import Headers
+from scrapy.exceptions import CannotResolveHostError, NotConfigured, StopDownload
+from scrapy.http import Headers, Response
 from scrapy.statscollectors import StatsCollector
 from twisted.internet.error import DNSLookupError
 
+from govsi.archive.capture import dom_rendered, exchange_of
+from govsi.archive.config import ArchiveConfig
+from govsi.archive.records import record_id
+from govsi.archive.writer import ArchiveWriter
 from govsi.net.guard import AddressGuard, AddressRefused
-from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_REVISIT, Kind
+from govsi.requestmeta import (
+    KIND_IMAGE,
+    KIND_PAGE,
+    META_KIND,
+    META_REVISIT,
+    META_WARC_RECORD,
+    Kind,
+)
 from govsi.revisit.due import revisit_mode
 from govsi.store.config import StoreConfig
+from govsi.store.extension import CrawlStore
 from govsi.web.contenttypes import DOCUMENT_TYPES, classify
 from govsi.web.urls import host_of
 
@@ -48,7 +62,8 @@ class StopUnwantedBodiesMiddleware:
     """Stop a transfer as soon as the headers show we will not keep its body: documents
     when STORE_BINARY_DATA is off and REVISIT is off (with revisits on, a document's bytes
     are read to be hashed, so that a revisit knows whether they changed), images when
-    STORE_IMAGE_DATA is off, and anything that is neither HTML nor a document. The
+    STORE_IMAGE_DATA is off (neither while WARC_DIR archives them), and anything that is
+    neither HTML nor a document. The
     response still reaches the spider, with the ``download_stopped`` flag, so its status
     and type are recorded."""
 
@@ -58,9 +73,11 @@ class StopUnwantedBodiesMiddleware:
         store_images: bool,
         stats: StatsCollector | None = None,
         revisits: bool = False,
+        archive: bool = False,
     ) -> None:
-        self.store_binary = store_binary
-        self.store_images = store_images
+        # An archive (WARC_DIR) keeps every document and picture, whatever crawldb keeps.
+        self.store_binary = store_binary or archive
+        self.store_images = store_images or archive
         self.stats = stats
         self.revisits = revisits
 
@@ -69,7 +86,8 @@ class StopUnwantedBodiesMiddleware:
         # What crawldb keeps, as the store reads it.
         kept = StoreConfig.from_settings(crawler.settings)
         revisits = revisit_mode(crawler.settings.get("REVISIT") or "due") != "off"
-        mw = cls(kept.store_binary_data, kept.store_image_data, crawler.stats, revisits)
+        archive = ArchiveConfig.from_settings(crawler.settings) is not None
+        mw = cls(kept.store_binary_data, kept.store_image_data, crawler.stats, revisits, archive)
         crawler.signals.connect(mw.headers_received, signal=signals.headers_received)
         return mw
 
@@ -115,3 +133,71 @@ class AddressGuardMiddleware:
         reason = self.guard.reason(host_of(request.url))
         if reason is not None:
             raise AddressRefused(reason) from exception
+
+
+class WarcMiddleware:
+    """Every exchange into the WARC archive (``WARC_DIR``; not configured without it):
+    pages, documents, pictures, robots.txt, sitemaps, redirects, error statuses and the
+    sub-resources rendered pages fetch through the crawler. It sits after
+    ``HttpCompressionMiddleware`` in the request order, so it sees each response before
+    it is decoded: the archive keeps the body as it came. A rendered page's DOM comes by
+    the ``dom_rendered`` signal. The response record's id is left in the request's meta
+    (``META_WARC_RECORD``). When the archive cannot be written, the crawl stops."""
+
+    def __init__(
+        self, crawler: Crawler, writer: ArchiveWriter, guard: AddressGuard | None = None
+    ) -> None:
+        self.crawler = crawler
+        self.writer = writer
+        self.guard = guard
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> WarcMiddleware:
+        config = ArchiveConfig.from_settings(crawler.settings)
+        if config is None:
+            raise NotConfigured("WARC_DIR is not set")
+        store = crawler.get_extension(CrawlStore)
+        writer = ArchiveWriter(config, lambda: store.crawl_id if store is not None else "")
+        mw = cls(crawler, writer, crawler.get_extension(AddressGuard))
+        crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(mw.rendered, signal=dom_rendered)
+        return mw
+
+    def spider_opened(self) -> None:
+        from twisted.internet import reactor
+
+        self.writer.on_failure = lambda error: reactor.callFromThread(self._stop, error)
+        closed = self.writer.start()
+        if closed:
+            self.crawler.stats.set_value("govsi/warc/recovered_files", len(closed))
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        rid = record_id()
+        request.meta[META_WARC_RECORD] = rid
+        exchange = exchange_of(request, response)
+        if exchange.ip is None and self.guard is not None:
+            # Scrapy knows the peer of a plain connection only; over TLS, the address the
+            # guard pinned the host to is the one connected to.
+            exchange = replace(exchange, ip=self.guard.pinned(host_of(request.url)))
+        self.writer.exchange(exchange, rid)
+        return response
+
+    def rendered(self, url: str, html: str, response: Response) -> None:
+        self.writer.dom(url, html, response.meta.get(META_WARC_RECORD), datetime.now(UTC))
+
+    def spider_closed(self) -> None:
+        self.writer.close()
+        stats = self.crawler.stats
+        for name, n in self.writer.counts.items():
+            stats.set_value(f"govsi/warc/{name}", n)
+        stats.set_value("govsi/warc/files", len(self.writer.files.closed_files))
+        stats.set_value("govsi/warc/bytes", self.writer.files.bytes_written)
+
+    def _stop(self, error: BaseException) -> None:
+        from scrapy.utils.defer import deferred_from_coro
+
+        engine = self.crawler.engine
+        if engine is not None and engine.running:
+            self.crawler.stats.set_value("govsi/warc/failed", str(error)[:300])
+            deferred_from_coro(engine.close_spider_async(reason="warc_failed"))

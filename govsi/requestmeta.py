@@ -49,6 +49,8 @@ META_REVISIT: Final = "govsi_revisit"
 # A sitemap's ``<lastmod>`` for the page it lists (raw text): a known page last visited
 # before it is due again (``govsi.frontier.revisits``).
 META_LASTMOD: Final = "govsi_lastmod"
+# The WARC record id of the request's response (WarcMiddleware): a DOM record refers to it.
+META_WARC_RECORD: Final = "govsi_warc_record"
 
 
 @runtime_checkable

@@ -1,4 +1,5 @@
-"""Shared fixtures: the simulated web and a throwaway PostgreSQL cluster."""
+"""Shared fixtures: the simulated web, a throwaway PostgreSQL cluster, and the crawl of the
+web the end-to-end tests of the crawl and its archive share."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from sqlalchemy import Engine
 from govsi.store import database
 from tests.simweb import govweb
 from tests.simweb.server import SimWeb
+from tests.support.govcrawl import Result, crawl_gov
 from tests.support.pgcluster import PgCluster, find_pg_bin
 
 
@@ -43,6 +45,18 @@ def gov_web() -> Iterator[SimWeb]:
     web = govweb.build().start()
     yield web
     web.stop()
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgresql"])
+def crawled(
+    request: pytest.FixtureRequest, gov_web: SimWeb, tmp_path_factory: pytest.TempPathFactory
+) -> Result:
+    """The web crawled once per database (PostgreSQL keeping documents' bytes)."""
+    work = tmp_path_factory.mktemp(f"crawl-{request.param}")
+    if request.param == "sqlite":
+        return crawl_gov(gov_web, f"sqlite:///{work / 'crawldb.sqlite3'}", work, False)
+    db_url = request.getfixturevalue("pg_cluster").create_database("e2e")
+    return crawl_gov(gov_web, db_url, work, True)
 
 
 _db_names = itertools.count()

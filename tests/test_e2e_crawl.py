@@ -4,15 +4,9 @@ real PostgreSQL, asserting the exact database contents and the server's request 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-
-import pytest
 
 from tests.simweb import govweb
 from tests.simweb.expected import (
-    E2E_SETTINGS,
     EXPECTED_DOCUMENTS,
     EXPECTED_DUPLICATES,
     EXPECTED_FETCH_ERRORS,
@@ -26,42 +20,7 @@ from tests.simweb.expected import (
     P,
     W,
 )
-from tests.simweb.server import Hit, SimWeb
-from tests.support.crawl import CrawlRun, query, run_crawl
-
-
-@dataclass
-class Result:
-    run: CrawlRun
-    hits: list[Hit]
-    db_url: str
-    store_binary: bool
-
-    def rows(self, sql: str) -> list[Any]:
-        return query(self.db_url, sql)
-
-
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def crawled(request: pytest.FixtureRequest, gov_web: SimWeb, tmp_path_factory: Any) -> Result:
-    work: Path = tmp_path_factory.mktemp(f"crawl-{request.param}")
-    store_binary = request.param == "postgresql"
-    if request.param == "sqlite":
-        db_url = f"sqlite:///{work / 'crawldb.sqlite3'}"
-    else:
-        db_url = request.getfixturevalue("pg_cluster").create_database("e2e")
-    gov_web.reset_log()
-    run = run_crawl(
-        gov_web,
-        db_url,
-        work,
-        govweb.SEEDS,
-        STORE_BINARY_DATA=store_binary,
-        **{**E2E_SETTINGS, "RETRY_TIMES": 2},
-    )
-    assert run.returncode == 0, run.log[-5000:]
-    # Errors inside components (a signal handler, a pipeline) are only logged by Scrapy.
-    assert "Traceback" not in run.log, run.log
-    return Result(run, gov_web.requested(), db_url, store_binary)
+from tests.support.govcrawl import Result
 
 
 def page_ids(result: Result) -> dict[int, str]:

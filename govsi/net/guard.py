@@ -374,6 +374,11 @@ class AddressGuard:
         """From now on ``host`` is connected to at ``ip`` only (still guarded)."""
         self.pins[_host_key(host)] = ip
 
+    def pinned(self, host: str) -> str | None:
+        """The address ``host`` is connected to, once pinned (the address every request
+        to it went to since)."""
+        return self.pins.get(_host_key(host))
+
     def reason(self, host: str) -> str | None:
         """Why connections to ``host`` were refused, if they were."""
         return self.refused.get(_host_key(host))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterator
+from functools import partial
 from typing import Any
 
 from scrapy import Request, Spider
@@ -20,6 +21,7 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
+from govsi.archive.capture import dom_rendered
 from govsi.frontier.seen import KnownUrls, seen_key
 from govsi.frontier.traps import TrapGuard
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, Revisit, outcome_stat
@@ -44,6 +46,11 @@ from govsi.web.contenttypes import DOCUMENT_TYPES, classify, declared_length
 from govsi.web.urls import resolve
 
 logger = logging.getLogger(__name__)
+
+
+def _send_rendered(crawler: Crawler, url: str, html: str, response: Response) -> None:
+    # To the archive (WarcMiddleware), when there is one.
+    crawler.signals.send_catch_log(dom_rendered, url=url, html=html, response=response)
 
 
 def header(response: Response, name: str) -> str | None:
@@ -90,6 +97,7 @@ class GovsiSpider(Spider):
         spider.admission = Admission(c.scope, traps, count, spider.is_new)
         planner = RenderPlanner(samples=c.render_samples, resample_every=c.render_resample_every)
         spider.rendering = Rendering(planner, c.scope.suffixes, count)
+        spider.rendering.on_rendered = partial(_send_rendered, crawler)
         spider.copies = Copies(c.duplicates, count)
         spider.pages = HtmlPages(
             c.reading,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from scrapy.http import Response
 
@@ -61,6 +62,9 @@ class Rendering:
         self.renderer: Renderer | None = None
         # Pages waiting for their signature's samples, woken when it is decided.
         self.decisions: dict[str, asyncio.Event] = {}
+        # Told of each page rendered: its URL, DOM and the response it was rendered from
+        # (the spider sends it on to the archive).
+        self.on_rendered: Callable[[str, str, Response], None] = lambda url, html, response: None
 
     def bind(self, renderer: Renderer | None) -> None:
         """The crawl's Renderer: extensions are built after the spider."""
@@ -132,6 +136,7 @@ class Rendering:
             self.count("govsi/render/failed")
             record.fetch_error = f"rendering failed: {e}"[:1000]
         else:
+            self.on_rendered(record.url, rendered.html, response)
             return rendered.html
         if plan == "sample" and signature is not None:
             self.planner.given_up(signature)

@@ -116,6 +116,11 @@ class CrawlStore:
         self.run = run_name(time.time(), os.getpid())
         logger.info("crawldb at %s", database.display_url(self.engine.url))
 
+    @property
+    def crawl_id(self) -> str:
+        """The crawl this crawldb holds (a UUID, kept in crawldb)."""
+        return self.writer.crawl_id
+
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CrawlStore:
         store = cls(StoreConfig.from_settings(crawler.settings), crawler.stats)

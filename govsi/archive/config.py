@@ -1,0 +1,43 @@
+"""The archive's settings, read once (WARC_*)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scrapy.settings import BaseSettings
+
+__all__ = ["ArchiveConfig"]
+
+
+@dataclass(frozen=True)
+class ArchiveConfig:
+    directory: str  # WARC_DIR
+    prefix: str  # WARC_PREFIX
+    max_size: int  # WARC_MAX_SIZE, bytes (0: never rotate)
+    gzip_level: int  # WARC_GZIP_LEVEL
+    operator: str  # WARC_OPERATOR
+    queue_bytes: int  # WARC_QUEUE_BYTES
+    revisit_digests: int  # WARC_REVISIT_DIGESTS
+    user_agent: str
+    obey_robots: bool
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> ArchiveConfig | None:
+        """The archive's configuration; None when WARC_DIR is not set (no archive)."""
+        directory = (settings.get("WARC_DIR") or "").strip()
+        if not directory:
+            return None
+        level = settings.getint("WARC_GZIP_LEVEL", 6)
+        if not 1 <= level <= 9:
+            raise ValueError(f"WARC_GZIP_LEVEL must be 1-9, not {level}")
+        return cls(
+            directory=directory,
+            prefix=(settings.get("WARC_PREFIX") or "govsi").strip() or "govsi",
+            max_size=max(0, settings.getint("WARC_MAX_SIZE")),
+            gzip_level=level,
+            operator=settings.get("WARC_OPERATOR") or "",
+            queue_bytes=max(1, settings.getint("WARC_QUEUE_BYTES")),
+            revisit_digests=max(0, settings.getint("WARC_REVISIT_DIGESTS")),
+            user_agent=settings.get("USER_AGENT") or "",
+            obey_robots=settings.getbool("ROBOTSTXT_OBEY"),
+        )

@@ -1,0 +1,148 @@
+"""End-to-end: the WARC archive of the shared crawl of the simulated web (``crawled``,
+WARC_DIR set), checked by warcio itself and against what the server sent."""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from warcio.archiveiterator import ArchiveIterator
+
+from tests.simweb.expected import E2E_SETTINGS
+from tests.simweb.server import SimWeb
+from tests.support.govcrawl import Result
+
+
+def records(warc_dir: Path) -> list[Any]:
+    got = []
+    for path in sorted(warc_dir.iterdir()):
+        with open(path, "rb") as f:
+            for r in ArchiveIterator(f):
+                r.raw = r.raw_stream.read()  # as stored: still in its Content-Encoding
+                r.file = path.name
+                got.append(r)
+    return got
+
+
+def header(record: Any, name: str) -> str | None:
+    value: str | None = record.rec_headers.get_header(name)
+    return value
+
+
+def target(record: Any) -> tuple[str, str]:
+    parts = urlsplit(header(record, "WARC-Target-URI"))
+    return parts.hostname or "", (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def answered(web: SimWeb, host: str, path: str) -> bool:
+    """Whether the server's response to this request could reach the crawler whole."""
+    res = web.lookup(host, path)
+    timeout = float(E2E_SETTINGS["DOWNLOAD_TIMEOUT"])
+    pauses = res.pause * (len(res.body) // res.chunk) if res.chunk else 0.0
+    too_big = len(res.body) > int(E2E_SETTINGS["DOWNLOAD_MAXSIZE"])
+    return not (res.endless or res.stall >= timeout or pauses >= timeout or too_big)
+
+
+def test_warcio_finds_every_file_valid_and_would_see_a_broken_one(
+    crawled: Result, tmp_path: Path
+) -> None:
+    files = sorted(crawled.warc_dir.iterdir())
+    assert files and all(p.name.endswith(".warc.gz") for p in files)  # none left .open
+    check = [sys.executable, "-m", "warcio.cli", "check", "-v"]
+    ok = subprocess.run([*check, *map(str, files)], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    # The check can fail: one payload byte changed breaks its digest.
+    broken = tmp_path / "broken.warc"
+    data = bytearray(b"".join(gzip.decompress(p.read_bytes()) for p in files))
+    at = data.index(b"\r\n\r\n<!DOCTYPE") + 10
+    data[at] ^= 0x20
+    broken.write_bytes(bytes(data))
+    bad = subprocess.run([*check, str(broken)], capture_output=True, text=True)
+    assert bad.returncode != 0
+
+
+def test_every_response_served_has_its_record_with_the_bytes_sent(
+    crawled: Result, gov_web: SimWeb
+) -> None:
+    recs = records(crawled.warc_dir)
+    by_id = {header(r, "WARC-Record-ID"): r for r in recs}
+    responses = [r for r in recs if r.rec_type in ("response", "revisit")]
+    got = Counter(target(r) for r in responses)
+    served = Counter(
+        (h.host, h.target) for h in crawled.hits if answered(gov_web, h.host, h.target)
+    )
+    assert got == served
+    for r in responses:
+        host, path = target(r)
+        sent = gov_web.lookup(host, path)
+        assert r.http_headers.get_statuscode() == str(sent.status), (host, path)
+        assert header(r, "WARC-IP-Address") == gov_web.ip_of(host)
+        if header(r, "WARC-Truncated"):
+            continue  # stopped after the headers: a type the crawl does not keep
+        if r.rec_type == "revisit":
+            original = by_id[header(r, "WARC-Refers-To")]
+            assert original.raw == sent.body, (host, path)
+        else:
+            assert r.raw == sent.body, (host, path)
+
+
+def test_a_gzipped_response_is_kept_as_it_came(crawled: Result) -> None:
+    (r,) = [
+        r for r in records(crawled.warc_dir)
+        if r.rec_type == "response" and target(r)[1] == "/gzip"
+    ]  # fmt: skip
+    assert r.http_headers.get_header("Content-Encoding") == "gzip"
+    assert r.raw[:2] == b"\x1f\x8b"
+    assert b"najden" in gzip.decompress(r.raw)  # decoded on replay, as pywb does
+
+
+def test_every_response_has_its_request(crawled: Result) -> None:
+    recs = records(crawled.warc_dir)
+    responses = {header(r, "WARC-Record-ID") for r in recs if r.rec_type in ("response", "revisit")}
+    requests = [r for r in recs if r.rec_type == "request"]
+    assert Counter(header(r, "WARC-Concurrent-To") for r in requests) == Counter(responses)
+    for r in requests:
+        assert r.http_headers.get_header("User-Agent", "").startswith("govsi-crawler")
+        assert r.http_headers.get_header("Host")
+
+
+def test_identical_payloads_are_revisits_of_the_first_capture(crawled: Result) -> None:
+    recs = records(crawled.warc_dir)
+    full = [
+        header(r, "WARC-Payload-Digest") for r in recs
+        if r.rec_type == "response" and r.raw and not header(r, "WARC-Truncated")
+    ]  # fmt: skip
+    assert len(full) == len(set(full)), "a payload written whole twice"
+    revisits = [r for r in recs if r.rec_type == "revisit" and header(r, "WARC-Refers-To")]
+    assert revisits
+    by_id = {header(r, "WARC-Record-ID"): r for r in recs}
+    for r in revisits:
+        original = by_id[header(r, "WARC-Refers-To")]
+        assert header(original, "WARC-Payload-Digest") == header(r, "WARC-Payload-Digest")
+        assert header(r, "WARC-Refers-To-Target-URI") == header(original, "WARC-Target-URI")
+        assert header(r, "WARC-Refers-To-Date") == header(original, "WARC-Date")
+    stats = crawled.run.stats
+    assert stats["govsi/warc/revisit"] == len(revisits)
+    assert stats["govsi/warc/revisit_bytes_saved"] == sum(
+        len(by_id[header(r, "WARC-Refers-To")].raw) for r in revisits
+    )
+
+
+def test_each_file_begins_with_its_warcinfo(crawled: Result) -> None:
+    (crawl_id,) = crawled.rows("SELECT value FROM crawl_meta WHERE key = 'crawl_id'")[0]
+    recs = records(crawled.warc_dir)
+    for name in {r.file for r in recs}:
+        mine = [r for r in recs if r.file == name]
+        info = mine[0]
+        assert info.rec_type == "warcinfo"
+        fields = info.raw.decode()
+        assert f"isPartOf: {crawl_id}" in fields
+        assert "operator: e2e tests" in fields and "robots: obey" in fields
+        assert "http-header-user-agent: govsi-crawler" in fields
+        info_id = header(info, "WARC-Record-ID")
+        assert all(header(r, "WARC-Warcinfo-ID") == info_id for r in mine[1:])
