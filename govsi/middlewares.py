@@ -6,12 +6,16 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from datetime import UTC, datetime
+from functools import partial
+from typing import Any
 
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import CannotResolveHostError, NotConfigured, StopDownload
 from scrapy.http import Headers, Response
 from scrapy.statscollectors import StatsCollector
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
 from twisted.internet.error import DNSLookupError
 
 from govsi.archive.capture import dom_rendered, exchange_of
@@ -150,6 +154,7 @@ class WarcMiddleware:
         self.crawler = crawler
         self.writer = writer
         self.guard = guard
+        self._reactor: Any = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WarcMiddleware:
@@ -167,12 +172,13 @@ class WarcMiddleware:
     def spider_opened(self) -> None:
         from twisted.internet import reactor
 
+        self._reactor = reactor
         self.writer.on_failure = lambda error: reactor.callFromThread(self._stop, error)
         closed = self.writer.start()
         if closed:
             self.crawler.stats.set_value("govsi/warc/recovered_files", len(closed))
 
-    def process_response(self, request: Request, response: Response) -> Response:
+    async def process_response(self, request: Request, response: Response) -> Response:
         rid = record_id()
         request.meta[META_WARC_RECORD] = rid
         exchange = exchange_of(request, response)
@@ -180,7 +186,13 @@ class WarcMiddleware:
             # Scrapy knows the peer of a plain connection only; over TLS, the address the
             # guard pinned the host to is the one connected to.
             exchange = replace(exchange, ip=self.guard.pinned(host_of(request.url)))
-        self.writer.exchange(exchange, rid)
+        # The response goes on once its records are written: nothing is processed, nor
+        # stored in crawldb, before its capture is on disk; a slow disk slows the crawl.
+        written: Deferred[None] = Deferred()
+        self.writer.exchange(
+            exchange, rid, partial(self._reactor.callFromThread, written.callback, None)
+        )
+        await maybe_deferred_to_future(written)
         return response
 
     def rendered(self, url: str, html: str, response: Response) -> None:

@@ -237,8 +237,6 @@ WARC_MAX_SIZE = 1024 * 1024 * 1024
 WARC_GZIP_LEVEL = 6
 # Who runs the crawl, as the warcinfo record says (a name, an e-mail address).
 WARC_OPERATOR = ""
-# Records waiting for the disk, in bytes; beyond, the crawl waits rather than lose one.
-WARC_QUEUE_BYTES = 64 * 1024 * 1024
 # Payload digests remembered so that a copy becomes a revisit record (about 200 bytes
 # each); a payload first written longer ago is written whole again.
 WARC_REVISIT_DIGESTS = 200_000

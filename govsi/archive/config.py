@@ -16,7 +16,6 @@ class ArchiveConfig:
     max_size: int  # WARC_MAX_SIZE, bytes (0: never rotate)
     gzip_level: int  # WARC_GZIP_LEVEL
     operator: str  # WARC_OPERATOR
-    queue_bytes: int  # WARC_QUEUE_BYTES
     revisit_digests: int  # WARC_REVISIT_DIGESTS
     user_agent: str
     obey_robots: bool
@@ -36,7 +35,6 @@ class ArchiveConfig:
             max_size=max(0, settings.getint("WARC_MAX_SIZE")),
             gzip_level=level,
             operator=settings.get("WARC_OPERATOR") or "",
-            queue_bytes=max(1, settings.getint("WARC_QUEUE_BYTES")),
             revisit_digests=max(0, settings.getint("WARC_REVISIT_DIGESTS")),
             user_agent=settings.get("USER_AGENT") or "",
             obey_robots=settings.getbool("ROBOTSTXT_OBEY"),

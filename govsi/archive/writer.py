@@ -1,11 +1,13 @@
 """Writing the archive in a thread of its own: making records (digests, revisits) and
 compressing them costs the reactor nothing but a queue append.
 
-The queue is bounded by the bytes it holds (WARC_QUEUE_BYTES): when the disk falls that
-far behind, ``exchange`` waits for it rather than dropping a record (logged once). A
-failed write (a full disk) is logged with its reason and ``failed`` is set: the caller
-stops the crawl, as an archive with holes would be worse than a paused one. ``close``
-writes what is queued, then closes the file.
+``exchange`` calls its ``done`` once the records are written (flushed to the operating
+system), so the caller can hold the response until then: a page is never processed, nor
+stored in crawldb, before its capture is on disk, and the queue never holds more than the
+responses in flight. A failed write (a full disk) is logged with its reason and ``failed``
+is set (``done`` still called, for every job dropped): the caller stops the crawl, as an
+archive with holes would be worse than a paused one. ``close`` writes what is queued,
+then closes the file.
 """
 
 from __future__ import annotations
@@ -35,6 +37,14 @@ FORMAT = "WARC File Format 1.1"
 CONFORMS_TO = "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
 
 
+# Told that a job is written (or never will be).
+Done = Callable[[], None]
+
+
+def _nothing() -> None:
+    pass
+
+
 @dataclass(frozen=True)
 class _Dom:
     url: str
@@ -54,9 +64,7 @@ class ArchiveWriter:
         self.counts: Counter[str] = Counter()
         self.failed: BaseException | None = None
         self.on_failure: Callable[[BaseException], None] = lambda error: None
-        self._queue: deque[tuple[Exchange | _Dom, str, int]] = deque()
-        self._queued_bytes = 0
-        self._said_full = False
+        self._queue: deque[tuple[Exchange | _Dom, str, Done]] = deque()
         self._closing = False
         self._cond = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="govsi-warc", daemon=True)
@@ -68,30 +76,22 @@ class ArchiveWriter:
         return recovered
 
     # -- the reactor's side -----------------------------------------------------------
-    def exchange(self, exchange: Exchange, response_id: str) -> None:
-        """Archive one exchange; ``response_id`` is its response record's id."""
-        self._put(exchange, response_id, len(exchange.body) + len(exchange.request_body))
+    def exchange(self, exchange: Exchange, response_id: str, done: Done = _nothing) -> None:
+        """Archive one exchange; ``response_id`` is its response record's id. ``done`` is
+        called (from the writing thread) once it is written, or will never be."""
+        self._put(exchange, response_id, done)
 
     def dom(self, url: str, html: str, refers_to: str | None, when: datetime) -> None:
         """Archive a rendered page's DOM, tied to its response record (``refers_to``)."""
-        self._put(_Dom(url, html, refers_to, when), "", len(html))
+        self._put(_Dom(url, html, refers_to, when), "", _nothing)
 
-    def _put(self, job: Exchange | _Dom, response_id: str, size: int) -> None:
+    def _put(self, job: Exchange | _Dom, response_id: str, done: Done) -> None:
         with self._cond:
-            if self.failed is not None or self._closing:
+            if self.failed is None and not self._closing:
+                self._queue.append((job, response_id, done))
+                self._cond.notify_all()
                 return
-            while self._queued_bytes > self.config.queue_bytes and self.failed is None:
-                if not self._said_full:
-                    self._said_full = True
-                    logger.warning(
-                        "WARC writing is %d bytes behind (WARC_QUEUE_BYTES): the crawl "
-                        "waits for the disk", self._queued_bytes,
-                    )  # fmt: skip
-                self.counts["queue_full_waits"] += 1
-                self._cond.wait(0.5)
-            self._queue.append((job, response_id, size))
-            self._queued_bytes += size
-            self._cond.notify_all()
+        done()
 
     def close(self) -> None:
         """Write what is queued, then close the file (its final name given)."""
@@ -127,16 +127,14 @@ class ArchiveWriter:
                     self._cond.wait()
                 if not self._queue:
                     return
-                job, response_id, size = self._queue.popleft()
+                job, response_id, done = self._queue.popleft()
             try:
                 self._write(job, response_id)
             except Exception as e:  # any failure stops the archive, said
                 self._fail(e)
                 return
             finally:
-                with self._cond:
-                    self._queued_bytes -= size
-                    self._cond.notify_all()
+                done()
 
     def _write(self, job: Exchange | _Dom, response_id: str) -> None:
         warcinfo_id = self.files.ensure_open()
@@ -157,6 +155,8 @@ class ArchiveWriter:
         self.failed = error
         logger.error("writing the WARC archive failed: %s", error)
         with self._cond:
+            dropped = list(self._queue)
             self._queue.clear()
-            self._cond.notify_all()
+        for _, _, done in dropped:
+            done()
         self.on_failure(error)
