@@ -16,6 +16,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from govsi.render.engine import find_chromium
 from tests.simweb import jsweb
@@ -70,6 +71,28 @@ def each_url_requested_once(web: SimWeb) -> None:
     assert not twice, twice
 
 
+def archived_renders(warc: Path, pages: dict[str, tuple]) -> None:
+    """The archive has each rendered page's DOM, as crawldb stores it, tied to the response
+    it was rendered from, and the scripts and data the renders fetched, each under its URL."""
+    by_id: dict[str, tuple[str, str]] = {}
+    doms: dict[str, tuple[str | None, bytes]] = {}
+    for path in warc.iterdir():
+        with open(path, "rb") as f:
+            for r in ArchiveIterator(f):
+                h = r.rec_headers
+                uri = h.get_header("WARC-Target-URI")
+                by_id[h.get_header("WARC-Record-ID")] = (r.rec_type, uri)
+                if r.rec_type == "conversion":
+                    doms[uri] = (h.get_header("WARC-Refers-To"), r.content_stream().read())
+    rendered_urls = {u for u, v in pages.items() if v[1]}
+    assert rendered_urls and set(doms) == rendered_urls
+    for url, (refers_to, dom) in doms.items():
+        assert by_id[refers_to or ""] == ("response", url)
+        assert dom.decode() == pages[url][2]
+    fetched = {uri for kind, uri in by_id.values() if kind in ("response", "revisit")}
+    assert {f"{S}/app.js", f"{S}/api/menu"} <= fetched
+
+
 def never_requested(web: SimWeb) -> None:
     hits = web.requested()
     # Styles and fonts are never needed; robots.txt forbids /zasebno/. (Another in-scope
@@ -92,8 +115,10 @@ def test_off_sees_only_the_served_html_and_never_starts_a_browser(
 
 def test_always_renders_every_html_page_from_one_download(js_web: SimWeb, tmp_path: Path) -> None:
     # Three pages per browser context: contexts are retired and closed along the way.
-    run, pages = crawl(js_web, tmp_path, "always", RENDER_CONTEXT_PAGES=3)
+    warc = tmp_path / "warc"
+    run, pages = crawl(js_web, tmp_path, "always", RENDER_CONTEXT_PAGES=3, WARC_DIR=str(warc))
     assert js_only(pages) == jsweb.JS_ONLY
+    archived_renders(warc, pages)
     html_pages = {u for u, v in pages.items() if v[0] == "HTML" and u != f"{S}/visi"}
     assert html_pages == {u for u in html_pages if pages[u][1]}
     # The stored content is the DOM after scripts ran.
