@@ -228,7 +228,7 @@ DB_SPILL_MAX_BYTES = 4 * 1024**3
 # request and response records, bodies as they came off the wire. Off by default: an
 # archive holds every byte served, several times crawldb's size on disk.
 WARC_DIR = ""
-# Files are named {prefix}-{timestamp}-{serial}-{pid}~{host}.warc.gz.
+# Files are named {prefix}-{timestamp}-{serial}-{pid}-{host}.warc.gz.
 WARC_PREFIX = "govsi"
 # A file is closed and a new one begun once it reaches this many bytes (0: never).
 WARC_MAX_SIZE = 1024 * 1024 * 1024

@@ -15,7 +15,7 @@ from govsi.archive.files import OPEN_SUFFIX, WarcFiles, complete_length, gzip_me
 from govsi.archive.payloads import Payloads
 from govsi.archive.records import RecordMaker
 
-NAME = re.compile(r"^pre-\d{17}-\d{5}-\d+~[^.]+\.warc\.gz$")
+NAME = re.compile(r"^pre-\d{17}-\d{5}-\d+-[-a-z0-9.]+\.warc\.gz$")
 
 
 def files(tmp_path: Path, max_size: int = 0) -> tuple[WarcFiles, RecordMaker]:

@@ -4,8 +4,10 @@ WARC_DIR set), checked by warcio itself and against what the server sent."""
 from __future__ import annotations
 
 import gzip
+import json
 import subprocess
 import sys
+import zipfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -15,12 +17,13 @@ from warcio.archiveiterator import ArchiveIterator
 
 from tests.simweb.expected import E2E_SETTINGS
 from tests.simweb.server import SimWeb
+from tests.support.crawl import run_warc_pack
 from tests.support.govcrawl import Result
 
 
 def records(warc_dir: Path) -> list[Any]:
     got = []
-    for path in sorted(warc_dir.iterdir()):
+    for path in sorted(warc_dir.glob("*.warc.gz")):
         with open(path, "rb") as f:
             for r in ArchiveIterator(f):
                 r.raw = r.raw_stream.read()  # as stored: still in its Content-Encoding
@@ -51,8 +54,8 @@ def answered(web: SimWeb, host: str, path: str) -> bool:
 def test_warcio_finds_every_file_valid_and_would_see_a_broken_one(
     crawled: Result, tmp_path: Path
 ) -> None:
-    files = sorted(crawled.warc_dir.iterdir())
-    assert files and all(p.name.endswith(".warc.gz") for p in files)  # none left .open
+    files = sorted(crawled.warc_dir.glob("*.warc.gz"))
+    assert files and not list(crawled.warc_dir.glob("*.open"))  # all closed
     check = [sys.executable, "-m", "warcio.cli", "check", "-v"]
     ok = subprocess.run([*check, *map(str, files)], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stdout + ok.stderr
@@ -146,3 +149,33 @@ def test_each_file_begins_with_its_warcinfo(crawled: Result) -> None:
         assert "http-header-user-agent: govsi-crawler" in fields
         info_id = header(info, "WARC-Record-ID")
         assert all(header(r, "WARC-Warcinfo-ID") == info_id for r in mine[1:])
+
+
+def test_pack_indexes_the_files_and_builds_a_valid_wacz_of_the_html_pages(
+    crawled: Result, tmp_path: Path
+) -> None:
+    out = tmp_path / "gov.wacz"
+    done = run_warc_pack(crawled.db_url, crawled.warc_dir, "-o", str(out), "--title", "gov.si")
+    assert done.returncode == 0, done.stderr[-3000:]
+    valid = subprocess.run(
+        [sys.executable, "-m", "wacz", "validate", "-f", str(out)], capture_output=True, text=True
+    )
+    assert valid.returncode == 0 and "is valid" in valid.stdout, valid.stdout + valid.stderr
+    with zipfile.ZipFile(out) as z:
+        names = set(z.namelist())
+        lines = z.read("pages/pages.jsonl").decode().splitlines()
+        cdx = gzip.decompress(z.read("indexes/index.cdx.gz")).decode()
+    assert {f"archive/{p.name}" for p in crawled.warc_dir.glob("*.warc.gz")} <= names
+    assert json.loads(lines[0])["format"] == "json-pages-1.0"
+    pages = {e["url"]: e for e in map(json.loads, lines[1:])}
+    html = crawled.rows(
+        "SELECT url, html_content FROM page WHERE page_type_code = 'HTML' "
+        "AND http_status_code = 200"
+    )
+    assert set(pages) == {url for url, _ in html}
+    assert pages["http://www.gov.si/"]["title"] == "GOV.SI"
+    assert all(e["ts"].endswith("Z") for e in pages.values())
+    # Every response and revisit is in the index the package carries, and beside the files.
+    responses = [r for r in records(crawled.warc_dir) if r.rec_type in ("response", "revisit")]
+    assert len([line for line in cdx.splitlines() if line.strip()]) >= len(responses)
+    assert (crawled.warc_dir / "index.cdxj").read_text().count("\n") >= len(responses)

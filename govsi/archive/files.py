@@ -1,7 +1,7 @@
 """WARC files on disk: one gzip member per record, rotated, renamed when closed, and
 recovered after a hard stop.
 
-A file is written as ``{prefix}-{timestamp}-{serial}-{pid}~{host}.warc.gz.open`` and
+A file is written as ``{prefix}-{timestamp}-{serial}-{pid}-{host}.warc.gz.open`` and
 renamed without ``.open`` when closed; it starts with its ``warcinfo`` record. A file
 that reaches ``max_size`` is closed after the record that crossed it. Each record goes
 out in one write and is flushed, so a ``kill -9`` leaves every complete record readable;
@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import re
 import socket
 import time
 import zlib
@@ -27,6 +28,10 @@ __all__ = ["OPEN_SUFFIX", "Placed", "WarcFiles", "gzip_member", "recover"]
 logger = logging.getLogger(__name__)
 
 OPEN_SUFFIX = ".open"
+
+
+def _name_safe(text: str) -> str:
+    return re.sub(r"[^a-z0-9.-]+", "-", text.lower()).strip("-.") or "host"
 
 
 def gzip_member(data: bytes, level: int) -> bytes:
@@ -61,7 +66,8 @@ class WarcFiles:
         self.max_size = max_size
         self.level = level
         self._warcinfo = warcinfo
-        self.worker = f"{os.getpid()}~{socket.gethostname()}"
+        # WACZ (frictionless) takes file names of [-a-z0-9._] only: no "~" as Heritrix has.
+        self.worker = f"{os.getpid()}-{_name_safe(socket.gethostname())}"
         self.serial = 0
         self.warcinfo_id = ""
         self._file: BinaryIO | None = None

@@ -125,6 +125,17 @@ def run_report(
     )
 
 
+def run_warc_pack(
+    db_url: str, warc_dir: Path, *args: str, timeout: float | None = 300
+) -> subprocess.CompletedProcess[str]:
+    """``scrapy warc pack`` of the archive in ``warc_dir`` and crawldb ``db_url``."""
+    cmd = [sys.executable, "-m", "scrapy", "warc", "pack", "-s", f"CRAWLDB_URL={db_url}",
+           "-s", f"WARC_DIR={warc_dir}"]  # fmt: skip
+    return subprocess.run(
+        [*cmd, *args], cwd=ROOT, env=project_env(), capture_output=True, text=True, timeout=timeout
+    )
+
+
 def descendants(pid: int) -> list[int]:
     """Every process below ``pid`` (Chromium's zygote and renderers are grandchildren of
     the crawl), from /proc."""
