@@ -232,9 +232,9 @@ WARC_DIR = ""
 WARC_PREFIX = "govsi"
 # A file is closed and a new one begun once it reaches this many bytes (0: never).
 WARC_MAX_SIZE = 1024 * 1024 * 1024
-# gzip level of each record (1-9): 6 writes about three times as fast as warcio's 9, a few
-# per cent larger.
-WARC_GZIP_LEVEL = 6
+# gzip level of each record (1-9). 2: on a 48 KB page of text about a third of level 6's
+# CPU (1.1 against 3.8 ms here) for 11 % more bytes; warcio's own writer uses 9.
+WARC_GZIP_LEVEL = 2
 # Who runs the crawl, as the warcinfo record says (a name, an e-mail address).
 WARC_OPERATOR = ""
 # Payload digests remembered so that a copy becomes a revisit record (about 200 bytes

@@ -26,7 +26,7 @@ class ArchiveConfig:
         directory = (settings.get("WARC_DIR") or "").strip()
         if not directory:
             return None
-        level = settings.getint("WARC_GZIP_LEVEL", 6)
+        level = settings.getint("WARC_GZIP_LEVEL", 2)
         if not 1 <= level <= 9:
             raise ValueError(f"WARC_GZIP_LEVEL must be 1-9, not {level}")
         return cls(

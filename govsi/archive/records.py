@@ -102,6 +102,8 @@ class RecordMaker:
             )  # fmt: skip
             kind, saved = "revisit", len(exchange.body)
         else:
+            # Given, so that warcio does not hash the payload a second time.
+            fields["WARC-Payload-Digest"] = digest
             if exchange.truncated is not None:
                 fields["WARC-Truncated"] = exchange.truncated
             record = self._writer.create_warc_record(

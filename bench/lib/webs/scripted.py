@@ -39,6 +39,9 @@ FOOTER = (
 _NODE = re.compile(r"^/(?:p|js-)(\d+)$")
 
 
+LOGO = '<img src="/grb.png" alt="Grb">'
+
+
 def _css() -> Resource:
     return Resource(b"body{}", headers={"Content-Type": "text/css"})
 
@@ -63,16 +66,23 @@ def site_template(pages: int, chars: int) -> str:
     return f"<nav><ul>{menu}</ul></nav><div class='footer'>{filler}</div>"
 
 
-def js_web(hosts: int, pages: int, page_chars: int = 0) -> tuple[SimWeb, list[str], set[str]]:
+def js_web(
+    hosts: int, pages: int, page_chars: int = 0, logo: bytes = b""
+) -> tuple[SimWeb, list[str], set[str]]:
     """The web, its seeds, and the URLs of the pages only a script links to. With
     ``page_chars``, each page has a template of about that many characters and a menu of
-    links to every page of its host (``site_template``)."""
+    links to every page of its host (``site_template``); with ``logo``, every page shows
+    ``/grb.png``, those bytes on every host (as the state's coat of arms is)."""
     t = site_template(pages, page_chars) if page_chars else ""
+    if logo:
+        t += LOGO
     built: list[Host] = []
     js_only: set[str] = set()
     for h in range(hosts):
         name = f"s{h}.gov.si"
         r: dict[str, Resource] = {"/site.css": _css()}
+        if logo:
+            r["/grb.png"] = Resource(logo, headers={"Content-Type": "image/png"})
         for i in range(pages):
             nxt = " ".join(f'<a href="/p{j}">p{j}</a>' for j in (i * 2 + 1, i * 2 + 2) if j < pages)
             if h == 0:  # the app host: part of every page comes from a script
