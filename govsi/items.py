@@ -162,6 +162,23 @@ class SitemapFile:
         return f"SitemapFile({self.host!r}, {self.url!r}, {len(self.content)} chars)"
 
 
-Item = DiscoveredPage | FetchedPage | FetchedImage | RobotsFile | SiteInfo | SitemapFile
+@dataclass
+class WarcCapture:
+    """Where a page's exchange (or its rendered DOM) lies in the WARC archive: the file
+    (its name once closed), the record's offset and length there, its id and type."""
+
+    url: str  # the page's canonical URL
+    depth: int
+    warc_file: str
+    warc_offset: int
+    warc_length: int
+    record_id: str
+    record_type: str  # response, revisit or conversion
+    captured_at: datetime | None = None
+
+
+Item = (
+    DiscoveredPage | FetchedPage | FetchedImage | RobotsFile | SiteInfo | SitemapFile | WarcCapture
+)
 # Derived from Item, so that a record type cannot be written without being known here.
 ITEM_TYPES: dict[str, type[Item]] = {cls.__name__: cls for cls in get_args(Item)}

@@ -21,19 +21,22 @@ from twisted.internet.error import DNSLookupError
 from govsi.archive.capture import dom_rendered, exchange_of
 from govsi.archive.config import ArchiveConfig
 from govsi.archive.records import record_id
-from govsi.archive.writer import ArchiveWriter
+from govsi.archive.writer import ArchiveWriter, Written
+from govsi.items import WarcCapture
 from govsi.net.guard import AddressGuard, AddressRefused
 from govsi.requestmeta import (
     KIND_IMAGE,
     KIND_PAGE,
     META_KIND,
     META_REVISIT,
+    META_URL,
     META_WARC_RECORD,
     Kind,
 )
 from govsi.revisit.due import revisit_mode
 from govsi.store.config import StoreConfig
 from govsi.store.extension import CrawlStore
+from govsi.store.schema import utcnow
 from govsi.web.contenttypes import DOCUMENT_TYPES, classify
 from govsi.web.urls import host_of
 
@@ -149,11 +152,16 @@ class WarcMiddleware:
     (``META_WARC_RECORD``). When the archive cannot be written, the crawl stops."""
 
     def __init__(
-        self, crawler: Crawler, writer: ArchiveWriter, guard: AddressGuard | None = None
+        self,
+        crawler: Crawler,
+        writer: ArchiveWriter,
+        guard: AddressGuard | None = None,
+        store: CrawlStore | None = None,
     ) -> None:
         self.crawler = crawler
         self.writer = writer
         self.guard = guard
+        self.store = store
         self._reactor: Any = None
 
     @classmethod
@@ -163,7 +171,7 @@ class WarcMiddleware:
             raise NotConfigured("WARC_DIR is not set")
         store = crawler.get_extension(CrawlStore)
         writer = ArchiveWriter(config, lambda: store.crawl_id if store is not None else "")
-        mw = cls(crawler, writer, crawler.get_extension(AddressGuard))
+        mw = cls(crawler, writer, crawler.get_extension(AddressGuard), store)
         crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(mw.rendered, signal=dom_rendered)
@@ -188,15 +196,28 @@ class WarcMiddleware:
             exchange = replace(exchange, ip=self.guard.pinned(host_of(request.url)))
         # The response goes on once its records are written: nothing is processed, nor
         # stored in crawldb, before its capture is on disk; a slow disk slows the crawl.
-        written: Deferred[None] = Deferred()
-        self.writer.exchange(
-            exchange, rid, partial(self._reactor.callFromThread, written.callback, None)
-        )
-        await maybe_deferred_to_future(written)
+        written: Deferred[Written | None] = Deferred()
+        self.writer.exchange(exchange, rid, partial(self._reactor.callFromThread, written.callback))
+        self._captured(request, await maybe_deferred_to_future(written))
         return response
 
     def rendered(self, url: str, html: str, response: Response) -> None:
-        self.writer.dom(url, html, response.meta.get(META_WARC_RECORD), datetime.now(UTC))
+        done = partial(self._reactor.callFromThread, self._captured, response.request)
+        self.writer.dom(url, html, response.meta.get(META_WARC_RECORD), datetime.now(UTC), done)
+
+    def _captured(self, request: Request | None, written: Written | None) -> None:
+        """crawldb learns where a page's record lies (warc_capture)."""
+        if written is None or request is None or self.store is None:
+            return
+        if request.meta.get(META_KIND) != KIND_PAGE or META_URL not in request.meta:
+            return  # robots.txt, sitemaps, pictures, rendered pages' sub-resources
+        placed = written.placed
+        self.store.add(WarcCapture(
+            url=request.meta[META_URL], depth=request.meta.get("depth", 0),
+            warc_file=placed.filename, warc_offset=placed.offset, warc_length=placed.length,
+            record_id=written.record_id, record_type=written.record_type,
+            captured_at=utcnow(),
+        ))  # fmt: skip
 
     def spider_closed(self) -> None:
         self.writer.close()

@@ -3,6 +3,7 @@ said and stops it, and a full queue waits rather than drops."""
 
 from __future__ import annotations
 
+import io
 import threading
 import time
 from datetime import UTC, datetime
@@ -13,7 +14,7 @@ from warcio.archiveiterator import ArchiveIterator
 from govsi.archive.config import ArchiveConfig
 from govsi.archive.exchange import Exchange
 from govsi.archive.records import record_id
-from govsi.archive.writer import ArchiveWriter
+from govsi.archive.writer import ArchiveWriter, Written
 
 
 def config(directory: Path, **kw: object) -> ArchiveConfig:
@@ -75,9 +76,9 @@ def test_a_failed_write_is_said_and_stops_the_archive(tmp_path: Path) -> None:
     while w.failed is None and time.monotonic() < deadline:
         time.sleep(0.01)
     assert isinstance(w.failed, OSError) and failures == [w.failed]
-    told = threading.Event()
-    w.exchange(exchange(2), record_id(), told.set)  # not queued for ever: told at once
-    assert told.is_set()
+    told: list[object] = []
+    w.exchange(exchange(2), record_id(), told.append)  # not queued for ever: told at once
+    assert told == [None]
     w.close()
 
 
@@ -93,14 +94,28 @@ def test_done_is_said_once_the_records_are_written_or_never_will_be(tmp_path: Pa
     w.files.write = slow  # type: ignore[method-assign]
     w.start()
     done = threading.Event()
-    w.exchange(exchange(1), record_id(), done.set)
+    told: list[Written | None] = []
+
+    def written(w: Written | None) -> None:
+        told.append(w)
+        done.set()
+
+    rid = record_id()
+    w.exchange(exchange(1), rid, written)
     time.sleep(0.2)
     assert not done.is_set()  # the disk has not taken it yet
     gate.set()
     assert done.wait(10)
-    assert [t for t, _ in records(tmp_path)].count("request") == 1
     w.close()
+    # Where the response record lies: its file, offset and length find it.
+    (where,) = told
+    assert where is not None and (where.record_id, where.record_type) == (rid, "response")
+    with open(tmp_path / where.placed.filename, "rb") as f:
+        f.seek(where.placed.offset)
+        member = f.read(where.placed.length)
+    (record,) = list(ArchiveIterator(io.BytesIO(member)))
+    assert record.rec_headers.get_header("WARC-Record-ID") == rid
     # After close nothing is queued, but the caller is still told.
-    late = threading.Event()
-    w.exchange(exchange(2), record_id(), late.set)
-    assert late.is_set()
+    late: list[object] = []
+    w.exchange(exchange(2), record_id(), late.append)
+    assert late == [None]

@@ -125,10 +125,18 @@ class RecordMaker:
         return Made([self.serialize(record), self.serialize(request)], response_id, kind, saved)
 
     def dom(
-        self, url: str, html: str, refers_to: str | None, when: datetime, warcinfo_id: str
+        self,
+        url: str,
+        html: str,
+        refers_to: str | None,
+        when: datetime,
+        warcinfo_id: str,
+        rid: str = "",
     ) -> bytes:
-        """A rendered page's DOM, tied to the response it was rendered from."""
-        fields = {"WARC-Date": warc_date(when), "WARC-Warcinfo-ID": warcinfo_id}
+        """A rendered page's DOM, tied to the response it was rendered from; ``rid``: its
+        record id (a new one when not given)."""
+        fields = {"WARC-Record-ID": rid or record_id(), "WARC-Date": warc_date(when),
+                  "WARC-Warcinfo-ID": warcinfo_id}  # fmt: skip
         if refers_to:
             fields["WARC-Refers-To"] = refers_to
         body = html.encode("utf-8")

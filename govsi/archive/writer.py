@@ -24,11 +24,11 @@ import scrapy
 
 from govsi.archive.config import ArchiveConfig
 from govsi.archive.exchange import Exchange
-from govsi.archive.files import WarcFiles, recover
+from govsi.archive.files import Placed, WarcFiles, recover
 from govsi.archive.payloads import Payloads
-from govsi.archive.records import RecordMaker
+from govsi.archive.records import RecordMaker, record_id
 
-__all__ = ["SOFTWARE", "ArchiveWriter"]
+__all__ = ["SOFTWARE", "ArchiveWriter", "Written"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,11 +37,20 @@ FORMAT = "WARC File Format 1.1"
 CONFORMS_TO = "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
 
 
-# Told that a job is written (or never will be).
-Done = Callable[[], None]
+@dataclass(frozen=True)
+class Written:
+    """Where a job's first record went (the response, revisit or conversion) and its type."""
+
+    placed: Placed
+    record_type: str
+    record_id: str
 
 
-def _nothing() -> None:
+# Told where a job was written, or None when it never will be.
+Done = Callable[[Written | None], None]
+
+
+def _nothing(written: Written | None) -> None:
     pass
 
 
@@ -81,9 +90,11 @@ class ArchiveWriter:
         called (from the writing thread) once it is written, or will never be."""
         self._put(exchange, response_id, done)
 
-    def dom(self, url: str, html: str, refers_to: str | None, when: datetime) -> None:
+    def dom(
+        self, url: str, html: str, refers_to: str | None, when: datetime, done: Done = _nothing
+    ) -> None:
         """Archive a rendered page's DOM, tied to its response record (``refers_to``)."""
-        self._put(_Dom(url, html, refers_to, when), "", _nothing)
+        self._put(_Dom(url, html, refers_to, when), record_id(), done)
 
     def _put(self, job: Exchange | _Dom, response_id: str, done: Done) -> None:
         with self._cond:
@@ -91,7 +102,7 @@ class ArchiveWriter:
                 self._queue.append((job, response_id, done))
                 self._cond.notify_all()
                 return
-        done()
+        done(None)
 
     def close(self) -> None:
         """Write what is queued, then close the file (its final name given)."""
@@ -128,26 +139,30 @@ class ArchiveWriter:
                 if not self._queue:
                     return
                 job, response_id, done = self._queue.popleft()
+            written = None
             try:
-                self._write(job, response_id)
+                written = self._write(job, response_id)
             except Exception as e:  # any failure stops the archive, said
                 self._fail(e)
                 return
             finally:
-                done()
+                done(written)
 
-    def _write(self, job: Exchange | _Dom, response_id: str) -> None:
+    def _write(self, job: Exchange | _Dom, response_id: str) -> Written:
         warcinfo_id = self.files.ensure_open()
         if isinstance(job, _Dom):
-            record = self.maker.dom(job.url, job.html, job.refers_to, job.when, warcinfo_id)
-            self.files.write([record])
+            record = self.maker.dom(
+                job.url, job.html, job.refers_to, job.when, warcinfo_id, response_id
+            )
+            (placed,) = self.files.write([record])
             self.counts["conversion"] += 1
-            return
+            return Written(placed, "conversion", response_id)
         made = self.maker.exchange(job, response_id, warcinfo_id)
-        self.files.write(made.records)
+        placed, _request = self.files.write(made.records)
         self.counts[made.kind] += 1
         self.counts["request"] += 1
         self.counts["revisit_bytes_saved"] += made.saved
+        return Written(placed, made.kind, response_id)
 
     def _fail(self, error: BaseException) -> None:
         if self.failed is not None:
@@ -158,5 +173,5 @@ class ArchiveWriter:
             dropped = list(self._queue)
             self._queue.clear()
         for _, _, done in dropped:
-            done()
+            done(None)
         self.on_failure(error)

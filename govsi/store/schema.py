@@ -234,6 +234,32 @@ class PageVersion(Base):
     changed_time: Mapped[datetime | None] = mapped_column(DateTime(timezone=False))
 
 
+class WarcCaptureRow(Base):
+    """govsi extension: where each capture of a page lies in the WARC archive (WARC_DIR):
+    its response or revisit record, and a rendered page's DOM (conversion); one row per
+    record, so a page revisited in several rounds has several."""
+
+    __tablename__ = "warc_capture"
+    __table_args__ = (
+        PrimaryKeyConstraint("id", name="pk_warc_capture_id"),
+        Index("idx_warc_capture_page_id", "page_id", "captured_at"),
+        Index("idx_warc_capture_record_id", "record_id", unique=True),
+        {"schema": SCHEMA},
+    )
+
+    id: Mapped[int] = mapped_column(Integer, autoincrement=True)
+    page_id: Mapped[int] = mapped_column(
+        ForeignKey(f"{SCHEMA}.page.id", name="fk_warc_capture_page", ondelete="RESTRICT"),
+        nullable=False,
+    )
+    warc_file: Mapped[str] = mapped_column(String(255), nullable=False)
+    warc_offset: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    warc_length: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    record_id: Mapped[str] = mapped_column(String(100), nullable=False)
+    record_type: Mapped[str] = mapped_column(String(20), nullable=False)
+    captured_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=False))
+
+
 class Link(Base):
     __tablename__ = "link"
     __table_args__ = (
@@ -346,6 +372,7 @@ IMAGE = cast(Table, Image.__table__)
 LINK = cast(Table, Link.__table__)
 PAGE_LSH = cast(Table, PageLsh.__table__)
 PAGE_VERSION = cast(Table, PageVersion.__table__)
+WARC_CAPTURE = cast(Table, WarcCaptureRow.__table__)
 
 
 def crawl_id(engine: Engine) -> str:

@@ -27,12 +27,13 @@ from govsi.items import (
     RobotsFile,
     SiteInfo,
     SitemapFile,
+    WarcCapture,
 )
 from govsi.store.database import chunks
 from govsi.store.images import record_images
 from govsi.store.originals import FindOriginals, settle_copies
 from govsi.store.pageids import PageIds
-from govsi.store.schema import PAGE, SITE
+from govsi.store.schema import PAGE, SITE, WARC_CAPTURE
 from govsi.store.spill import save_spill
 from govsi.store.visits import PageWrites, Schedule, read_stored
 from govsi.web.urls import host_of
@@ -50,6 +51,14 @@ def item_bytes(item: Item) -> int:
     for name in ("links", "images", "band_keys"):
         size += 100 * len(getattr(item, name, None) or ())
     return size
+
+
+def capture_row(page_id: int, capture: WarcCapture) -> dict[str, object]:
+    return {
+        "page_id": page_id, "warc_file": capture.warc_file, "warc_offset": capture.warc_offset,
+        "warc_length": capture.warc_length, "record_id": capture.record_id,
+        "record_type": capture.record_type, "captured_at": capture.captured_at,
+    }  # fmt: skip
 
 
 def _first_line(exc: SQLAlchemyError) -> str:
@@ -197,7 +206,7 @@ class CrawlWriter:
         batch, settled = settle_copies(conn, batch, self.find_originals)
         depth_of: dict[str, int] = {}
         for item in batch:
-            if isinstance(item, DiscoveredPage):
+            if isinstance(item, DiscoveredPage | WarcCapture):
                 depth_of.setdefault(item.url, item.depth)
             elif isinstance(item, FetchedPage):
                 depth_of.setdefault(item.url, item.depth)
@@ -235,6 +244,11 @@ class CrawlWriter:
 
         pages.execute(conn, self._insert)
         self.changes.update(pages.changes)
+        captures = [capture_row(page_ids[i.url], i) for i in batch if isinstance(i, WarcCapture)]
+        if captures:
+            # A batch written again (a retry, a spill replayed) adds no row twice.
+            insert = self._insert(WARC_CAPTURE).on_conflict_do_nothing(index_elements=["record_id"])
+            conn.execute(insert, captures)
         if image_updates:
             record_images(conn, list(image_updates.values()), self.store_image_data)
         for host, rf in robots.items():
