@@ -16,6 +16,15 @@ import os; sys.exit(find_chromium(os.environ.get("CHROMIUM_PATH")) is None)' 2>/
   exit 1
 fi
 
+# pywb, for the replay tests, in a virtualenv of its own (it pins older packages).
+if [ ! -x .venv-replay/bin/wayback ] || ! cmp -s requirements-replay.txt .venv-replay/requirements.txt; then
+  echo "test.sh: installing pywb (requirements-replay.txt) into .venv-replay" >&2
+  rm -rf .venv-replay
+  "$PY" -m venv .venv-replay
+  .venv-replay/bin/pip install -q --disable-pip-version-check -r requirements-replay.txt
+  cp requirements-replay.txt .venv-replay/requirements.txt
+fi
+
 # PostgreSQL server binaries for the throwaway test cluster.
 have_pg() {
   [ -n "${PG_BIN:-}" ] && [ -x "$PG_BIN/initdb" ] && return 0
