@@ -206,7 +206,10 @@ class WarcMiddleware:
         self.writer.dom(url, html, response.meta.get(META_WARC_RECORD), datetime.now(UTC), done)
 
     def _captured(self, request: Request | None, written: Written | None) -> None:
-        """crawldb learns where a page's record lies (warc_capture)."""
+        """crawldb learns where a page's record lies (warc_capture); the stats, what the
+        archive holds so far: complete once the last response has passed, before the
+        spider closes and crawldb's extension records the run's figures."""
+        self._publish()
         if written is None or request is None or self.store is None:
             return
         if request.meta.get(META_KIND) != KIND_PAGE or META_URL not in request.meta:
@@ -221,10 +224,14 @@ class WarcMiddleware:
 
     def spider_closed(self) -> None:
         self.writer.close()
+        self._publish()
+
+    def _publish(self) -> None:
+        # Counted in the writer's thread; a copy is read here.
         stats = self.crawler.stats
-        for name, n in self.writer.counts.items():
+        for name, n in dict(self.writer.counts).items():
             stats.set_value(f"govsi/warc/{name}", n)
-        stats.set_value("govsi/warc/files", len(self.writer.files.closed_files))
+        stats.set_value("govsi/warc/files", self.writer.files.serial)
         stats.set_value("govsi/warc/bytes", self.writer.files.bytes_written)
 
     def _stop(self, error: BaseException) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 
 import pytest
 
@@ -31,15 +30,15 @@ def test_title_of(document: str | None, title: str | None) -> None:
 
 def test_pages_jsonl_has_a_header_then_a_page_per_line() -> None:
     lines = list(pages_jsonl([
-        PageEntry("http://www.gov.si/", datetime(2026, 11, 26, 10, 0, 5), "GOV.SI"),
-        PageEntry("http://evem.gov.si/", datetime(2026, 11, 26, 10, 0, tzinfo=UTC), None),
-        PageEntry("http://x.gov.si/", None, "Č"),
+        PageEntry("http://www.gov.si/", "GOV.SI"),
+        PageEntry("http://evem.gov.si/", None),
+        PageEntry("http://x.gov.si/", "Č"),
     ]))  # fmt: skip
     assert json.loads(lines[0]) == {"format": "json-pages-1.0", "id": "pages",
                                     "title": "All Pages"}  # fmt: skip
     first, second, third = map(json.loads, lines[1:])
-    assert first["url"] == "http://www.gov.si/" and first["title"] == "GOV.SI"
-    assert first["ts"] == "2026-11-26T10:00:05Z"  # crawldb's times are UTC
-    assert "title" not in second and second["ts"] == "2026-11-26T10:00:00Z"
-    assert "ts" not in third and "Č" in lines[3]  # kept as text, not escaped
+    assert first == {"id": first["id"], "url": "http://www.gov.si/", "title": "GOV.SI"}
+    # No time: py-wacz takes the record's (crawldb's may be a second off WARC-Date).
+    assert "title" not in second and "ts" not in second
+    assert "Č" in lines[3]  # kept as text, not escaped
     assert len({first["id"], second["id"], third["id"]}) == 3

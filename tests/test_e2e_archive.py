@@ -204,3 +204,16 @@ def test_crawldb_finds_each_pages_capture_by_file_offset_and_id(crawled: Result)
         # The record is of the URL as requested; crawldb keeps its canonical form.
         target = record.rec_headers.get_header("WARC-Target-URI")
         assert canonicalize(target) == url
+
+
+def test_the_run_records_its_archive_totals_for_the_report(crawled: Result) -> None:
+    figures = dict(
+        crawled.rows("SELECT name, value FROM crawl_limit WHERE name LIKE 'govsi/warc/%'")
+    )
+    files = sorted(crawled.warc_dir.glob("*.warc.gz"))
+    recs = records(crawled.warc_dir)
+    assert figures["govsi/warc/files"] == len(files)
+    assert figures["govsi/warc/bytes"] == sum(p.stat().st_size for p in files)
+    for kind in ("request", "response", "revisit"):
+        assert figures[f"govsi/warc/{kind}"] == sum(1 for r in recs if r.rec_type == kind)
+    assert figures["govsi/warc/revisit_bytes_saved"] > 0

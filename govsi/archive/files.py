@@ -131,8 +131,10 @@ class WarcFiles:
         fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         self._file = f
         self.warcinfo_id, info = self._warcinfo(self._name)
-        f.write(gzip_member(info, self.level))
+        member = gzip_member(info, self.level)
+        f.write(member)
         f.flush()
+        self.bytes_written += len(member)
 
 
 def complete_length(path: Path) -> int:

@@ -12,7 +12,6 @@ import re
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 __all__ = ["PageEntry", "pack", "pages_jsonl", "title_of", "warc_files"]
@@ -28,7 +27,6 @@ _SPACE = re.compile(r"\s+")
 @dataclass(frozen=True)
 class PageEntry:
     url: str
-    when: datetime | None  # when it was fetched (UTC)
     title: str | None
 
 
@@ -45,14 +43,14 @@ def title_of(document: str | None) -> str | None:
 
 
 def pages_jsonl(pages: Iterable[PageEntry]) -> Iterator[str]:
-    """The lines of a WACZ ``pages.jsonl`` (json-pages-1.0): a header, then a page each."""
+    """The lines of a WACZ ``pages.jsonl`` (json-pages-1.0): a header, then a page each.
+    No ``ts``: py-wacz would then match a page only to a record of that very second, and
+    crawldb's fetch time may be a second off the record's WARC-Date; without it, py-wacz
+    takes the time of the page's record."""
     yield json.dumps({"format": "json-pages-1.0", "id": "pages", "title": "All Pages"})
     for page in pages:
         entry: dict[str, str] = {"id": uuid.uuid5(uuid.NAMESPACE_URL, page.url).hex,
                                  "url": page.url}  # fmt: skip
-        if page.when is not None:
-            when = page.when if page.when.tzinfo else page.when.replace(tzinfo=UTC)
-            entry["ts"] = when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         if page.title:
             entry["title"] = page.title
         yield json.dumps(entry, ensure_ascii=False)

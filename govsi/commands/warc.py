@@ -28,13 +28,13 @@ logger = logging.getLogger(__name__)
 def html_pages(engine: Engine) -> Iterator[PageEntry]:
     """The crawl's HTML pages fetched with success, with their titles, streamed."""
     query = (
-        select(PAGE.c.url, PAGE.c.accessed_time, PAGE.c.html_content)
+        select(PAGE.c.url, PAGE.c.html_content)
         .where(PAGE.c.page_type_code == "HTML", PAGE.c.http_status_code == 200)
         .order_by(PAGE.c.id)
     )
     with engine.connect() as conn:
-        for url, when, content in conn.execution_options(yield_per=500).execute(query):
-            yield PageEntry(url, when, title_of(content))
+        for url, content in conn.execution_options(yield_per=500).execute(query):
+            yield PageEntry(url, title_of(content))
 
 
 class Command(ScrapyCommand):

@@ -195,7 +195,7 @@ def limits(conn: Connection, scope: Scope) -> Table:
     sql = """
     SELECT name AS stat, sum(value) AS total, max(value) AS most_in_one_run,
       count(*) AS runs
-    FROM crawl_limit GROUP BY name ORDER BY name
+    FROM crawl_limit WHERE name NOT LIKE 'govsi/warc/%' GROUP BY name ORDER BY name
     """
     note = (
         "The limits the crawl's runs reached, as their stats: budgets (govsi/budget/), trap "
@@ -205,6 +205,21 @@ def limits(conn: Connection, scope: Scope) -> Table:
         "See docs/failures.md."
     )
     return table(conn, "limits", "Limits reached", sql, note)
+
+
+def archive(conn: Connection, scope: Scope) -> Table:
+    # Written by each run when it ends, beside its limits: the whole crawl, any scope.
+    sql = """
+    SELECT substr(name, 12) AS figure, sum(value) AS total, count(*) AS runs
+    FROM crawl_limit WHERE name LIKE 'govsi/warc/%' GROUP BY name ORDER BY name
+    """
+    note = (
+        "What the runs wrote to the WARC archive (WARC_DIR; docs/archive.md): files, bytes "
+        "on disk, records by type (request, response, revisit, conversion: a rendered "
+        "page's DOM), and the payload bytes revisit records referred to instead of writing "
+        "again (revisit_bytes_saved). Empty when no run archived."
+    )
+    return table(conn, "archive", "Web archive (WARC)", sql, note)
 
 
 def depths(conn: Connection, scope: Scope) -> Table:
@@ -326,6 +341,7 @@ def scope_tables(conn: Connection, scope: Scope, dialect: Dialect) -> list[Table
         fetch_errors(conn, scope),
         budgets(conn, scope),
         limits(conn, scope),
+        archive(conn, scope),
         depths(conn, scope),
         rendering(conn, scope),
         hosts(conn, scope, dialect),

@@ -1,4 +1,5 @@
-"""The limits a crawler run reached, kept in ``crawl_limit`` for the crawl report.
+"""The limits a crawler run reached, and its web archive's totals, kept in ``crawl_limit``
+for the crawl report.
 
 A hostile or simply huge web makes the crawler stop short somewhere, on purpose: a budget
 spent, a robots.txt check refused unchecked, headers cut off, a sitemap cut at its cap, a
@@ -39,6 +40,9 @@ LIMIT_STATS = (
     "govsi/frontier/host_unavailable",
     "govsi/reactor/max_stall_seconds",
     "govsi/reactor/stalls_over_warn",
+    # Not a limit: what the run wrote to its WARC archive (files, bytes, records by type,
+    # bytes revisits saved), for the report's totals.
+    "govsi/warc/",
 )
 
 
