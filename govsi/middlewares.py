@@ -227,12 +227,10 @@ class WarcMiddleware:
         self._publish()
 
     def _publish(self) -> None:
-        # Counted in the writer's thread; a copy is read here.
+        # The archive's process's latest figures (a dict the writer replaces whole).
         stats = self.crawler.stats
-        for name, n in dict(self.writer.counts).items():
+        for name, n in self.writer.figures.items():
             stats.set_value(f"govsi/warc/{name}", n)
-        stats.set_value("govsi/warc/files", self.writer.files.serial)
-        stats.set_value("govsi/warc/bytes", self.writer.files.bytes_written)
 
     def _stop(self, error: BaseException) -> None:
         from scrapy.utils.defer import deferred_from_coro

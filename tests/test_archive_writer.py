@@ -1,5 +1,6 @@
-"""The archive's writing thread: everything queued is written by close, a failure is
-said and stops it, and a full queue waits rather than drops."""
+"""The archive's writer and its own process: everything queued is written by close, each
+caller told where its records went, and a failure (a write, a lost process) is said and
+stops it without leaving a caller waiting."""
 
 from __future__ import annotations
 
@@ -20,8 +21,7 @@ from govsi.archive.writer import ArchiveWriter, Written
 def config(directory: Path, **kw: object) -> ArchiveConfig:
     base: dict[str, object] = dict(
         directory=str(directory), prefix="t", max_size=0, gzip_level=6, operator="ops@x",
-        revisit_digests=100, user_agent="govsi-crawler/0.1",
-        obey_robots=True,
+        revisit_digests=100, user_agent="govsi-crawler/0.1", obey_robots=True,
     )  # fmt: skip
     base.update(kw)
     return ArchiveConfig(**base)  # type: ignore[arg-type]
@@ -43,6 +43,12 @@ def records(directory: Path) -> list[tuple[str, str | None]]:
     return got
 
 
+def wait_for(condition: object, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:  # type: ignore[operator]
+        time.sleep(0.01)
+
+
 def test_everything_queued_is_written_by_close(tmp_path: Path) -> None:
     w = ArchiveWriter(config(tmp_path), lambda: "crawl-1")
     w.start()
@@ -57,11 +63,36 @@ def test_everything_queued_is_written_by_close(tmp_path: Path) -> None:
     assert [t for t, _ in got].count("response") == 50
     assert ("revisit", "http://a.gov.si/99") in got
     assert got[-1] == ("conversion", "http://a.gov.si/1")
-    assert w.counts["revisit"] == 1 and w.counts["revisit_bytes_saved"] == 6
-    assert not any(p.name.endswith(".open") for p in tmp_path.iterdir())
-    with open(next(tmp_path.iterdir()), "rb") as f:
+    assert w.figures["revisit"] == 1 and w.figures["revisit_bytes_saved"] == 6
+    (path,) = tmp_path.iterdir()
+    assert w.figures["files"] == 1 and w.figures["bytes"] == path.stat().st_size
+    assert not path.name.endswith(".open")
+    with open(path, "rb") as f:
         info = next(iter(ArchiveIterator(f))).content_stream().read().decode()
     assert "isPartOf: crawl-1" in info and "operator: ops@x" in info and "robots: obey" in info
+
+
+def test_each_caller_is_told_where_its_records_went(tmp_path: Path) -> None:
+    w = ArchiveWriter(config(tmp_path), lambda: "c")
+    w.start()
+    told: list[Written | None] = []
+    rids = [record_id() for _ in range(5)]
+    for n, rid in enumerate(rids):
+        w.exchange(exchange(n), rid, told.append)
+    wait_for(lambda: len(told) == 5)
+    w.close()
+    assert [(t.record_id, t.record_type) for t in told if t] == [(r, "response") for r in rids]
+    for where in told:
+        assert where is not None
+        with open(tmp_path / where.placed.filename, "rb") as f:
+            f.seek(where.placed.offset)
+            member = f.read(where.placed.length)
+        (record,) = list(ArchiveIterator(io.BytesIO(member)))
+        assert record.rec_headers.get_header("WARC-Record-ID") == where.record_id
+    # After close nothing is queued, but the caller is still told.
+    late: list[object] = []
+    w.exchange(exchange(9), record_id(), late.append)
+    assert late == [None]
 
 
 def test_a_failed_write_is_said_and_stops_the_archive(tmp_path: Path) -> None:
@@ -71,51 +102,30 @@ def test_a_failed_write_is_said_and_stops_the_archive(tmp_path: Path) -> None:
     w = ArchiveWriter(config(blocker / "warc"), lambda: "c")
     w.on_failure = failures.append
     w.start()
-    w.exchange(exchange(1), record_id())
-    deadline = time.monotonic() + 10
-    while w.failed is None and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert isinstance(w.failed, OSError) and failures == [w.failed]
     told: list[object] = []
-    w.exchange(exchange(2), record_id(), told.append)  # not queued for ever: told at once
+    w.exchange(exchange(1), record_id(), told.append)
+    wait_for(lambda: w.failed is not None)
+    assert "Not a directory" in str(w.failed) and failures == [w.failed]
     assert told == [None]
+    w.exchange(exchange(2), record_id(), told.append)  # not queued for ever: told at once
+    assert told == [None, None]
     w.close()
 
 
-def test_done_is_said_once_the_records_are_written_or_never_will_be(tmp_path: Path) -> None:
+def test_a_lost_process_is_said_and_no_caller_waits(tmp_path: Path) -> None:
+    failures: list[BaseException] = []
     w = ArchiveWriter(config(tmp_path), lambda: "c")
-    gate = threading.Event()
-    real = w.files.write
-
-    def slow(records: list[bytes]) -> object:
-        gate.wait(10)
-        return real(records)
-
-    w.files.write = slow  # type: ignore[method-assign]
+    w.on_failure = failures.append
     w.start()
+    told: list[object] = []
+    w.exchange(exchange(1), record_id(), told.append)
+    wait_for(lambda: len(told) == 1)
+    assert w._process is not None
+    w._process.kill()  # killed, as by the out-of-memory killer
     done = threading.Event()
-    told: list[Written | None] = []
-
-    def written(w: Written | None) -> None:
-        told.append(w)
-        done.set()
-
-    rid = record_id()
-    w.exchange(exchange(1), rid, written)
-    time.sleep(0.2)
-    assert not done.is_set()  # the disk has not taken it yet
-    gate.set()
-    assert done.wait(10)
+    w.exchange(exchange(2), record_id(), lambda written: (told.append(written), done.set()))
+    assert done.wait(20)
+    assert told[1] is None and failures and "ended" in str(failures[0])
     w.close()
-    # Where the response record lies: its file, offset and length find it.
-    (where,) = told
-    assert where is not None and (where.record_id, where.record_type) == (rid, "response")
-    with open(tmp_path / where.placed.filename, "rb") as f:
-        f.seek(where.placed.offset)
-        member = f.read(where.placed.length)
-    (record,) = list(ArchiveIterator(io.BytesIO(member)))
-    assert record.rec_headers.get_header("WARC-Record-ID") == rid
-    # After close nothing is queued, but the caller is still told.
-    late: list[object] = []
-    w.exchange(exchange(2), record_id(), late.append)
-    assert late == [None]
+    # Its file is left .open, for the next run to recover.
+    assert [p.name.endswith(".open") for p in tmp_path.iterdir()] == [True]

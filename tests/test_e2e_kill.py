@@ -56,8 +56,8 @@ def test_kill_9_half_way_then_continue(gov_web: SimWeb, tmp_path: Path) -> None:
     }
     assert refetched == set()
 
-    # The file the kill left open was closed at its last complete record by the next run.
-    assert again.stats["govsi/warc/recovered_files"] == 1
+    # The kill left the archive's process to close its file when its input ended (or the
+    # next run closes it at its last complete record): none is left open.
     assert all(p.name.endswith(".warc.gz") for p in warc.iterdir())
     check = [sys.executable, "-m", "warcio.cli", "check", *map(str, warc.iterdir())]
     assert subprocess.run(check, capture_output=True).returncode == 0

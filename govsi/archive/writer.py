@@ -1,50 +1,47 @@
-"""Writing the archive in a thread of its own: making records (digests, revisits) and
-compressing them costs the reactor nothing but a queue append.
+"""Writing the archive off the crawl's process: the reactor appends each job to a queue;
+a thread here hands the jobs, one at a time, to the archive's own process
+(``govsi.archive.child``), which makes the records (digests, revisits), compresses and
+writes them, so none of that holds the crawl's GIL.
 
-``exchange`` calls its ``done`` once the records are written (flushed to the operating
-system), so the caller can hold the response until then: a page is never processed, nor
-stored in crawldb, before its capture is on disk, and the queue never holds more than the
-responses in flight. A failed write (a full disk) is logged with its reason and ``failed``
-is set (``done`` still called, for every job dropped): the caller stops the crawl, as an
-archive with holes would be worse than a paused one. ``close`` writes what is queued,
-then closes the file.
+``exchange`` calls its ``done`` (from that thread) with where the records went once they
+are written (flushed to the operating system), so the caller can hold the response until
+then: a page is never processed, nor stored in crawldb, before its capture is on disk, and
+the queue never holds more than the responses in flight. A failed write (a full disk) or a
+lost process is logged with its reason and ``failed`` is set (``done`` still called, with
+None, for every job dropped): the caller stops the crawl, as an archive with holes would
+be worse than a paused one. ``close`` writes what is queued, then closes the file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
-import platform
+import pickle
+import subprocess
+import sys
 import threading
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
+from typing import IO
 
-import scrapy
-
+from govsi.archive.child import Dom, Written
 from govsi.archive.config import ArchiveConfig
 from govsi.archive.exchange import Exchange
-from govsi.archive.files import Placed, WarcFiles, recover
-from govsi.archive.payloads import Payloads
-from govsi.archive.records import RecordMaker, record_id
+from govsi.archive.files import recover
+from govsi.archive.records import record_id
+from govsi.frames import read_frame, write_frame
 
-__all__ = ["SOFTWARE", "ArchiveWriter", "Written"]
+__all__ = ["ArchiveWriter", "Done", "Written"]
 
 logger = logging.getLogger(__name__)
 
-SOFTWARE = f"govsi/1.0 (Scrapy {scrapy.__version__}; warcio)"
-FORMAT = "WARC File Format 1.1"
-CONFORMS_TO = "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
-
-
-@dataclass(frozen=True)
-class Written:
-    """Where a job's first record went (the response, revisit or conversion) and its type."""
-
-    placed: Placed
-    record_type: str
-    record_id: str
-
+# The process's whole program: the crawl's import path (a scrapyd egg included), then serve.
+_BOOT = (
+    "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
+    "from govsi.archive.child import serve; serve()"
+)
 
 # Told where a job was written, or None when it never will be.
 Done = Callable[[Written | None], None]
@@ -54,33 +51,30 @@ def _nothing(written: Written | None) -> None:
     pass
 
 
-@dataclass(frozen=True)
-class _Dom:
-    url: str
-    html: str
-    refers_to: str | None
-    when: datetime
-
-
 class ArchiveWriter:
     def __init__(self, config: ArchiveConfig, crawl_id: Callable[[], str]) -> None:
         self.config = config
         self.crawl_id = crawl_id
-        self.maker = RecordMaker(Payloads(config.revisit_digests))
-        self.files = WarcFiles(
-            config.directory, config.prefix, config.max_size, config.gzip_level, self._warcinfo
-        )
-        self.counts: Counter[str] = Counter()
+        # What the archive's process has written: records by type, revisit_bytes_saved,
+        # files (begun) and bytes; replaced whole with each reply.
+        self.figures: dict[str, int] = {}
         self.failed: BaseException | None = None
         self.on_failure: Callable[[BaseException], None] = lambda error: None
-        self._queue: deque[tuple[Exchange | _Dom, str, Done]] = deque()
+        self._queue: deque[tuple[Exchange | Dom, str, Done]] = deque()
         self._closing = False
         self._cond = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="govsi-warc", daemon=True)
+        self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> list[str]:
-        """Close files a hard stop left open, then start writing; returns those closed."""
+        """Close files a hard stop left open, then start the archive's process; returns
+        the files closed."""
         recovered = recover(self.config.directory)
+        self._process = subprocess.Popen(
+            [sys.executable, "-B", "-c", _BOOT, json.dumps(sys.path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
         self._thread.start()
         return recovered
 
@@ -94,12 +88,12 @@ class ArchiveWriter:
         self, url: str, html: str, refers_to: str | None, when: datetime, done: Done = _nothing
     ) -> None:
         """Archive a rendered page's DOM, tied to its response record (``refers_to``)."""
-        self._put(_Dom(url, html, refers_to, when), record_id(), done)
+        self._put(Dom(url, html, refers_to, when), record_id(), done)
 
-    def _put(self, job: Exchange | _Dom, response_id: str, done: Done) -> None:
+    def _put(self, job: Exchange | Dom, rid: str, done: Done) -> None:
         with self._cond:
             if self.failed is None and not self._closing:
-                self._queue.append((job, response_id, done))
+                self._queue.append((job, rid, done))
                 self._cond.notify_all()
                 return
         done(None)
@@ -111,58 +105,55 @@ class ArchiveWriter:
             self._cond.notify_all()
         if self._thread.is_alive():
             self._thread.join()
-        try:
-            self.files.close()
-        except OSError as e:
-            self._fail(e)
 
     # -- the thread ---------------------------------------------------------------------
-    def _warcinfo(self, filename: str) -> tuple[str, bytes]:
-        c = self.config
-        fields = {
-            "software": SOFTWARE,
-            "format": FORMAT,
-            "conformsTo": CONFORMS_TO,
-            "isPartOf": self.crawl_id(),
-            "robots": "obey" if c.obey_robots else "ignore",
-            "http-header-user-agent": c.user_agent,
-            "operator": c.operator,
-            "hostname": platform.node(),
-        }
-        return self.maker.warcinfo(filename, fields)
-
     def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._queue and not self._closing:
-                    self._cond.wait()
-                if not self._queue:
-                    return
-                job, response_id, done = self._queue.popleft()
-            written = None
-            try:
-                written = self._write(job, response_id)
-            except Exception as e:  # any failure stops the archive, said
-                self._fail(e)
-                return
-            finally:
-                done(written)
+        assert self._process is not None and self._process.stdin and self._process.stdout
+        sending, replies = self._process.stdin, self._process.stdout
+        try:
+            write_frame(sending, pickle.dumps((self.config, self.crawl_id())))
+            while True:
+                with self._cond:
+                    while not self._queue and not self._closing:
+                        self._cond.wait()
+                    if not self._queue:
+                        break
+                    job, rid, done = self._queue.popleft()
+                written = None
+                try:
+                    written = self._write(sending, replies, job, rid)
+                finally:
+                    done(written)
+            write_frame(sending, pickle.dumps(None))
+            self._drain(replies)
+        except Exception as e:  # a lost process, a broken pipe: said, and the crawl stops
+            self._fail(e)
+        finally:
+            with contextlib.suppress(OSError):
+                sending.close()
+            self._process.wait()
 
-    def _write(self, job: Exchange | _Dom, response_id: str) -> Written:
-        warcinfo_id = self.files.ensure_open()
-        if isinstance(job, _Dom):
-            record = self.maker.dom(
-                job.url, job.html, job.refers_to, job.when, warcinfo_id, response_id
-            )
-            (placed,) = self.files.write([record])
-            self.counts["conversion"] += 1
-            return Written(placed, "conversion", response_id)
-        made = self.maker.exchange(job, response_id, warcinfo_id)
-        placed, _request = self.files.write(made.records)
-        self.counts[made.kind] += 1
-        self.counts["request"] += 1
-        self.counts["revisit_bytes_saved"] += made.saved
-        return Written(placed, made.kind, response_id)
+    def _write(
+        self, sending: IO[bytes], replies: IO[bytes], job: Exchange | Dom, rid: str
+    ) -> Written:
+        write_frame(sending, pickle.dumps((job, rid), pickle.HIGHEST_PROTOCOL))
+        frame = read_frame(replies)
+        if frame is None:
+            raise OSError(f"the archive's process ended (status {self._process_status()})")
+        written: Written | None
+        written, error, self.figures = pickle.loads(frame)
+        if error is not None:
+            raise OSError(error)
+        assert written is not None
+        return written
+
+    def _drain(self, replies: IO[bytes]) -> None:
+        # After the close: the figures with the last file closed, then the end.
+        while (frame := read_frame(replies)) is not None:
+            _written, _error, self.figures = pickle.loads(frame)
+
+    def _process_status(self) -> int | None:
+        return self._process.poll() if self._process is not None else None
 
     def _fail(self, error: BaseException) -> None:
         if self.failed is not None:
@@ -174,4 +165,7 @@ class ArchiveWriter:
             self._queue.clear()
         for _, _, done in dropped:
             done(None)
+        if self._process is not None:
+            with contextlib.suppress(OSError):
+                self._drain(self._process.stdout)  # type: ignore[arg-type]
         self.on_failure(error)

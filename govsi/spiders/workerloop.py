@@ -4,7 +4,8 @@ stdin, run it, write its outcome to stdout, until stdin ends.
 A job is ``(fn, args, kwargs)`` and an outcome ``(True, result)`` or ``(False, exception)``,
 each pickled and framed by its length (8 bytes, little-endian). stdin ends when the crawl
 closes it or is gone, killed with -9 included, so a worker never outlives its crawl.
-Imports nothing of the crawl: a job's function brings what it needs, and no more.
+Imports nothing of the crawl but its framing (``govsi.frames``): a job's function brings
+what it needs, and no more.
 """
 
 from __future__ import annotations
@@ -12,30 +13,12 @@ from __future__ import annotations
 import os
 import pickle
 import signal
-import struct
 import sys
-from typing import IO, Any
+from typing import Any
+
+from govsi.frames import FRAME, read_frame, write_frame
 
 __all__ = ["FRAME", "read_frame", "serve", "write_frame"]
-
-# The length of each message.
-FRAME = struct.Struct("<Q")
-
-
-def read_frame(stream: IO[bytes]) -> bytes | None:
-    """The next message on ``stream``; None when it ends before a whole one."""
-    head = stream.read(FRAME.size)
-    if len(head) < FRAME.size:
-        return None
-    (size,) = FRAME.unpack(head)
-    data = stream.read(size)
-    return data if len(data) == size else None
-
-
-def write_frame(stream: IO[bytes], data: bytes) -> None:
-    stream.write(FRAME.pack(len(data)))
-    stream.write(data)
-    stream.flush()
 
 
 def _outcome(job: bytes) -> bytes:

@@ -35,7 +35,7 @@ from typing import Any
 
 from twisted.internet.defer import Deferred
 
-from govsi.spiders.workerloop import read_frame, write_frame
+from govsi.frames import read_frame, write_frame
 
 __all__ = ["WorkerFailed", "WorkerPool", "worker_processes"]
 
