@@ -14,7 +14,6 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import CannotResolveHostError, NotConfigured, StopDownload
 from scrapy.http import Headers, Response
 from scrapy.statscollectors import StatsCollector
-from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.internet.error import DNSLookupError
 
@@ -172,6 +171,8 @@ class WarcMiddleware:
         store = crawler.get_extension(CrawlStore)
         writer = ArchiveWriter(config, lambda: store.crawl_id if store is not None else "")
         mw = cls(crawler, writer, crawler.get_extension(AddressGuard), store)
+        if store is not None:
+            store.before_write.append(mw.barrier)
         crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(mw.rendered, signal=dom_rendered)
@@ -186,7 +187,7 @@ class WarcMiddleware:
         if closed:
             self.crawler.stats.set_value("govsi/warc/recovered_files", len(closed))
 
-    async def process_response(self, request: Request, response: Response) -> Response:
+    def process_response(self, request: Request, response: Response) -> Response:
         rid = record_id()
         request.meta[META_WARC_RECORD] = rid
         exchange = exchange_of(request, response)
@@ -194,15 +195,22 @@ class WarcMiddleware:
             # Scrapy knows the peer of a plain connection only; over TLS, the address the
             # guard pinned the host to is the one connected to.
             exchange = replace(exchange, ip=self.guard.pinned(host_of(request.url)))
-        # The response goes on once its records are written: nothing is processed, nor
-        # stored in crawldb, before its capture is on disk; a slow disk slows the crawl.
-        written: Deferred[Written | None] = Deferred()
-        self.writer.exchange(exchange, rid, partial(self._reactor.callFromThread, written.callback))
-        self._captured(request, await maybe_deferred_to_future(written))
+        # The response goes on at once; crawldb's writer waits for the archive before each
+        # batch (``barrier``), so no page is stored before its capture is on disk.
+        self.writer.exchange(exchange, rid, partial(self._call, self._captured, request))
         return response
 
+    def _call(self, fn: Any, *args: Any) -> None:
+        self._reactor.callFromThread(fn, *args)
+
+    def barrier(self) -> Deferred[None]:
+        """Fires once every exchange handed so far is written (crawldb's writer waits)."""
+        d: Deferred[None] = Deferred()
+        self.writer.barrier(partial(self._call, d.callback, None))
+        return d
+
     def rendered(self, url: str, html: str, response: Response) -> None:
-        done = partial(self._reactor.callFromThread, self._captured, response.request)
+        done = partial(self._call, self._captured, response.request)
         self.writer.dom(url, html, response.meta.get(META_WARC_RECORD), datetime.now(UTC), done)
 
     def _captured(self, request: Request | None, written: Written | None) -> None:

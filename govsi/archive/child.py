@@ -2,7 +2,8 @@
 a time, so that none of that costs the crawl's process its GIL (``ArchiveWriter`` starts
 it and talks to it over two pipes, ``govsi.frames``).
 
-The first message is the ``ArchiveConfig`` and the crawl's id; then each job is an
+The first message is the ``ArchiveConfig``, the crawl's id and the software's name (the
+crawl's: this process imports no Scrapy, to start quickly); then each job is an
 ``Exchange`` or a ``Dom`` with its record id, and each reply ``(Written or None, error or
 None, figures)``; ``None`` closes the file and ends the process, as does stdin's end (the
 crawl gone, killed with -9 included): a file left ``.open`` is recovered by the next run.
@@ -20,8 +21,6 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
-import scrapy
-
 from govsi.archive.config import ArchiveConfig
 from govsi.archive.exchange import Exchange
 from govsi.archive.files import Placed, WarcFiles
@@ -29,9 +28,8 @@ from govsi.archive.payloads import Payloads
 from govsi.archive.records import RecordMaker
 from govsi.frames import read_frame, write_frame
 
-__all__ = ["SOFTWARE", "Archivist", "Dom", "Written", "serve"]
+__all__ = ["Archivist", "Dom", "Written", "serve"]
 
-SOFTWARE = f"govsi/1.0 (Scrapy {scrapy.__version__}; warcio)"
 FORMAT = "WARC File Format 1.1"
 CONFORMS_TO = "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
 
@@ -58,9 +56,10 @@ class Written:
 class Archivist:
     """The records and files of one writer; ``figures`` what it has written."""
 
-    def __init__(self, config: ArchiveConfig, crawl_id: str) -> None:
+    def __init__(self, config: ArchiveConfig, crawl_id: str, software: str = "govsi") -> None:
         self.config = config
         self.crawl_id = crawl_id
+        self.software = software
         self.maker = RecordMaker(Payloads(config.revisit_digests))
         self.files = WarcFiles(
             config.directory, config.prefix, config.max_size, config.gzip_level, self._warcinfo
@@ -88,7 +87,7 @@ class Archivist:
     def _warcinfo(self, filename: str) -> tuple[str, bytes]:
         c = self.config
         fields = {
-            "software": SOFTWARE,
+            "software": self.software,
             "format": FORMAT,
             "conformsTo": CONFORMS_TO,
             "isPartOf": self.crawl_id,
@@ -110,8 +109,8 @@ def serve() -> None:
     first = read_frame(jobs)
     if first is None:
         return
-    config, crawl_id = pickle.loads(first)
-    archivist = Archivist(config, crawl_id)
+    config, crawl_id, software = pickle.loads(first)
+    archivist = Archivist(config, crawl_id, software)
     try:
         while (frame := read_frame(jobs)) is not None:
             message = pickle.loads(frame)

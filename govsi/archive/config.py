@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from scrapy.settings import BaseSettings
+if TYPE_CHECKING:  # the archive's process reads this module and must not import Scrapy
+    from scrapy.settings import BaseSettings
 
 __all__ = ["ArchiveConfig"]
 

@@ -4,9 +4,9 @@ a thread here hands the jobs, one at a time, to the archive's own process
 writes them, so none of that holds the crawl's GIL.
 
 ``exchange`` calls its ``done`` (from that thread) with where the records went once they
-are written (flushed to the operating system), so the caller can hold the response until
-then: a page is never processed, nor stored in crawldb, before its capture is on disk, and
-the queue never holds more than the responses in flight. A failed write (a full disk) or a
+are written (flushed to the operating system); ``barrier`` calls its ``done`` once every
+job queued before it is written, which crawldb's writer waits for before each batch: a
+page is never stored in crawldb before its capture is on disk. A failed write (a full disk) or a
 lost process is logged with its reason and ``failed`` is set (``done`` still called, with
 None, for every job dropped): the caller stops the crawl, as an archive with holes would
 be worse than a paused one. ``close`` writes what is queued, then closes the file.
@@ -26,6 +26,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import IO
 
+import scrapy
+
 from govsi.archive.child import Dom, Written
 from govsi.archive.config import ArchiveConfig
 from govsi.archive.exchange import Exchange
@@ -33,7 +35,7 @@ from govsi.archive.files import recover
 from govsi.archive.records import record_id
 from govsi.frames import read_frame, write_frame
 
-__all__ = ["ArchiveWriter", "Done", "Written"]
+__all__ = ["SOFTWARE", "ArchiveWriter", "Done", "Written"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +44,8 @@ _BOOT = (
     "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
     "from govsi.archive.child import serve; serve()"
 )
+
+SOFTWARE = f"govsi/1.0 (Scrapy {scrapy.__version__}; warcio)"
 
 # Told where a job was written, or None when it never will be.
 Done = Callable[[Written | None], None]
@@ -60,7 +64,8 @@ class ArchiveWriter:
         self.figures: dict[str, int] = {}
         self.failed: BaseException | None = None
         self.on_failure: Callable[[BaseException], None] = lambda error: None
-        self._queue: deque[tuple[Exchange | Dom, str, Done]] = deque()
+        # Jobs in order; None: a barrier, done once every job before it is written.
+        self._queue: deque[tuple[Exchange | Dom | None, str, Done]] = deque()
         self._closing = False
         self._cond = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="govsi-warc", daemon=True)
@@ -90,7 +95,12 @@ class ArchiveWriter:
         """Archive a rendered page's DOM, tied to its response record (``refers_to``)."""
         self._put(Dom(url, html, refers_to, when), record_id(), done)
 
-    def _put(self, job: Exchange | Dom, rid: str, done: Done) -> None:
+    def barrier(self, done: Callable[[], None]) -> None:
+        """Call ``done`` (from the writing thread) once every job queued before this call
+        is written, or will never be."""
+        self._put(None, "", lambda written: done())
+
+    def _put(self, job: Exchange | Dom | None, rid: str, done: Done) -> None:
         with self._cond:
             if self.failed is None and not self._closing:
                 self._queue.append((job, rid, done))
@@ -111,7 +121,7 @@ class ArchiveWriter:
         assert self._process is not None and self._process.stdin and self._process.stdout
         sending, replies = self._process.stdin, self._process.stdout
         try:
-            write_frame(sending, pickle.dumps((self.config, self.crawl_id())))
+            write_frame(sending, pickle.dumps((self.config, self.crawl_id(), SOFTWARE)))
             while True:
                 with self._cond:
                     while not self._queue and not self._closing:
@@ -121,7 +131,8 @@ class ArchiveWriter:
                     job, rid, done = self._queue.popleft()
                 written = None
                 try:
-                    written = self._write(sending, replies, job, rid)
+                    if job is not None:
+                        written = self._write(sending, replies, job, rid)
                 finally:
                     done(written)
             write_frame(sending, pickle.dumps(None))

@@ -7,7 +7,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.log import failure_to_exc_info
 from sqlalchemy.exc import SQLAlchemyError
 from twisted.internet import task
-from twisted.internet.defer import Deferred, succeed
+from twisted.internet.defer import Deferred, DeferredList, succeed
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
@@ -99,6 +99,9 @@ class CrawlStore:
         self._writing: Deferred[Any] | None = None
         self.items_added = 0
         self.items_written = 0
+        # Waited for before each batch is written: a component whose own records must be
+        # on disk before crawldb mentions them (the WARC archive's barrier).
+        self.before_write: list[Callable[[], Deferred[Any]]] = []
         # The buffer's limits (DB_BUFFER_MAX_*); during an outage what is pending goes to
         # a spill file at every flush, and at once when the buffer is full.
         self.max_items = c.buffer_max_items
@@ -278,10 +281,17 @@ class CrawlStore:
             logger.error("crawldb writer failed", exc_info=failure_to_exc_info(failure))
             done(0)
 
-        d = self._writing = deferToThread(self._write_round, batch, spilled)
+        d = self._writing = self._before_write().addCallback(
+            lambda _: deferToThread(self._write_round, batch, spilled)
+        )
         # Set before the callbacks: one that fires at once must still clear it.
         d.addCallbacks(done, crashed)
         return d
+
+    def _before_write(self) -> Deferred[Any]:
+        if not self.before_write:
+            return succeed(None)
+        return DeferredList([hook() for hook in self.before_write], consumeErrors=True)
 
     def spider_opened(self, spider: Spider) -> None:
         self._timer = task.LoopingCall(self.flush)
