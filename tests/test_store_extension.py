@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from scrapy.utils.test import get_crawler
+from twisted.internet.defer import Deferred
 
 from govsi.items import DiscoveredPage, FetchedPage, Item
 from govsi.store.config import StoreConfig
@@ -37,6 +38,21 @@ def test_items_reach_crawldb_when_flushed_and_are_counted(tmp_path: Path) -> Non
     assert stored(s) == {"http://a.gov.si/1", "http://a.gov.si/2", "http://a.gov.si/3"}
     assert s.items_written == 3
     assert s.stats.get_value("govsi/db_items_written") == 3
+    close(s)
+
+
+def test_a_batch_waits_for_what_must_be_on_disk_first(tmp_path: Path) -> None:
+    # The WARC archive's barrier: no page row before its capture is written.
+    s = store(tmp_path)
+    archived: Deferred[None] = Deferred()
+    s.before_write.append(lambda: archived)
+    for item in pages(1, 2):
+        s.add(item)
+    s.flush()
+    assert stored(s) == set() and s.items_written == 0  # held
+    archived.callback(None)
+    assert stored(s) == {"http://a.gov.si/1", "http://a.gov.si/2"}
+    assert s.items_written == 2
     close(s)
 
 
