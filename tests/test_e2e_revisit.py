@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from tests.simweb import revisitweb
 from tests.simweb.expected import E2E_SETTINGS
@@ -56,6 +57,7 @@ class Revisited:
     validators: dict[tuple[str, str], tuple[str | None, str | None]]  # (ETag, Last-Modified)
     first_done: str  # the first crawl's last visit
     copies_first: set[tuple[str, str]]  # DUPLICATE pages after the first crawl
+    warc: Path | None  # the WARC archive both rounds wrote (the sqlite variant)
 
     def stat(self, name: str) -> int:
         return sum(int(run.stats.get(name, 0)) for run in self.runs)  # type: ignore[call-overload]
@@ -76,8 +78,9 @@ def revisited(
     work = tmp_path_factory.mktemp("revisit")
     if variant == "sqlite":
         db_url = f"sqlite:///{work / 'crawldb.sqlite3'}"
-        # The default: rendering on (auto), where a page needs it.
-        settings: dict[str, Any] = {**SETTINGS, "RENDER_JS": "auto", "RENDER_TIMEOUT": 20}
+        # The default: rendering on (auto), where a page needs it; and an archive.
+        settings: dict[str, Any] = {**SETTINGS, "RENDER_JS": "auto", "RENDER_TIMEOUT": 20,
+                                    "WARC_DIR": str(work / "warc")}  # fmt: skip
     else:
         db_url = request.getfixturevalue("pg_cluster").create_database(
             "revisit" + variant.replace(" ", "")
@@ -110,8 +113,9 @@ def revisited(
         for run in runs:
             assert run.returncode == 0, run.log[-3000:]
             assert "Traceback" not in run.log, run.log[-5000:]
+        warc = work / "warc" if "WARC_DIR" in settings else None
         yield Revisited(variant, db_url, web, first_hits, web.requested(), runs, stored,
-                        validators, str(first_done), copies_first)  # fmt: skip
+                        validators, str(first_done), copies_first, warc)  # fmt: skip
     finally:
         web.stop()
 
@@ -169,6 +173,32 @@ def test_revisits_are_conditional_and_unchanged_resources_cost_no_body(
     for hit in r.second:
         if hit.host == A:
             assert hit.header("If-None-Match") is None and hit.header("If-Modified-Since") is None
+
+
+def test_the_archive_keeps_each_304_as_a_server_not_modified_revisit(
+    revisited: Revisited,
+) -> None:
+    r = revisited
+    if r.warc is None:
+        pytest.skip("the archive is written by the sqlite variant")
+    kinds: Counter[tuple[str, str, str]] = Counter()
+    for path in r.warc.glob("*.warc.gz"):
+        with open(path, "rb") as f:
+            for record in ArchiveIterator(f):
+                if record.rec_type not in ("response", "revisit"):
+                    continue
+                h = record.rec_headers
+                profile = (h.get_header("WARC-Profile") or "").rsplit("/", 1)[-1]
+                host, target = key(h.get_header("WARC-Target-URI"))
+                kinds[(host, target, profile or record.http_headers.get_statuscode())] += 1
+    not_modified = Counter((h.host, h.target) for h in r.second if h.status == 304)
+    assert not_modified
+    for (host, target), n in not_modified.items():
+        assert kinds[(host, target, "server-not-modified")] == n, (host, target)
+    # Nothing else is a server-not-modified revisit.
+    assert sum(n for k, n in kinds.items() if k[2] == "server-not-modified") == sum(
+        not_modified.values()
+    )
 
 
 def test_changed_is_exactly_what_changed(revisited: Revisited) -> None:
