@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import socket
 import subprocess
 import time
 import urllib.error
@@ -29,15 +28,9 @@ from tests.simweb.expected import E2E_SETTINGS
 from tests.simweb.server import SimWeb
 from tests.support.crawl import ROOT, run_crawl
 from tests.support.govcrawl import Result
+from tests.support.pgcluster import free_port
 
 PYWB_BIN = Path(os.environ.get("PYWB_BIN") or ROOT / ".venv-replay" / "bin")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 class Wayback:

@@ -11,14 +11,15 @@ from scrapy.http import Headers, Response
 
 from govsi.archive.exchange import Exchange, Header
 
-__all__ = ["dom_rendered", "exchange_of"]
+__all__ = ["dom_rendered", "exchange_of", "header_pairs"]
 
 # Sent with url=, html=, response= when a page was rendered: its DOM is archived, tied to
 # the record of the response it was rendered from.
 dom_rendered = object()
 
 
-def _pairs(headers: Headers) -> tuple[Header, ...]:
+def header_pairs(headers: Headers) -> tuple[Header, ...]:
+    """Scrapy's headers as (name, value) text pairs, one per value, bytes kept (latin-1)."""
     return tuple(
         (bytes(name).decode("latin-1"), bytes(value).decode("latin-1"))
         for name, values in headers.items()
@@ -32,11 +33,11 @@ def exchange_of(request: Request, response: Response, when: datetime | None = No
     return Exchange(
         url=request.url,
         method=request.method,
-        request_headers=_pairs(request.headers),
+        request_headers=header_pairs(request.headers),
         request_body=request.body,
         protocol=getattr(response, "protocol", None) or "HTTP/1.1",
         status=response.status,
-        response_headers=_pairs(response.headers),
+        response_headers=header_pairs(response.headers),
         body=response.body,
         ip=str(ip) if ip is not None else None,
         date=when or datetime.now(UTC),

@@ -176,7 +176,4 @@ class ArchiveWriter:
             self._queue.clear()
         for _, _, done in dropped:
             done(None)
-        if self._process is not None:
-            with contextlib.suppress(OSError):
-                self._drain(self._process.stdout)  # type: ignore[arg-type]
         self.on_failure(error)

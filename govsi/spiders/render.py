@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from scrapy.http import Response
 
+from govsi.archive.capture import header_pairs
 from govsi.items import FetchedPage
 from govsi.render.decide import RenderMode, RenderPlan, RenderPlanner
 from govsi.render.renderer import Renderer, RenderFailed, RenderOff
@@ -43,12 +44,7 @@ def merge(plain: ExtractedLinks, rendered: ExtractedLinks) -> ExtractedLinks:
 
 def document_of(response: Response) -> Document:
     """The fetched response as the browser gets it."""
-    headers = tuple(
-        (k.decode("latin-1"), v.decode("latin-1"))
-        for k, values in response.headers.items()
-        for v in values
-    )
-    return Document(response.status, headers, response.body)
+    return Document(response.status, header_pairs(response.headers), response.body)
 
 
 class Rendering:
