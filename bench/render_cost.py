@@ -118,7 +118,7 @@ def plain_run(
 
 def cpu_ms_per_page(run: dict[str, Any]) -> float:
     cpu = run["cpu"]
-    spent = cpu["crawler_s"] + cpu["worker_pool_s"] + cpu["browser_and_driver_s"]
+    spent = sum(v for k, v in cpu.items() if k != "web_server_s" and k.endswith("_s"))
     return round(1000 * spent / max(1, run["html_pages"]), 2)
 
 

@@ -1,12 +1,24 @@
-"""Messages over a pipe to a helper process: each framed by its length (8 bytes,
-little-endian). The worker pool's processes and the archive's writer speak it."""
+"""Helper processes and the messages over their pipes: each message framed by its length
+(8 bytes, little-endian). The worker pool's processes, the archive's writer and crawldb's
+writer speak it.
+
+A helper is plain ``python -c`` running its module's ``serve()`` with the crawl's import
+path (a scrapyd egg included): it imports only what it needs, and reads its stdin, which
+ends when the crawl closes it or is gone (killed with -9 included), so a helper never
+outlives its crawl.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import struct
+import subprocess
+import sys
 from typing import IO
 
-__all__ = ["FRAME", "read_frame", "write_frame"]
+__all__ = ["FRAME", "helper_streams", "read_frame", "spawn", "write_frame"]
 
 # The length of each message.
 FRAME = struct.Struct("<Q")
@@ -26,3 +38,26 @@ def write_frame(stream: IO[bytes], data: bytes) -> None:
     stream.write(FRAME.pack(len(data)))
     stream.write(data)
     stream.flush()
+
+
+def spawn(module: str) -> subprocess.Popen[bytes]:
+    """Start a helper process running ``module.serve()``, its stdin and stdout piped here."""
+    boot = (
+        "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
+        f"from {module} import serve; serve()"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-B", "-c", boot, json.dumps(sys.path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+
+
+def helper_streams() -> tuple[IO[bytes], IO[bytes]]:
+    """In a helper process: its messages in (stdin) and its replies out (the real stdout).
+    Whatever a library prints goes to stderr instead, never into the replies; Ctrl-C,
+    which reaches the whole process group, is ignored: the crawl decides when it stops."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    return sys.stdin.buffer, replies

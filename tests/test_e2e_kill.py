@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -33,6 +34,12 @@ def test_kill_9_half_way_then_continue(gov_web: SimWeb, tmp_path: Path) -> None:
     gov_web.reset_log()
     crawl = start_crawl(gov_web, db_url, tmp_path / "run1", govweb.SEEDS, **settings)
     wait_for_requests(gov_web, 25)
+    # The kill lands once something is in crawldb (its first write waits for the writer's
+    # process to start), while most of the crawl is still to come.
+    deadline = time.monotonic() + 30
+    while not query(db_url, "SELECT 1 FROM page WHERE page_type_code != 'FRONTIER'"):
+        assert time.monotonic() < deadline, "nothing was written in 30 s"
+        time.sleep(0.05)
     os.kill(crawl.proc.pid, signal.SIGKILL)
     served_first = Counter((h.host, h.target) for h in gov_web.requested())
     crawl.proc.wait(timeout=30)

@@ -86,13 +86,22 @@ def per_core_busy() -> list[float]:
     return busy
 
 
-def _is_worker(pid: int) -> bool:
-    # The crawler's worker pool: govsi.spiders.workerloop (multiprocessing's before da5b1a2).
+# The crawler's own helper processes, by what their command line names; any other
+# process below the crawler is the browser or its driver.
+HELPERS = {
+    "worker_pool": (b"govsi.spiders.workerloop", b"multiprocessing"),  # the latter before da5b1a2
+    "crawldb_writer": (b"govsi.store.writerprocess",),
+    "archive": (b"govsi.archive.child",),
+}
+
+
+def _helper(pid: int) -> str | None:
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        return b"govsi.spiders.workerloop" in cmdline or b"multiprocessing" in cmdline
     except OSError:
-        return False
+        return None
+    return next((name for name, marks in HELPERS.items() if any(m in cmdline for m in marks)),
+                None)  # fmt: skip
 
 
 def browser_processes(marks: tuple[bytes, ...] = (b"chromium",)) -> Iterator[int]:
@@ -167,7 +176,8 @@ class ProcessMeter:
         self._before = CpuSnapshot.take()
         self._own = 0.0
         self._below: dict[int, float] = {}
-        self._workers: set[int] = set()
+        # The crawler's helper processes (HELPERS) by pid.
+        self._helpers: dict[int, str] = {}
         self._cores = per_core_busy()
         self._started = time.monotonic()
         self._done = threading.Event()
@@ -181,8 +191,8 @@ class ProcessMeter:
             self.peak_rss_mb = max(self.peak_rss_mb, rss / 1024)
             self._own = max(self._own, cpu_seconds(self.pid))
             for kid in below:
-                if kid not in self._below and _is_worker(kid):
-                    self._workers.add(kid)
+                if kid not in self._below and (helper := _helper(kid)) is not None:
+                    self._helpers[kid] = helper
                 self._below[kid] = max(self._below.get(kid, 0.0), cpu_seconds(kid))
 
     def stop(self) -> dict[str, float]:
@@ -191,11 +201,14 @@ class ProcessMeter:
         self._thread.join()
         wall = time.monotonic() - self._started
         cores = [b - a for a, b in zip(self._cores, per_core_busy(), strict=True)]
-        pool = sum(v for pid, v in self._below.items() if pid in self._workers)
+        helpers = dict.fromkeys(HELPERS, 0.0)
+        for pid, seconds in self._below.items():
+            if pid in self._helpers:
+                helpers[self._helpers[pid]] += seconds
         return {
             "crawler_s": round(self._own, 2),
-            "worker_pool_s": round(pool, 2),
-            "browser_and_driver_s": round(sum(self._below.values()) - pool, 2),
+            **{f"{name}_s": round(seconds, 2) for name, seconds in helpers.items()},
+            "browser_and_driver_s": round(sum(self._below.values()) - sum(helpers.values()), 2),
             "web_server_s": CpuSnapshot.take().since(self._before)["simweb_server"],
             # Each core's busy share of the run, whatever kept it busy.
             "per_core_busy": [round(c / wall, 2) for c in cores] if wall > 0 else [],

@@ -12,11 +12,8 @@ crawl gone, killed with -9 included): a file left ``.open`` is recovered by the 
 from __future__ import annotations
 
 import contextlib
-import os
 import pickle
 import platform
-import signal
-import sys
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,7 +23,7 @@ from govsi.archive.exchange import Exchange
 from govsi.archive.files import Placed, WarcFiles
 from govsi.archive.payloads import Payloads
 from govsi.archive.records import RecordMaker
-from govsi.frames import read_frame, write_frame
+from govsi.frames import helper_streams, read_frame, write_frame
 
 __all__ = ["Archivist", "Dom", "Written", "serve"]
 
@@ -101,11 +98,7 @@ class Archivist:
 
 def serve() -> None:
     """Write the jobs read from stdin until ``None`` or stdin's end."""
-    # Ctrl-C reaches the whole process group; the crawl decides when its archive closes.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    replies = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # whatever a library prints goes to stderr, never into the replies
-    jobs = sys.stdin.buffer
+    jobs, replies = helper_streams()
     first = read_frame(jobs)
     if first is None:
         return

@@ -15,11 +15,9 @@ be worse than a paused one. ``close`` writes what is queued, then closes the fil
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import pickle
 import subprocess
-import sys
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -33,17 +31,11 @@ from govsi.archive.config import ArchiveConfig
 from govsi.archive.exchange import Exchange
 from govsi.archive.files import recover
 from govsi.archive.records import record_id
-from govsi.frames import read_frame, write_frame
+from govsi.frames import read_frame, spawn, write_frame
 
 __all__ = ["SOFTWARE", "ArchiveWriter", "Done", "Written"]
 
 logger = logging.getLogger(__name__)
-
-# The process's whole program: the crawl's import path (a scrapyd egg included), then serve.
-_BOOT = (
-    "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
-    "from govsi.archive.child import serve; serve()"
-)
 
 SOFTWARE = f"govsi/1.0 (Scrapy {scrapy.__version__}; warcio)"
 
@@ -75,11 +67,7 @@ class ArchiveWriter:
         """Close files a hard stop left open, then start the archive's process; returns
         the files closed."""
         recovered = recover(self.config.directory)
-        self._process = subprocess.Popen(
-            [sys.executable, "-B", "-c", _BOOT, json.dumps(sys.path)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
+        self._process = spawn("govsi.archive.child")
         self._thread.start()
         return recovered
 

@@ -10,13 +10,10 @@ what it needs, and no more.
 
 from __future__ import annotations
 
-import os
 import pickle
-import signal
-import sys
 from typing import Any
 
-from govsi.frames import FRAME, read_frame, write_frame
+from govsi.frames import FRAME, helper_streams, read_frame, write_frame
 
 __all__ = ["FRAME", "read_frame", "serve", "write_frame"]
 
@@ -35,12 +32,7 @@ def _outcome(job: bytes) -> bytes:
 
 def serve() -> None:
     """Run jobs from stdin until it ends."""
-    # Ctrl-C reaches the whole process group; the crawl decides when its workers stop.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    results = os.fdopen(os.dup(1), "wb")
-    # Whatever a job's library prints goes to stderr, never into the results.
-    os.dup2(2, 1)
-    jobs = sys.stdin.buffer
+    jobs, results = helper_streams()
     while (job := read_frame(jobs)) is not None:
         try:
             write_frame(results, _outcome(job))

@@ -19,13 +19,10 @@ re-imported the crawl's main module (57 MB) and started a resource tracker proce
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import pickle
 import queue
-import subprocess
-import sys
 import threading
 import time
 from collections import deque
@@ -35,17 +32,11 @@ from typing import Any
 
 from twisted.internet.defer import Deferred
 
-from govsi.frames import read_frame, write_frame
+from govsi.frames import read_frame, spawn, write_frame
 
 __all__ = ["WorkerFailed", "WorkerPool", "worker_processes"]
 
 logger = logging.getLogger(__name__)
-
-# The worker's whole program: the crawl's import path (a scrapyd egg included), then the loop.
-_BOOT = (
-    "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
-    "from govsi.spiders.workerloop import serve; serve()"
-)
 
 
 class WorkerFailed(Exception):
@@ -91,11 +82,7 @@ class _Process:
         self._inbox: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         # Sent, outcome not read yet, oldest (the one the process runs) first.
         self._sent: deque[_Job] = deque()
-        self._popen = subprocess.Popen(
-            [sys.executable, "-B", "-c", _BOOT, json.dumps(sys.path)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
+        self._popen = spawn("govsi.spiders.workerloop")
         self.pid = self._popen.pid
         for target in (self._send, self._receive):
             threading.Thread(target=target, name="govsi-worker", daemon=True).start()

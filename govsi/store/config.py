@@ -4,8 +4,10 @@ them once, and a test builds a ``StoreConfig`` directly."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from scrapy.settings import BaseSettings
+if TYPE_CHECKING:  # crawldb's writer process imports this module, and no Scrapy
+    from scrapy.settings import BaseSettings
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,7 @@ class StoreConfig:
     revisit_min_interval: float = 24 * 3600
     revisit_max_interval: float = 30 * 24 * 3600
     page_id_cache: int = 0  # DB_PAGE_ID_CACHE
+    writer_process: bool = False  # DB_WRITER_PROCESS
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> StoreConfig:
@@ -79,4 +82,5 @@ class StoreConfig:
             revisit_min_interval=s.getfloat("REVISIT_MIN_INTERVAL"),
             revisit_max_interval=s.getfloat("REVISIT_MAX_INTERVAL"),
             page_id_cache=s.getint("DB_PAGE_ID_CACHE"),
+            writer_process=s.getbool("DB_WRITER_PROCESS"),
         )

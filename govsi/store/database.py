@@ -116,6 +116,12 @@ def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")
 
 
+def in_memory(url: str) -> bool:
+    """An SQLite crawldb that lives in its process's memory only (``sqlite://``)."""
+    path = make_url(url).database
+    return is_sqlite(url) and (not path or path == ":memory:")
+
+
 class CrawldbInUse(RuntimeError):
     """An SQLite crawldb another crawl process is using."""
 
@@ -124,9 +130,9 @@ def lock_sqlite(url: str) -> IO[bytes] | None:
     """Hold the SQLite crawldb for this process (until the returned file is closed or the
     process ends), or raise CrawldbInUse. SQLite crawls are single-process: two writers
     would each queue and fetch the same pages. None for PostgreSQL and in-memory SQLite."""
-    path = make_url(url).database
-    if not is_sqlite(url) or not path or path == ":memory:":
+    if not is_sqlite(url) or in_memory(url):
         return None
+    path = make_url(url).database
     lock = open(f"{path}.lock", "a+b")  # noqa: SIM115 - held for the crawl's lifetime
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

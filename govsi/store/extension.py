@@ -8,7 +8,6 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +27,10 @@ from govsi.items import OUTCOME_PREFIX, PAGE_OUTCOMES, Item
 from govsi.store import database, schema
 from govsi.store.config import StoreConfig
 from govsi.store.limits import limits_of, record_limits, run_name
-from govsi.store.originals import stored_originals
 from govsi.store.reader import CrawlReader, StoredRobots
 from govsi.store.spill import default_spill_dir, read_spill, replay_spills, set_spills_aside
 from govsi.store.writer import CrawlWriter, item_bytes
+from govsi.store.writerprocess import WriterProcess
 
 logger = logging.getLogger(__name__)
 
@@ -68,21 +67,7 @@ class CrawlStore:
             keepalives_idle=c.keepalives_idle,
         )
         database.migrate(self.engine)
-        find_originals = None
-        if c.duplicate_detection:
-            # Copies another process stored first are settled when the batch is written.
-            find_originals = partial(stored_originals, threshold=c.near_duplicate_threshold)
-        self.writer = CrawlWriter(
-            self.engine,
-            store_image_data=c.store_image_data,
-            store_binary_data=c.store_binary_data,
-            retries=c.write_retries,
-            find_originals=find_originals,
-            sitemap_store_max=c.sitemap_store_max,
-            revisit_min_interval=c.revisit_min_interval,
-            revisit_max_interval=c.revisit_max_interval,
-            page_id_cache=c.page_id_cache,
-        )
+        self.writer = CrawlWriter.from_config(self.engine, c)
         self.reader = CrawlReader(self.engine)
         self.batch_size = c.batch_size
         self.flush_interval = c.flush_interval
@@ -95,6 +80,11 @@ class CrawlStore:
         if not c.fresh_start:
             # What an earlier run could not write goes in before this run reads the frontier.
             replay_spills(self.spill_dir, self.writer, self.writer.crawl_id)
+        # Who writes the batches: the writer here, or crawldb's writer process (an
+        # in-memory SQLite crawldb exists in this process only).
+        self.writes: CrawlWriter | WriterProcess = self.writer
+        if c.writer_process and not database.in_memory(self.url):
+            self.writes = WriterProcess(self.url, c, self.writer.crawl_id)
         self._timer: task.LoopingCall | None = None
         self._writing: Deferred[Any] | None = None
         self.items_added = 0
@@ -217,10 +207,10 @@ class CrawlStore:
         """In a worker thread: this run's spill files first, oldest first, then the
         batch. How many of them were written (``len(spilled) + 1``: all and the batch)."""
         for done, (_stamp, path, _n) in enumerate(spilled):
-            if not self.writer.write(read_spill(path, self.writer.crawl_id)):
+            if not self.writes.write(read_spill(path, self.writer.crawl_id)):
                 return done
             path.unlink(missing_ok=True)
-        return len(spilled) + int(self.writer.write(batch))
+        return len(spilled) + int(self.writes.write(batch))
 
     def flush(self) -> Deferred[Any]:
         """Start writing what is pending in a worker thread, one batch at a time, so
@@ -252,12 +242,12 @@ class CrawlStore:
                 self.outage = False
                 self.items_written += len(batch)
                 self.stats.inc_value("govsi/db_items_written", len(batch))
-                if self.writer.copies_settled:
+                if self.writes.copies_settled:
                     # Pages another process stored a copy of first (see dupindex).
                     self.stats.set_value(
-                        "govsi/pages/duplicate_at_write", self.writer.copies_settled
+                        "govsi/pages/duplicate_at_write", self.writes.copies_settled
                     )
-                for kind, n in self.writer.changes.items():
+                for kind, n in self.writes.changes.items():
                     # Revisits that found a change, by kind (govsi.revisit.change).
                     self.stats.set_value(f"govsi/revisit/changed/{kind}", n)
                 self._spill_full_logged = False
@@ -294,6 +284,8 @@ class CrawlStore:
         return DeferredList([hook() for hook in self.before_write], consumeErrors=True)
 
     def spider_opened(self, spider: Spider) -> None:
+        if isinstance(self.writes, WriterProcess):
+            self.writes.start()  # its imports overlap the crawl's start
         self._timer = task.LoopingCall(self.flush)
         self._timer.start(self.flush_interval, now=False)
 
@@ -312,6 +304,8 @@ class CrawlStore:
             # Loaded by the next run on this crawldb, before it reads the frontier.
             self.stats.set_value("govsi/db_spill_file", str(self._spilled[-1][1]))
             self.stats.set_value("govsi/db_spill_files", len(self._spilled))
+        if isinstance(self.writes, WriterProcess):
+            self.writes.close()
         self._record_limits()
         self.engine.dispose()
         if self._sqlite_lock is not None:

@@ -13,6 +13,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, select, update
@@ -29,9 +30,10 @@ from govsi.items import (
     SitemapFile,
     WarcCapture,
 )
+from govsi.store.config import StoreConfig
 from govsi.store.database import chunks
 from govsi.store.images import record_images
-from govsi.store.originals import FindOriginals, settle_copies
+from govsi.store.originals import FindOriginals, settle_copies, stored_originals
 from govsi.store.pageids import PageIds
 from govsi.store.schema import PAGE, SITE, WARC_CAPTURE
 from govsi.store.spill import save_spill
@@ -122,6 +124,26 @@ class CrawlWriter:
         self._site_ids: dict[str, int] = {}
         # Nor do pages; the latest URLs' ids (DB_PAGE_ID_CACHE).
         self.page_ids = PageIds(page_id_cache)
+
+    @classmethod
+    def from_config(cls, engine: Engine, config: StoreConfig) -> CrawlWriter:
+        """The writer ``config`` describes (the crawl's, and its writer process's)."""
+        c = config
+        find_originals = None
+        if c.duplicate_detection:
+            # Copies another process stored first are settled when the batch is written.
+            find_originals = partial(stored_originals, threshold=c.near_duplicate_threshold)
+        return cls(
+            engine,
+            store_image_data=c.store_image_data,
+            store_binary_data=c.store_binary_data,
+            retries=c.write_retries,
+            find_originals=find_originals,
+            sitemap_store_max=c.sitemap_store_max,
+            revisit_min_interval=c.revisit_min_interval,
+            revisit_max_interval=c.revisit_max_interval,
+            page_id_cache=c.page_id_cache,
+        )
 
     # -- queueing --------------------------------------------------------------------
     def add(self, item: Item) -> None:
