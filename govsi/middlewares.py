@@ -7,7 +7,6 @@ import logging
 from dataclasses import replace
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any
 
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
@@ -161,7 +160,6 @@ class WarcMiddleware:
         self.writer = writer
         self.guard = guard
         self.store = store
-        self._reactor: Any = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WarcMiddleware:
@@ -181,8 +179,8 @@ class WarcMiddleware:
     def spider_opened(self) -> None:
         from twisted.internet import reactor
 
-        self._reactor = reactor
         self.writer.on_failure = lambda error: reactor.callFromThread(self._stop, error)
+        self.writer.call_from_thread = reactor.callFromThread  # the dones below, per batch
         closed = self.writer.start()
         if closed:
             self.crawler.stats.set_value("govsi/warc/recovered_files", len(closed))
@@ -197,20 +195,17 @@ class WarcMiddleware:
             exchange = replace(exchange, ip=self.guard.pinned(host_of(request.url)))
         # The response goes on at once; crawldb's writer waits for the archive before each
         # batch (``barrier``), so no page is stored before its capture is on disk.
-        self.writer.exchange(exchange, rid, partial(self._call, self._captured, request))
+        self.writer.exchange(exchange, rid, partial(self._captured, request))
         return response
-
-    def _call(self, fn: Any, *args: Any) -> None:
-        self._reactor.callFromThread(fn, *args)
 
     def barrier(self) -> Deferred[None]:
         """Fires once every exchange handed so far is written (crawldb's writer waits)."""
         d: Deferred[None] = Deferred()
-        self.writer.barrier(partial(self._call, d.callback, None))
+        self.writer.barrier(partial(d.callback, None))
         return d
 
     def rendered(self, url: str, html: str, response: Response) -> None:
-        done = partial(self._call, self._captured, response.request)
+        done = partial(self._captured, response.request)
         self.writer.dom(url, html, response.meta.get(META_WARC_RECORD), datetime.now(UTC), done)
 
     def _captured(self, request: Request | None, written: Written | None) -> None:

@@ -6,11 +6,15 @@ import gzip
 import io
 import os
 import re
+import zlib
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+from scrapy.settings import Settings
 from warcio.archiveiterator import ArchiveIterator
 
+from govsi.archive.config import ArchiveConfig
 from govsi.archive.files import OPEN_SUFFIX, WarcFiles, complete_length, gzip_member, recover
 from govsi.archive.payloads import Payloads
 from govsi.archive.records import RecordMaker
@@ -20,7 +24,7 @@ NAME = re.compile(r"^pre-\d{17}-\d{5}-\d+-[-a-z0-9.]+\.warc\.gz$")
 
 def files(tmp_path: Path, max_size: int = 0) -> tuple[WarcFiles, RecordMaker]:
     maker = RecordMaker(Payloads(0))
-    return WarcFiles(tmp_path, "pre", max_size, 6, lambda name: maker.warcinfo(name, {})), maker
+    return WarcFiles(tmp_path, "pre", max_size, 2, lambda name: maker.warcinfo(name, {})), maker
 
 
 def record(maker: RecordMaker, n: int, size: int = 100) -> bytes:
@@ -71,7 +75,7 @@ def test_recovery_cuts_a_torn_record_and_closes_the_file(tmp_path: Path) -> None
     w.write([record(maker, 2)])
     open_path = next(tmp_path.iterdir())
     whole = open_path.stat().st_size
-    torn = gzip_member(record(maker, 3, size=5000), 6)
+    torn = gzip_member(record(maker, 3, size=5000), 2)
     with open(open_path, "ab") as f:
         f.write(torn[: len(torn) // 2])
     # The writer is gone (kill -9): its lock went with it.
@@ -94,16 +98,38 @@ def test_recovery_leaves_a_live_writers_file_alone(tmp_path: Path) -> None:
 
 def test_a_file_with_no_complete_record_is_removed(tmp_path: Path) -> None:
     path = tmp_path / f"pre-1-00001-1~h.warc.gz{OPEN_SUFFIX}"
-    path.write_bytes(gzip_member(b"WARC/1.1\r\n" * 100, 6)[:20])
+    path.write_bytes(gzip_member(b"WARC/1.1\r\n" * 100, 2)[:20])
     assert recover(tmp_path) == []
     assert list(tmp_path.iterdir()) == []
 
 
 def test_garbage_after_records_is_cut(tmp_path: Path) -> None:
     path = tmp_path / f"pre-1-00001-1~h.warc.gz{OPEN_SUFFIX}"
-    good = gzip_member(b"one", 6) + gzip_member(b"two", 6)
+    good = gzip_member(b"one", 2) + gzip_member(b"two", 2)
     path.write_bytes(good + b"\x00not gzip at all")
     assert complete_length(path) == len(good)
     recover(tmp_path)
     assert (tmp_path / "pre-1-00001-1~h.warc.gz").read_bytes() == good
     assert gzip.GzipFile(fileobj=io.BytesIO(good)).read() == b"onetwo"
+
+
+@pytest.mark.parametrize("level", [0, 1, 2, 3])
+def test_each_level_writes_a_gzip_member_any_reader_reads(level: int) -> None:
+    data = b"<html>" + b"ministrstvo za javno upravo " * 2000 + b"</html>"
+    member = gzip_member(data, level)
+    assert gzip.decompress(member) == data
+    assert zlib.decompressobj(zlib.MAX_WBITS + 16).decompress(member) == data
+    assert len(member) < len(data) // 10
+
+
+@pytest.mark.parametrize(
+    ("level", "ok"), [(-1, False), (0, True), (3, True), (4, False), (9, False)]
+)
+def test_the_level_setting_is_isa_ls_range(tmp_path: Path, level: int, ok: bool) -> None:
+    settings = Settings({"WARC_DIR": str(tmp_path), "WARC_GZIP_LEVEL": level})
+    if ok:
+        config = ArchiveConfig.from_settings(settings)
+        assert config is not None and config.gzip_level == level
+    else:
+        with pytest.raises(ValueError, match="WARC_GZIP_LEVEL must be 0-3"):
+            ArchiveConfig.from_settings(settings)

@@ -7,8 +7,11 @@ from __future__ import annotations
 import io
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from warcio.archiveiterator import ArchiveIterator
 
@@ -20,7 +23,7 @@ from govsi.archive.writer import ArchiveWriter, Written
 
 def config(directory: Path, **kw: object) -> ArchiveConfig:
     base: dict[str, object] = dict(
-        directory=str(directory), prefix="t", max_size=0, gzip_level=6, operator="ops@x",
+        directory=str(directory), prefix="t", max_size=0, gzip_level=2, operator="ops@x",
         revisit_digests=100, user_agent="govsi-crawler/0.1", obey_robots=True,
     )  # fmt: skip
     base.update(kw)
@@ -129,3 +132,37 @@ def test_a_lost_process_is_said_and_no_caller_waits(tmp_path: Path) -> None:
     w.close()
     # Its file is left .open, for the next run to recover.
     assert [p.name.endswith(".open") for p in tmp_path.iterdir()] == [True]
+
+
+def test_what_is_queued_goes_in_batches_and_callers_are_told_in_order(tmp_path: Path) -> None:
+    # One round trip and one call to the reactor per batch, not per job.
+    w = ArchiveWriter(config(tmp_path), lambda: "c")
+    calls: list[int] = []
+
+    def call_from_thread(fn: Callable[..., None], outcomes: list[Any]) -> None:
+        calls.append(len(outcomes))
+        fn(outcomes)
+
+    w.call_from_thread = call_from_thread
+    told: list[str] = []
+    rids = [record_id() for _ in range(200)]
+    w.start()
+    for n, rid in enumerate(rids):
+        w.exchange(exchange(n), rid, lambda written: told.append(written.record_id))
+    barrier = threading.Event()
+    w.barrier(barrier.set)
+    assert barrier.wait(20)
+    assert told == rids  # every one, in order, before the barrier
+    assert sum(calls) == 201 and len(calls) < 100
+    w.close()
+
+
+def test_a_batch_holds_a_bounded_size_of_bodies(tmp_path: Path) -> None:
+    w = ArchiveWriter(config(tmp_path), lambda: "c")
+    big = replace(exchange(1), body=b"x" * (3 << 20))
+    for _ in range(3):
+        w._put(big, record_id(), lambda written: None)
+    for n in range(100):
+        w._put(exchange(n), record_id(), lambda written: None)
+    # Two bodies pass 4 MiB; then the third and small ones up to 64 jobs; then the rest.
+    assert [len(w._take()) for _ in range(3)] == [2, 64, 37]

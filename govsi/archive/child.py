@@ -3,9 +3,10 @@ a time, so that none of that costs the crawl's process its GIL (``ArchiveWriter`
 it and talks to it over two pipes, ``govsi.frames``).
 
 The first message is the ``ArchiveConfig``, the crawl's id and the software's name (the
-crawl's: this process imports no Scrapy, to start quickly); then each job is an
-``Exchange`` or a ``Dom`` with its record id, and each reply ``(Written or None, error or
-None, figures)``; ``None`` closes the file and ends the process, as does stdin's end (the
+crawl's: this process imports no Scrapy, to start quickly); then each message is a list
+of jobs, each an ``Exchange`` or a ``Dom`` with its record id, and each reply
+``(Written of each job written, in order; the error that stopped the rest or None;
+figures)``; ``None`` closes the file and ends the process, as does stdin's end (the
 crawl gone, killed with -9 included): a file left ``.open`` is recovered by the next run.
 """
 
@@ -106,19 +107,21 @@ def serve() -> None:
     archivist = Archivist(config, crawl_id, software)
     try:
         while (frame := read_frame(jobs)) is not None:
-            message = pickle.loads(frame)
-            if message is None:
+            batch = pickle.loads(frame)
+            if batch is None:
                 break
-            job, rid = message
-            written, error = None, None
-            try:
-                written = archivist.write(job, rid)
-            except Exception as e:  # said to the crawl, which stops: no hole in the archive
-                error = f"{type(e).__name__}: {e}"
+            written: list[Written] = []
+            error = None
+            for job, rid in batch:
+                try:
+                    written.append(archivist.write(job, rid))
+                except Exception as e:  # said to the crawl, which stops: no hole in the archive
+                    error = f"{type(e).__name__}: {e}"
+                    break
             write_frame(replies, pickle.dumps((written, error, archivist.figures())))
             if error is not None:
                 return
     finally:
         archivist.files.close()
         with contextlib.suppress(OSError):  # the crawl is gone: nobody to tell
-            write_frame(replies, pickle.dumps((None, None, archivist.figures())))
+            write_frame(replies, pickle.dumps(([], None, archivist.figures())))

@@ -29,8 +29,8 @@ class ArchiveConfig:
         if not directory:
             return None
         level = settings.getint("WARC_GZIP_LEVEL", 2)
-        if not 1 <= level <= 9:
-            raise ValueError(f"WARC_GZIP_LEVEL must be 1-9, not {level}")
+        if not 0 <= level <= 3:
+            raise ValueError(f"WARC_GZIP_LEVEL must be 0-3 (ISA-L's levels), not {level}")
         return cls(
             directory=directory,
             prefix=(settings.get("WARC_PREFIX") or "govsi").strip() or "govsi",
