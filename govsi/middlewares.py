@@ -160,6 +160,7 @@ class WarcMiddleware:
         self.writer = writer
         self.guard = guard
         self.store = store
+        self._published: dict[str, int] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WarcMiddleware:
@@ -230,9 +231,14 @@ class WarcMiddleware:
         self._publish()
 
     def _publish(self) -> None:
-        # The archive's process's latest figures (a dict the writer replaces whole).
+        # The archive's process's latest figures: a dict the writer replaces whole with
+        # each answer, so once per batch.
+        figures = self.writer.figures
+        if figures is self._published:
+            return
+        self._published = figures
         stats = self.crawler.stats
-        for name, n in self.writer.figures.items():
+        for name, n in figures.items():
             stats.set_value(f"govsi/warc/{name}", n)
 
     def _stop(self, error: BaseException) -> None:

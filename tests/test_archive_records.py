@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import os
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -119,3 +121,20 @@ def test_warcinfo_lists_its_fields() -> None:
     assert record.rec_headers.get_header("WARC-Record-ID") == rid
     assert record.rec_headers.get_header("WARC-Filename") == "f.warc.gz"
     assert record.payload == b"software: govsi\r\nrobots: obey\r\n"  # empty fields left out
+
+
+def test_record_ids_are_random_uuids_never_repeated() -> None:
+    ids = [record_id() for _ in range(20_000)]  # several draws from the OS
+    assert len(set(ids)) == len(ids)
+    for rid in ids[::997]:
+        assert re.fullmatch(r"<urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-"
+                            r"[0-9a-f]{12}>", rid)  # fmt: skip
+    # A forked process draws its own, not its parent's next ones.
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.write(write, record_id().encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = os.read(read, 100).decode()
+    assert child != record_id()

@@ -49,6 +49,8 @@ Job = Exchange | Dom | None
 # At most this many jobs, and about this many bytes of bodies, go to the process at once.
 _BATCH_JOBS = 64
 _BATCH_BYTES = 4 << 20
+# Seconds a batch waits for more jobs before it goes (unless full, or ended by a barrier).
+_GATHER = 0.05
 
 
 def _nothing(written: Written | None) -> None:
@@ -103,7 +105,11 @@ class ArchiveWriter:
         with self._cond:
             if self.failed is None and not self._closing:
                 self._queue.append((job, rid, done))
-                self._cond.notify_all()
+                # The thread is woken when it may be idle, for a barrier (crawldb waits)
+                # and for a full batch; else the job joins the batch it gathers: each
+                # wake-up takes the GIL from the reactor at once.
+                if len(self._queue) in (1, _BATCH_JOBS) or job is None:
+                    self._cond.notify_all()
                 return
         done(None)
 
@@ -125,6 +131,8 @@ class ArchiveWriter:
                 with self._cond:
                     while not self._queue and not self._closing:
                         self._cond.wait()
+                    if self._gathering():
+                        self._cond.wait(_GATHER)
                     if not self._queue:
                         break
                     taken = self._take()
@@ -144,6 +152,11 @@ class ArchiveWriter:
             with contextlib.suppress(OSError):
                 sending.close()
             self._process.wait()
+
+    def _gathering(self) -> bool:
+        # A batch still small, no barrier at its end and no close: it may wait for more.
+        q = self._queue
+        return not self._closing and 0 < len(q) < _BATCH_JOBS and q[-1][0] is not None
 
     def _take(self) -> list[tuple[Job, str, Done]]:
         # What is queued, in order, as one message: one round trip and one call to the
