@@ -9,13 +9,16 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections import Counter
 from pathlib import Path
 
 from tests.simweb import govweb
 from tests.simweb.expected import E2E_SETTINGS, assert_complete
 from tests.simweb.server import SimWeb
+from tests.support.archive import check_archive
 from tests.support.crawl import (
     RunningCrawl,
+    query,
     run_crawl,
     snapshot,
     start_crawl,
@@ -31,11 +34,11 @@ OUTAGE_SETTINGS = {**E2E_SETTINGS, "DB_FLUSH_INTERVAL": 0.3, "DB_WRITE_RETRIES":
 
 
 def start_during_outage(
-    pg_cluster: PgCluster, web: SimWeb, db_url: str, workdir: Path
+    pg_cluster: PgCluster, web: SimWeb, db_url: str, workdir: Path, **settings: object
 ) -> RunningCrawl:
     """Start a crawl, and stop the database server once the crawl is under way."""
     web.reset_log()
-    crawl = start_crawl(web, db_url, workdir, govweb.SEEDS, **OUTAGE_SETTINGS)
+    crawl = start_crawl(web, db_url, workdir, govweb.SEEDS, **OUTAGE_SETTINGS, **settings)
     wait_for_requests(web, 8)
     pg_cluster.stop_server()
     return crawl
@@ -43,7 +46,8 @@ def start_during_outage(
 
 def test_short_outage_loses_nothing(pg_cluster: PgCluster, gov_web: SimWeb, tmp_path: Path) -> None:
     db_url = pg_cluster.create_database("outage_short")
-    crawl = start_during_outage(pg_cluster, gov_web, db_url, tmp_path)
+    warc = tmp_path / "warc"  # nor a record, nor a page's pointer to its capture
+    crawl = start_during_outage(pg_cluster, gov_web, db_url, tmp_path, WARC_DIR=str(warc))
     try:
         time.sleep(3)
     finally:
@@ -53,6 +57,11 @@ def test_short_outage_loses_nothing(pg_cluster: PgCluster, gov_web: SimWeb, tmp_
     assert run.stats.get("govsi/db_flush_failed", 0) >= 1, "the outage was never felt"
     assert "govsi/db_spill_file" not in run.stats
     assert_complete(snapshot(db_url))
+    check_archive(warc, db_url, Counter((h.host, h.target) for h in gov_web.requested()))
+    pointed = query(db_url, "SELECT count(DISTINCT page_id) FROM warc_capture")[0][0]
+    fetched = query(db_url, "SELECT count(*) FROM page WHERE page_type_code IN "
+                            "('HTML', 'BINARY', 'DUPLICATE')")[0][0]  # fmt: skip
+    assert pointed >= fetched
 
 
 def test_outage_past_the_end_is_spilled_and_loaded_by_the_next_run(

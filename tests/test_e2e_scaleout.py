@@ -18,6 +18,7 @@ from govsi.store.extension import pages_fetched
 from tests.simweb import govweb
 from tests.simweb.expected import E2E_SETTINGS, EXPECTED_LINKS, EXPECTED_PAGES
 from tests.simweb.server import Hit, SimWeb
+from tests.support.archive import check_archive
 from tests.support.crawl import RunningCrawl, query, snapshot, start_crawl, wait_for_requests
 from tests.support.pgcluster import PgCluster
 
@@ -70,7 +71,11 @@ def test_three_workers_share_one_crawl(
 ) -> None:
     db_url = pg_cluster.create_database("scaleout")
     gov_web.reset_log()
-    runs = [w.wait(600) for w in start_workers(gov_web, db_url, tmp_path, 3)]
+    # The workers archive into one folder, each into files of its own.
+    warc = tmp_path / "warc"
+    workers = [start_crawl(gov_web, db_url, tmp_path / f"w{i}", govweb.SEEDS, **SETTINGS,
+                           WARC_DIR=str(warc)) for i in range(3)]  # fmt: skip
+    runs = [w.wait(600) for w in workers]
     for run in runs:
         assert run.returncode == 0, run.log[-3000:]
         assert "Traceback" not in run.log, run.log[-5000:]
@@ -100,6 +105,9 @@ def test_three_workers_share_one_crawl(
     )
     stored = query(db_url, "SELECT count(*) FROM page WHERE page_type_code <> 'FRONTIER'")
     assert sum(f for f, *_ in rows) == stored[0][0]
+    files = check_archive(warc, db_url, Counter((h.host, h.target) for h in hits))
+    # Named {prefix}-{time}-{serial}-{pid}-{host}: every worker wrote files of its own.
+    assert len({f.name.split("-")[3] for f in files}) == 3, files
 
 
 def test_a_killed_worker_loses_nothing(
