@@ -14,13 +14,16 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import numpy as np
 from sqlalchemy import Connection, func, select
 
 from govsi.items import FetchedPage, Item
 from govsi.store.database import chunks
 from govsi.store.schema import PAGE, PAGE_LSH
+
+if TYPE_CHECKING:
+    import numpy as np
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +43,7 @@ FindOriginals = Callable[[Connection, list[FetchedPage]], dict[str, str]]
 
 def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:
     """What ``MinHash.jaccard`` computes, on bare hash values (no MinHash to build)."""
-    return float(np.count_nonzero(a == b)) / len(a)
+    return int((a == b).sum()) / len(a)
 
 
 def nearest(
@@ -173,7 +176,7 @@ def _exact_originals(conn: Connection, pages: list[FetchedPage]) -> dict[str, st
 def _near_originals(
     conn: Connection, pages: list[FetchedPage], *, threshold: float
 ) -> dict[str, str]:
-    by_key: dict[int, list[tuple[str, np.ndarray]]] = {}
+    by_key: dict[int, list[tuple[str, bytes]]] = {}
     for part in chunks(sorted({k for p in pages for k in p.band_keys}), IN_CHUNK):
         q = (
             select(PAGE_LSH.c.band_key, PAGE.c.url, PAGE.c.minhash, PAGE.c.page_type_code)
@@ -182,11 +185,20 @@ def _near_originals(
         )
         for key, url, data, page_type in conn.execute(q):
             if data and page_type == "HTML":  # filtered here, not in SQL: see _LOOKUP_SQL
-                by_key.setdefault(key, []).append((url, np.frombuffer(data, dtype=np.uint32)))
-    found = {}
+                by_key.setdefault(key, []).append((url, data))
+    found: dict[str, str] = {}
+    if not by_key:
+        return found
+    # Only now: crawldb's writer process needs numpy (13 MB) only when another worker
+    # stored a page sharing a band with one of this batch's.
+    import numpy as np
+
     for page in pages:
         assert page.minhash is not None
-        candidates = {url: values for key in page.band_keys for url, values in by_key.get(key, ())}
+        candidates = {url: np.frombuffer(data, dtype=np.uint32)
+                      for key in page.band_keys for url, data in by_key.get(key, ())}  # fmt: skip
+        if not candidates:
+            continue
         mine = np.frombuffer(page.minhash, dtype=np.uint32)
         best = nearest(page.url, mine, candidates, threshold)
         if best is not None:
