@@ -188,8 +188,10 @@ STORE_BINARY_DATA = False
 DB_BATCH_SIZE = 200
 DB_FLUSH_INTERVAL = 2.0
 # Write the batches in a process of their own, so SQLAlchemy's work (about 1 ms of CPU per
-# page) runs on the other core instead of holding the crawl's GIL; false: in a thread of
-# the crawl's process. An in-memory SQLite crawldb is always written in the crawl's process.
+# page) runs on the other core instead of holding the crawl's GIL: an unthrottled crawl
+# fetched 31 % more pages, for ~55 MB more memory (the process's Python and SQLAlchemy).
+# false: in a thread of the crawl's process. An in-memory SQLite crawldb is always written
+# in the crawl's process.
 DB_WRITER_PROCESS = True
 # The page ids of this many recently written URLs are remembered (~130 bytes each, by their
 # fingerprint, whatever their length), so a link to a page already in crawldb (a site's
