@@ -1,5 +1,5 @@
-"""The archive's own process: records made, digested, compressed and written, one job at
-a time, so that none of that costs the crawl's process its GIL (``ArchiveWriter`` starts
+"""The archive's own process: records made, digested, compressed and written, a batch of
+jobs per message, so that none of that costs the crawl's process its GIL (``ArchiveWriter`` starts
 it and talks to it over two pipes, ``govsi.frames``).
 
 The first message is the ``ArchiveConfig``, the crawl's id and the software's name (the
