@@ -171,7 +171,7 @@ class WarcMiddleware:
         writer = ArchiveWriter(config, lambda: store.crawl_id if store is not None else "")
         mw = cls(crawler, writer, crawler.get_extension(AddressGuard), store)
         if store is not None:
-            store.before_write.append(mw.barrier)
+            store.written_after.append(mw)
         crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(mw.rendered, signal=dom_rendered)
@@ -204,6 +204,11 @@ class WarcMiddleware:
         d: Deferred[None] = Deferred()
         self.writer.barrier(partial(d.callback, None))
         return d
+
+    def backlogged(self) -> bool:
+        """The archive is behind (WARC_QUEUE_MAX_BYTES queued): crawldb's back-pressure
+        holds new requests, so a slow disk cannot fill memory with bodies."""
+        return self.writer.backlogged()
 
     def rendered(self, url: str, html: str, response: Response) -> None:
         done = partial(self._captured, response.request)

@@ -247,6 +247,10 @@ WARC_OPERATOR = ""
 # Payload digests remembered so that a copy becomes a revisit record (about 200 bytes
 # each); a payload first written longer ago is written whole again.
 WARC_REVISIT_DIGESTS = 200_000
+# Bodies waiting for the archive's process beyond this many bytes (a disk slower than the
+# downloads) hold new requests, as crawldb's full buffer does, so memory stays bounded;
+# the exchange that crosses it is still queued whole. 0 = no limit.
+WARC_QUEUE_MAX_BYTES = 64 * 1024 * 1024
 
 # --- Politeness ------------------------------------------------------------------------
 # The product token robots.txt groups are matched against; USER_AGENT starts with it.

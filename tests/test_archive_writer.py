@@ -166,3 +166,16 @@ def test_a_batch_holds_a_bounded_size_of_bodies(tmp_path: Path) -> None:
         w._put(exchange(n), record_id(), lambda written: None)
     # Two bodies pass 4 MiB; then the third and small ones up to 64 jobs; then the rest.
     assert [len(w._take()) for _ in range(3)] == [2, 64, 37]
+
+
+def test_a_backlog_past_the_limit_says_so_until_taken(tmp_path: Path) -> None:
+    w = ArchiveWriter(config(tmp_path, queue_max_bytes=1 << 20), lambda: "c")
+    page = replace(exchange(1), body=b"x" * (400 << 10))
+    for _ in range(2):
+        w._put(page, record_id(), lambda written: None)
+    assert not w.backlogged()  # 800 KiB
+    w._put(page, record_id(), lambda written: None)
+    assert w.backlogged()  # 1.2 MiB waiting: crawldb holds new requests
+    w._take()
+    assert not w.backlogged()  # handed to the archive's process
+    assert not ArchiveWriter(config(tmp_path), lambda: "c").backlogged()  # 0: no limit

@@ -41,11 +41,25 @@ def test_items_reach_crawldb_when_flushed_and_are_counted(tmp_path: Path) -> Non
     close(s)
 
 
+class Archive:
+    """Stands in for the WARC archive's writer: crawldb's writes come after its records."""
+
+    def __init__(self, done: Deferred[None]) -> None:
+        self.done = done
+        self.behind = False
+
+    def barrier(self) -> Deferred[None]:
+        return self.done
+
+    def backlogged(self) -> bool:
+        return self.behind
+
+
 def test_a_batch_waits_for_what_must_be_on_disk_first(tmp_path: Path) -> None:
     # The WARC archive's barrier: no page row before its capture is written.
     s = store(tmp_path)
     archived: Deferred[None] = Deferred()
-    s.before_write.append(lambda: archived)
+    s.written_after.append(Archive(archived))
     for item in pages(1, 2):
         s.add(item)
     s.flush()
@@ -53,6 +67,18 @@ def test_a_batch_waits_for_what_must_be_on_disk_first(tmp_path: Path) -> None:
     archived.callback(None)
     assert stored(s) == {"http://a.gov.si/1", "http://a.gov.si/2"}
     assert s.items_written == 2
+    close(s)
+
+
+def test_an_archive_behind_holds_new_requests_as_a_full_buffer_does(tmp_path: Path) -> None:
+    s = store(tmp_path)
+    archive = Archive(Deferred())
+    s.written_after.append(archive)
+    assert not s.saturated()
+    archive.behind = True  # its backlog is crawldb's too: memory stays bounded
+    assert s.saturated()
+    archive.behind = False
+    assert not s.saturated()
     close(s)
 
 

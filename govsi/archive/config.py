@@ -21,6 +21,7 @@ class ArchiveConfig:
     revisit_digests: int  # WARC_REVISIT_DIGESTS
     user_agent: str
     obey_robots: bool
+    queue_max_bytes: int = 0  # WARC_QUEUE_MAX_BYTES (0: no limit)
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> ArchiveConfig | None:
@@ -40,4 +41,5 @@ class ArchiveConfig:
             revisit_digests=max(0, settings.getint("WARC_REVISIT_DIGESTS")),
             user_agent=settings.get("USER_AGENT") or "",
             obey_robots=settings.getbool("ROBOTSTXT_OBEY"),
+            queue_max_bytes=max(0, settings.getint("WARC_QUEUE_MAX_BYTES")),
         )

@@ -71,6 +71,8 @@ class ArchiveWriter:
         self.call_from_thread: Callable[..., Any] | None = None
         # Jobs in order; None: a barrier, done once every job before it is written.
         self._queue: deque[tuple[Job, str, Done]] = deque()
+        # Bytes of bodies and DOMs in the queue (``backlogged``).
+        self._queued_bytes = 0
         self._closing = False
         self._cond = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="govsi-warc", daemon=True)
@@ -87,7 +89,8 @@ class ArchiveWriter:
     # -- the reactor's side -----------------------------------------------------------
     def exchange(self, exchange: Exchange, response_id: str, done: Done = _nothing) -> None:
         """Archive one exchange; ``response_id`` is its response record's id. ``done`` is
-        called (from the writing thread) once it is written, or will never be."""
+        called (through ``call_from_thread`` when set, else from the writing thread) once
+        it is written, or will never be."""
         self._put(exchange, response_id, done)
 
     def dom(
@@ -97,14 +100,15 @@ class ArchiveWriter:
         self._put(Dom(url, html, refers_to, when), record_id(), done)
 
     def barrier(self, done: Callable[[], None]) -> None:
-        """Call ``done`` (from the writing thread) once every job queued before this call
-        is written, or will never be."""
+        """Call ``done`` (as ``exchange``'s) once every job queued before this call is
+        written, or will never be."""
         self._put(None, "", lambda written: done())
 
     def _put(self, job: Job, rid: str, done: Done) -> None:
         with self._cond:
             if self.failed is None and not self._closing:
                 self._queue.append((job, rid, done))
+                self._queued_bytes += _size(job)
                 # The thread is woken when it may be idle, for a barrier (crawldb waits)
                 # and for a full batch; else the job joins the batch it gathers: each
                 # wake-up takes the GIL from the reactor at once.
@@ -112,6 +116,11 @@ class ArchiveWriter:
                     self._cond.notify_all()
                 return
         done(None)
+
+    def backlogged(self) -> bool:
+        """More bodies wait for the archive's process than ``queue_max_bytes``."""
+        limit = self.config.queue_max_bytes
+        return 0 < limit <= self._queued_bytes
 
     def close(self) -> None:
         """Write what is queued, then close the file (its final name given)."""
@@ -166,6 +175,7 @@ class ArchiveWriter:
         while self._queue and len(taken) < _BATCH_JOBS and size < _BATCH_BYTES:
             taken.append(self._queue.popleft())
             size += _size(taken[-1][0])
+        self._queued_bytes -= size
         return taken
 
     def _write(
@@ -214,6 +224,7 @@ class ArchiveWriter:
         with self._cond:
             dropped = list(self._queue)
             self._queue.clear()
+            self._queued_bytes = 0
         self._deliver([*told, *((done, None) for _, _, done in dropped)])
         if first:
             self.on_failure(error)

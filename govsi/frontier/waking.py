@@ -63,7 +63,10 @@ class Waker:
         if not self._held_for_store:
             self._held_for_store = True
             self.stats.inc_value("govsi/db_backpressure")
-            logger.warning("crawldb's write buffer is full: no new requests until it drains")
+            logger.warning(
+                "crawldb's write buffer is full (or the archive it waits for is "
+                "behind): no new requests until it drains"
+            )
         if self._store_wake is None or not self._store_wake.active():
             self._store_wake = running_reactor().callLater(0.5, self.wake)
         return True

@@ -7,9 +7,9 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
@@ -44,6 +44,17 @@ def pages_fetched(stats: Mapping[str, Any]) -> int:
         if key.startswith(OUTCOME_PREFIX)
         and key[len(OUTCOME_PREFIX) :].split("/", 1)[0] in PAGE_OUTCOMES
     )
+
+
+class WritesFirst(Protocol):
+    """A component whose records crawldb must not mention before they are on disk (the
+    WARC archive's writer): ``barrier`` fires once everything it was handed so far is
+    written; ``backlogged`` says it is behind, which holds new requests as a full buffer
+    does (its backlog is crawldb's too)."""
+
+    def barrier(self) -> Deferred[Any]: ...
+
+    def backlogged(self) -> bool: ...
 
 
 class CrawlStore:
@@ -89,9 +100,9 @@ class CrawlStore:
         self._writing: Deferred[Any] | None = None
         self.items_added = 0
         self.items_written = 0
-        # Waited for before each batch is written: a component whose own records must be
-        # on disk before crawldb mentions them (the WARC archive's barrier).
-        self.before_write: list[Callable[[], Deferred[Any]]] = []
+        # Components whose own records must be on disk before crawldb mentions them (the
+        # WARC archive): waited for before each batch, and full when they are behind.
+        self.written_after: list[WritesFirst] = []
         # The buffer's limits (DB_BUFFER_MAX_*); during an outage what is pending goes to
         # a spill file at every flush, and at once when the buffer is full.
         self.max_items = c.buffer_max_items
@@ -162,9 +173,12 @@ class CrawlStore:
 
     def saturated(self) -> bool:
         """The buffer is full (the scheduler then takes no new requests): crawldb cannot
-        keep up, or is away and the spill folder cannot take the items either."""
-        return (0 < self.max_items <= len(self.writer.pending)) or (
-            0 < self.max_bytes <= self._pending_bytes
+        keep up, or is away and the spill folder cannot take the items either, or a
+        component its writes wait for (``written_after``) is behind."""
+        return (
+            (0 < self.max_items <= len(self.writer.pending))
+            or (0 < self.max_bytes <= self._pending_bytes)
+            or any(first.backlogged() for first in self.written_after)
         )
 
     def spill_full(self) -> bool:
@@ -279,9 +293,10 @@ class CrawlStore:
         return d
 
     def _before_write(self) -> Deferred[Any]:
-        if not self.before_write:
+        if not self.written_after:
             return succeed(None)
-        return DeferredList([hook() for hook in self.before_write], consumeErrors=True)
+        return DeferredList([first.barrier() for first in self.written_after],
+                            consumeErrors=True)  # fmt: skip
 
     def spider_opened(self, spider: Spider) -> None:
         if isinstance(self.writes, WriterProcess):
