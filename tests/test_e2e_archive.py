@@ -12,13 +12,13 @@ import zipfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from warcio.archiveiterator import ArchiveIterator
 
 from govsi.web.urls import canonicalize
 from tests.simweb.expected import E2E_SETTINGS
 from tests.simweb.server import SimWeb
+from tests.support.archive import Target, target_of
 from tests.support.crawl import run_warc_pack
 from tests.support.govcrawl import Result
 
@@ -39,9 +39,8 @@ def header(record: Any, name: str) -> str | None:
     return value
 
 
-def target(record: Any) -> tuple[str, str]:
-    parts = urlsplit(header(record, "WARC-Target-URI"))
-    return parts.hostname or "", (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+def target(record: Any) -> Target:
+    return target_of(header(record, "WARC-Target-URI") or "")
 
 
 def answered(web: SimWeb, host: str, path: str) -> bool:
