@@ -32,7 +32,7 @@ from typing import Any
 from sqlalchemy import create_engine, text
 
 from bench.lib.crawl import log_findings, unthrottled_crawl
-from bench.lib.measure import loadavg, memory_mb, rss_kb, slope
+from bench.lib.measure import helper_of, loadavg, memory_mb, rss_kb, slope
 from bench.lib.plain_spider import start_plain
 from bench.lib.postgres import start_postgres
 from bench.lib.results import RESULTS, ROOT, write_result
@@ -60,6 +60,9 @@ def watch(
     known = fetched = 0
     last_count = 0.0
     stop_reason, stopped_at, hwm = "", 0.0, 0.0
+    # Each process's own RSS (the crawl, its helpers by role, the browser) at the peak of
+    # the sum: which of them the peak is made of.
+    peak_parts: dict[str, float] = {}
     while proc.poll() is None:
         now = time.time() - started
         if now - last_count >= count_every:
@@ -71,7 +74,13 @@ def watch(
         if mem is not None:
             hwm = max(hwm, mem[1])
             # The worker pool (and any browser) below the crawl counts in its RSS.
-            rss = mem[0] + sum(rss_kb(kid) for kid in descendants(proc.pid)) / 1024
+            parts = {"crawler": mem[0]}
+            for kid in descendants(proc.pid):
+                role = helper_of(kid) or "browser"
+                parts[role] = parts.get(role, 0.0) + rss_kb(kid) / 1024
+            rss = sum(parts.values())
+            if rss > sum(peak_parts.values()) and not stop_reason:
+                peak_parts = {k: round(v, 1) for k, v in parts.items()}
             samples.append([round(now, 1), round(rss, 1), round(mem[1], 1), known, fetched])
             if not stop_reason and rss > max_rss_mb:
                 stop_reason = f"RSS over {max_rss_mb:.0f} MB"
@@ -98,6 +107,7 @@ def watch(
         "shutdown_s": round(exit_s - stopped_at, 1) if stopped_at else None,
         "returncode": proc.returncode,
         "vmhwm_mb_last_read": round(hwm, 1),
+        "peak_rss_mb_by_process": peak_parts,
         "samples": samples,
     }
 
@@ -131,7 +141,8 @@ def drain(proc: subprocess.Popen[Any], wait: Callable[[], Any]) -> dict[str, Any
 def run_govsi(web: SimWeb, seeds: list[str], args: argparse.Namespace) -> dict[str, Any]:
     pg = start_postgres()
     try:
-        db_url, workdir, running = unthrottled_crawl(pg, web, seeds, "memory_bench")
+        extra = dict(kv.split("=", 1) for kv in args.set)
+        db_url, workdir, running = unthrottled_crawl(pg, web, seeds, "memory_bench", **extra)
         box = drain(running.proc, lambda: running.wait(timeout=args.limit + 600))
         engine = create_engine(db_url, isolation_level="AUTOCOMMIT")
         sql = text("SELECT count(*), count(*) FILTER (WHERE page_type_code = 'HTML') "
@@ -208,6 +219,11 @@ def summarize(crawler: str, w: dict[str, Any]) -> dict[str, Any]:
           f"(whole run {w['peak_rss_mb_whole_run']} MB, VmHWM {w['vmhwm_mb_last_read']} MB); "
           f"{w['rss_mb_per_100k_known']} MB per 100k known from 20 000, "
           f"{w['rss_mb_per_100k_known_second_half']} over the second half")  # fmt: skip
+    if w.get("peak_rss_mb_by_process"):
+        print(
+            "at the peak: "
+            + ", ".join(f"{k} {v:.0f} MB" for k, v in w["peak_rss_mb_by_process"].items())
+        )
     print(f"{'known':>9} {'t s':>7} {'fetched':>8} {'RSS MB':>7} {'peak MB':>8}")
     for m in w["milestones"]:
         print(f"{m['milestone']:9} {m['t_s']:7.0f} {m['fetched']:8} {m['rss_mb']:7.0f} "
@@ -225,6 +241,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--poll", type=float, default=5, help="govsi: seconds between counts")
     ap.add_argument("--plain-seconds", type=float, default=240, help="plain: time limit")
     ap.add_argument("--plain-max-mb", type=float, default=3000, help="plain: RSS limit")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="govsi: a setting over the defaults (repeatable), to explain a figure",
+    )
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
     crawlers = ["govsi", "plain"] if args.crawler == "both" else [args.crawler]
@@ -250,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
                 "benchmark": "memory", "crawler": crawler,
                 "config": {"hosts": MEM_HOSTS, "fanout": FANOUT, "known_target": args.known,
                            "DEFAULT_CRAWL_DELAY": 0, "CONCURRENT_REQUESTS": 16,
-                           "db": "postgresql" if crawler == "govsi" else None},
+                           "db": "postgresql" if crawler == "govsi" else None,
+                           "settings": args.set},
                 "machine": machine(), "code": code(ROOT), "result": w,
             }  # fmt: skip
             write_result(args.out / f"memory-{crawler}.json", report)

@@ -12,14 +12,14 @@ from tests.support.pgcluster import PgCluster
 
 
 def unthrottled_crawl(
-    pg: PgCluster, web: SimWeb, seeds: list[str], name: str
+    pg: PgCluster, web: SimWeb, seeds: list[str], name: str, **settings: object
 ) -> tuple[str, Path, RunningCrawl]:
     """``scrapy crawl govsi`` of ``web`` into a new database ``name``, delay 0, rendering
-    as by default (the test harness turns it off)."""
+    as by default (the test harness turns it off); ``settings`` over those."""
     workdir = Path(tempfile.mkdtemp(prefix=f"govsi-{name}-"))
     db_url = pg.create_database(name)
     running = start_crawl(web, db_url, workdir, seeds, DEFAULT_CRAWL_DELAY=0, RENDER_JS="auto",
-                          CONCURRENT_REQUESTS=16, PROGRESS_INTERVAL=30)  # fmt: skip
+                          CONCURRENT_REQUESTS=16, PROGRESS_INTERVAL=30, **settings)  # fmt: skip
     return db_url, workdir, running
 
 

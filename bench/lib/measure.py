@@ -95,7 +95,8 @@ HELPERS = {
 }
 
 
-def _helper(pid: int) -> str | None:
+def helper_of(pid: int) -> str | None:
+    """Which of HELPERS process ``pid`` is; None for any other (or a gone) process."""
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
@@ -191,7 +192,7 @@ class ProcessMeter:
             self.peak_rss_mb = max(self.peak_rss_mb, rss / 1024)
             self._own = max(self._own, cpu_seconds(self.pid))
             for kid in below:
-                if kid not in self._below and (helper := _helper(kid)) is not None:
+                if kid not in self._below and (helper := helper_of(kid)) is not None:
                     self._helpers[kid] = helper
                 self._below[kid] = max(self._below.get(kid, 0.0), cpu_seconds(kid))
 
