@@ -1,0 +1,102 @@
+"""The language of a text, among those the crawl meets: Slovenian, English, and others
+only when the page says so (pure)."""
+
+from __future__ import annotations
+
+import re
+
+# Frequent function words, each frequent in one language and rare in the other.
+_SL = frozenset(
+    [
+        "in",
+        "je",
+        "za",
+        "na",
+        "se",
+        "da",
+        "so",
+        "ki",
+        "v",
+        "z",
+        "s",
+        "po",
+        "pri",
+        "od",
+        "do",
+        "ali",
+        "tudi",
+        "kot",
+        "bo",
+        "ter",
+        "ni",
+        "pa",
+        "še",
+        "že",
+        "so",
+        "bodo",
+        "lahko",
+        "oziroma",
+        "ter",
+        "ki",
+        "jih",
+        "kar",
+        "med",
+        "brez",
+        "glede",
+    ]
+)
+_EN = frozenset(
+    [
+        "the",
+        "and",
+        "of",
+        "to",
+        "is",
+        "for",
+        "on",
+        "that",
+        "with",
+        "by",
+        "are",
+        "this",
+        "be",
+        "from",
+        "as",
+        "at",
+        "or",
+        "which",
+        "an",
+        "not",
+        "have",
+        "has",
+        "will",
+        "can",
+    ]
+)
+_WORD = re.compile(r"[^\W\d_]+")
+_SAMPLE = 20_000  # characters looked at: plenty for a decision, bounded cost
+_TAG = re.compile(r"^[a-zA-Z]{2,3}")
+
+
+def declared_language(value: str | None) -> str | None:
+    """The primary subtag of a language attribute (``sl-SI`` → ``sl``), lower-cased;
+    None for a missing or malformed one."""
+    if not value:
+        return None
+    m = _TAG.match(value.strip())
+    return m.group(0).lower() if m else None
+
+
+def guess_language(text: str, declared: str | None = None) -> str | None:
+    """``sl`` or ``en`` from the text's function words; the ``declared`` language
+    (``<html lang>``, a document's metadata) when the text does not decide; None when
+    neither says."""
+    sl = en = 0
+    for word in _WORD.findall(text[:_SAMPLE].lower()):
+        if word in _SL:
+            sl += 1
+        elif word in _EN:
+            en += 1
+    if sl + en >= 5 and max(sl, en) >= 2 * min(sl, en):
+        return "sl" if sl > en else "en"
+    return declared_language(declared)

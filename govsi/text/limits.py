@@ -1,0 +1,85 @@
+"""What reading one document may cost, and how it ended (pure)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+# How a document's reading ended:
+# - ok: text read (``truncated`` says whether a bound cut it short);
+# - empty: read, no text in it (a scan without a text layer, an empty file);
+# - encrypted: the file needs a password;
+# - failed: not a readable file of its type (``reason`` says why);
+# - timeout: the time bound ran out (the text read until then is kept).
+TextStatus = Literal["ok", "empty", "encrypted", "failed", "timeout"]
+
+
+@dataclass(frozen=True)
+class TextLimits:
+    """Bounds on one document: ``max_chars`` of text kept, ``max_pages`` (slides) read,
+    ``max_unpacked_bytes`` read out of a zip or OLE container (a zip bomb stops there),
+    ``max_seconds`` of reading (checked between pages; a hang inside one page is the
+    worker pool's job timeout)."""
+
+    max_chars: int = 1_000_000
+    max_pages: int = 2_000
+    max_unpacked_bytes: int = 64 * 1024 * 1024
+    max_seconds: float = 20.0
+
+
+@dataclass(frozen=True)
+class DocumentText:
+    """A document's text and what is known about it."""
+
+    status: TextStatus
+    text: str = ""
+    reason: str | None = None
+    title: str | None = None
+    # The document's own date: last modified, else created (from its metadata).
+    date: datetime | None = None
+    pages: int | None = None
+    truncated: bool = False
+
+
+@dataclass
+class Budget:
+    """The running count against ``TextLimits`` while one document is read."""
+
+    limits: TextLimits
+    started: float = field(default_factory=time.monotonic)
+    parts: list[str] = field(default_factory=list)
+    chars: int = 0
+    truncated: bool = False
+
+    def add(self, text: str) -> bool:
+        """Keep ``text`` (cut at ``max_chars``); False once no more text fits."""
+        room = self.limits.max_chars - self.chars - (1 if self.parts else 0)  # the "\n" joining
+        if room <= 0:
+            self.truncated = True
+            return False
+        if len(text) > room:
+            text, self.truncated = text[:room], True
+        self.chars += len(text) + (1 if self.parts else 0)
+        self.parts.append(text)
+        return not self.truncated
+
+    def out_of_time(self) -> bool:
+        return time.monotonic() - self.started > self.limits.max_seconds
+
+    def text(self) -> str:
+        return "\n".join(self.parts).strip()
+
+    def result(
+        self,
+        title: str | None = None,
+        date: datetime | None = None,
+        pages: int | None = None,
+        timed_out: bool = False,
+    ) -> DocumentText:
+        """The text kept: ``ok`` (``timeout`` when the time ran out) or ``empty``."""
+        text = self.text()
+        status: TextStatus = "timeout" if timed_out else "ok" if text else "empty"
+        reason = f"reading took over {self.limits.max_seconds:g} s" if timed_out else None
+        return DocumentText(status, text, reason, title or None, date, pages, self.truncated)

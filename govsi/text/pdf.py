@@ -1,0 +1,72 @@
+"""The text of a PDF, with pdfium (pypdfium2): page by page, within ``TextLimits`` (pure)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta, timezone
+
+from govsi.text.limits import Budget, DocumentText, TextLimits
+
+# D:YYYYMMDDHHmmSSOHH'mm' (PDF 32000-1, 7.9.4); every part after the year is optional.
+_PDF_DATE = re.compile(
+    r"D?:?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?\s*(?:([+\-Z])(\d{2})?'?(\d{2})?'?)?"
+)
+
+
+def pdf_date(value: str) -> datetime | None:
+    """A PDF date string as an aware datetime (UTC when it names no zone); None when it
+    is not one."""
+    m = _PDF_DATE.match(value.strip())
+    if m is None:
+        return None
+    year, month, day, hour, minute, second, sign, tz_h, tz_m = m.groups()
+    try:
+        zone = UTC
+        if sign in ("+", "-"):
+            offset = timedelta(hours=int(tz_h or 0), minutes=int(tz_m or 0))
+            zone = timezone(-offset if sign == "-" else offset)
+        return datetime(
+            int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0),
+            int(second or 0), tzinfo=zone,
+        ).astimezone(UTC)  # fmt: skip
+    except ValueError:
+        return None
+
+
+def pdf_text(data: bytes, limits: TextLimits) -> DocumentText:
+    """The text of the PDF ``data``: its pages' text in order (at most ``max_pages``),
+    its title and date from its metadata."""
+    import pypdfium2 as pdfium
+
+    try:
+        pdf = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as e:
+        if "password" in str(e).lower():
+            return DocumentText("encrypted", reason="the PDF needs a password")
+        return DocumentText("failed", reason=f"not a readable PDF: {e}")
+    try:
+        meta = pdf.get_metadata_dict(skip_empty=True)
+        date = pdf_date(meta.get("ModDate", "")) or pdf_date(meta.get("CreationDate", ""))
+        pages = len(pdf)
+        budget = Budget(limits)
+        timed_out = False
+        for number in range(min(pages, limits.max_pages)):
+            if budget.out_of_time():
+                timed_out = True
+                break
+            page = pdf[number]
+            try:
+                textpage = page.get_textpage()
+                try:
+                    more = budget.add(textpage.get_text_range().replace("\r\n", "\n"))
+                finally:
+                    textpage.close()
+            finally:
+                page.close()
+            if not more:
+                break
+        if pages > limits.max_pages:
+            budget.truncated = True
+        return budget.result(meta.get("Title", "").strip(), date, pages, timed_out)
+    finally:
+        pdf.close()
