@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final, Literal, get_args
 
-from govsi.web.contenttypes import DocumentType
+from govsi.text.limits import TextStatus
+from govsi.web.contenttypes import DocumentType, ResponseType
 
 # crawldb's page types (page.page_type_code, its page_type rows). The standard four: an HTML
 # page, a document (BINARY, its data_type one of ``DocumentType``), a copy of another page,
@@ -48,6 +49,23 @@ class Revisit:
     accessed_time: datetime | None = None
     # Its recent visits (govsi/revisit/schedule.py's encoding), the next interval's input.
     history: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PageText:
+    """The text of a fetched page or document, for search and SQL (crawldb's
+    ``page_text``): an HTML page's main text (its template left out) or a document's
+    text, with what is known about it; ``status`` and ``reason`` say how reading ended."""
+
+    kind: ResponseType
+    status: TextStatus
+    text: str = ""
+    reason: str | None = None
+    title: str | None = None
+    language: str | None = None
+    # The page's or document's own date (a document's metadata), when it says.
+    date: datetime | None = None
+    truncated: bool = False
 
 
 @dataclass
@@ -96,6 +114,8 @@ class FetchedPage:
     last_modified: str | None = None
     revisit: Revisit | None = None
     not_modified: bool = False
+    # Its text (TEXT_EXTRACTION): HTML pages fetched with success and documents.
+    text: PageText | None = None
 
     @property
     def link_depth(self) -> int:

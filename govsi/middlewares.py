@@ -65,8 +65,9 @@ def keep_body(
 
 class StopUnwantedBodiesMiddleware:
     """Stop a transfer as soon as the headers show we will not keep its body: documents
-    when STORE_BINARY_DATA is off and REVISIT is off (with revisits on, a document's bytes
-    are read to be hashed, so that a revisit knows whether they changed), images when
+    when STORE_BINARY_DATA, REVISIT and TEXT_EXTRACTION are off (with revisits on, a
+    document's bytes are read to be hashed, so that a revisit knows whether they changed;
+    with text extraction on, to read its text), images when
     STORE_IMAGE_DATA is off (neither while WARC_DIR archives them), and anything that is
     neither HTML nor a document. The
     response still reaches the spider, with the ``download_stopped`` flag, so its status
@@ -79,9 +80,11 @@ class StopUnwantedBodiesMiddleware:
         stats: StatsCollector | None = None,
         revisits: bool = False,
         archive: bool = False,
+        text: bool = False,
     ) -> None:
-        # An archive (WARC_DIR) keeps every document and picture, whatever crawldb keeps.
-        self.store_binary = store_binary or archive
+        # An archive (WARC_DIR) keeps every document and picture, whatever crawldb keeps;
+        # text extraction reads every document.
+        self.store_binary = store_binary or archive or text
         self.store_images = store_images or archive
         self.stats = stats
         self.revisits = revisits
@@ -92,7 +95,9 @@ class StopUnwantedBodiesMiddleware:
         kept = StoreConfig.from_settings(crawler.settings)
         revisits = revisit_mode(crawler.settings.get("REVISIT") or "due") != "off"
         archive = ArchiveConfig.from_settings(crawler.settings) is not None
-        mw = cls(kept.store_binary_data, kept.store_image_data, crawler.stats, revisits, archive)
+        text = crawler.settings.getbool("TEXT_EXTRACTION")
+        mw = cls(kept.store_binary_data, kept.store_image_data, crawler.stats, revisits, archive,
+                 text)  # fmt: skip
         crawler.signals.connect(mw.headers_received, signal=signals.headers_received)
         return mw
 

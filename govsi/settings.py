@@ -184,6 +184,23 @@ FRESH_START = False
 # a replaced document.
 STORE_IMAGE_DATA = True
 STORE_BINARY_DATA = False
+# Keep the text of every HTML page fetched with success (its main text, the site's template
+# left out, or all its text when it has no main text) and of every document (PDF, DOC,
+# DOCX, PPT, PPTX) in crawldb's page_text, with title, language and date, for search and
+# SQL (docs/stored.md). Documents are then read whole (as while REVISIT is on) and their
+# text read in the worker pool, within the bounds below; an unreadable one gets a status
+# and the reason.
+TEXT_EXTRACTION = True
+# At most this many characters of one page's or document's text are kept.
+TEXT_MAX_CHARS = 1_000_000
+# A document's pages (PDF) or slides (PPTX) read, at most.
+DOCUMENT_TEXT_MAX_PAGES = 2_000
+# Seconds spent reading one document, checked between its pages; a hang inside one page
+# ends at WORKER_JOB_TIMEOUT, when the worker is replaced and the document recorded failed.
+DOCUMENT_TEXT_MAX_SECONDS = 20.0
+# Bytes unpacked from one document's zip (DOCX, PPTX) or compound file (DOC, PPT) at most:
+# a zip bomb stops there.
+DOCUMENT_TEXT_MAX_UNPACKED_BYTES = 64 * 1024 * 1024
 # Writes are batched: flush after this many items or this many seconds, whichever first.
 DB_BATCH_SIZE = 200
 DB_FLUSH_INTERVAL = 2.0
@@ -390,6 +407,8 @@ EXTENSIONS = {
     "govsi.health.memory.ProcessMemory": 140,
     # The helper threads get the GIL within GIL_SWITCH_INTERVAL (govsi/health/switching.py).
     "govsi.health.switching.ThreadSwitching": 150,
+    # Brings the search index up to date as the crawl ends (SEARCH_INDEX set).
+    "govsi.search.extension.SearchIndexUpdate": 800,
     "govsi.store.extension.StatsFile": 900,
 }
 # Every record the spider yields goes to crawldb through the crawl's store.
@@ -452,6 +471,16 @@ REMOTE_CONTROL_ENABLED = False
 # files keep all), how many pages of the chosen site the page link graph draws (nearest
 # the seed first), and how many rows of a long table (hosts) the HTML page shows.
 REPORT_FOLDER = "report"
+
+# Search over the crawl's text (scrapy index, scrapy search; docs/search.md). The index's
+# folder; when set, a crawl also brings the index up to date as it ends. scrapy index and
+# scrapy search use ./search-index when it is not set.
+SEARCH_INDEX = ""
+# A match in the title counts this many times a match in the text.
+SEARCH_TITLE_BOOST = 2.0
+# The link prior: a result's score times 1 + SEARCH_LINK_PRIOR * ln(1 + its in-links), so a
+# page many pages link to comes first among equals (0 = BM25 alone).
+SEARCH_LINK_PRIOR = 0.1
 REPORT_GRAPH_MAX_SITES = 300
 REPORT_SITE_GRAPH_MAX_PAGES = 300
 REPORT_HTML_ROWS = 200

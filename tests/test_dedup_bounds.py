@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from govsi.dedup import signature as sig
-from govsi.dedup.maincontent import _normalized, main_text, whole_text
+from govsi.dedup.maincontent import main_text, normalized, whole_text
 from govsi.dedup.signature import exact_key, make_minhash, shingle_hashes, signature_of_text
 
 _WORDS = [
@@ -123,4 +123,4 @@ def test_normalized_text_is_the_words_joined_by_spaces() -> None:
         text = "".join(rng.choice(_CHARS) for _ in range(rng.randrange(40)))
         expected = " ".join(re.findall(r"\w+", text.lower()))
         for chunk in (1, 2, 5, 1 << 16):
-            assert _normalized(text, chunk) == expected, (text, chunk)
+            assert normalized(text, chunk) == expected, (text, chunk)

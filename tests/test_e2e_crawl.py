@@ -18,6 +18,7 @@ from tests.simweb.expected import (
     E,
     N,
     P,
+    U,
     W,
 )
 from tests.support.govcrawl import Result
@@ -196,3 +197,34 @@ def test_duplicates_name_their_original(crawled: Result) -> None:
         "SELECT count(*) FROM page WHERE page_type_code = 'HTML' AND content_hash IS NOT NULL"
     )
     assert hashes[0][0] > 20
+
+
+def test_text_of_pages_and_documents(crawled: Result) -> None:
+    """page_text: one row per HTML page fetched with success and per document, none for
+    copies, errors, redirects or other types; documents' text, title and date read, the
+    unreadable one recorded with its reason; pages' main text without the template."""
+    rows = crawled.rows(
+        "SELECT p.url, p.page_type_code, p.http_status_code, t.kind, t.status, t.reason, "
+        "t.title, t.language, t.text, t.document_date FROM page_text t "
+        "JOIN page p ON p.id = t.page_id"
+    )
+    got = {r[0]: r[1:] for r in rows}
+    html_ok = {u for u, (t, s) in EXPECTED_PAGES.items() if t == "HTML" and 200 <= (s or 0) < 300}
+    assert html_ok <= set(got)
+    assert set(got) - html_ok == set(EXPECTED_DOCUMENTS)
+    for url, (ptype, status, kind, *_rest) in got.items():
+        assert (ptype, kind) in (("HTML", "HTML"), ("BINARY", EXPECTED_DOCUMENTS.get(url))), url
+        assert 200 <= status < 300, url
+    pdf = got[f"{W}/dokumenti/porocilo.pdf"]
+    assert pdf[3:7] == ("ok", None, "Letno poročilo o javnih naročilih", "sl")
+    assert "Uredba o javnem naročanju velja za vse občine" in pdf[7]
+    assert str(pdf[8])[:19] == "2025-03-01 08:00:00"  # +01:00 in the PDF, UTC here
+    assert got[f"{W}/dokumenti/prenos?id=7"][7] == pdf[7]
+    docx = got[f"{W}/dokumenti/navodila.docx"]
+    assert docx[3] == "ok" and "potrdilo o stalnem prebivališču" in docx[7]
+    assert "Storitve za državljane" in got[f"{U}/datoteka.ppt"][7]
+    big = got[f"{W}/dokumenti/velik.pdf"]
+    assert big[3] == "failed" and big[4].startswith("not a readable PDF")
+    assert got[f"{W}/"][5] == "GOV.SI"
+    # The pages' Slovenian letters as served, whatever their encoding.
+    assert all(r[7] and "Čestitke vsem občanom" in r[7] for u, r in got.items() if "sumniki" in u)

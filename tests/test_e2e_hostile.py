@@ -124,3 +124,22 @@ def test_a_document_with_a_strange_length_is_recorded(crawled: Result) -> None:
         f"SELECT page_type_code, fetch_error FROM page WHERE url = '{hw.T}/dokument.pdf'"
     )[0]
     assert ptype == "ERROR" and "non-decimal digits" in error
+
+
+def test_hostile_documents_cost_bounded_work_and_are_recorded(crawled: Result) -> None:
+    """A zip bomb, a PDF of 10 000 pages and a broken DOC: each read within its bounds in
+    the worker pool (the crawl ended by itself, above), each recorded with how it ended."""
+    rows = crawled.rows(
+        "SELECT p.url, t.kind, t.status, t.reason, t.truncated, length(t.text) FROM page_text t "
+        f"JOIN page p ON p.id = t.page_id WHERE p.url LIKE '{hw.T}/%' AND t.kind <> 'HTML'"
+    )
+    got = {url.removeprefix(hw.T): tuple(rest) for url, *rest in rows}
+    assert set(got) == set(hw.HEAVY_DOCUMENTS)
+    # The text's bound (TEXT_MAX_CHARS) comes first: the rest is never unpacked.
+    assert got["/bomba.docx"] == ("DOCX", "ok", None, True, 1_000_000)
+    kind, status, reason, truncated, chars = got["/tisoc-strani.pdf"]
+    # DOCUMENT_TEXT_MAX_PAGES (2 000) of its pages read, and it says it was cut.
+    assert (kind, status, reason, truncated) == ("PDF", "ok", None, True)
+    assert chars == len("\n".join(f"Stran {i}" for i in range(2_000)))
+    kind, status, reason, _, _ = got["/pokvarjen.doc"]
+    assert (kind, status) == ("DOC", "failed") and reason.startswith("unreadable")

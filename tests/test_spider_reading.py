@@ -119,12 +119,15 @@ class Worker:
         return defer.succeed(fn(*args, **kwargs))
 
 
-def spider(worker: Worker, max_tags: int = 1000, min_chars: int = 100) -> SimpleNamespace:
+def spider(
+    worker: Worker, max_tags: int = 1000, min_chars: int = 100, text_chars: int = 0,
+    duplicates: bool = True,
+) -> SimpleNamespace:  # fmt: skip
     stats = DictStats()
-    copies = Copies(DuplicateConfig(True, 0.75, 128, 5), stats.inc_value)
+    copies = Copies(DuplicateConfig(duplicates, 0.75, 128, 5), stats.inc_value)
     copies.open(None)  # type: ignore[arg-type]
     pages = HtmlPages(
-        ReadLimits(max_links=1000, max_tags=max_tags, worker_min_chars=min_chars),
+        ReadLimits(1000, max_tags, worker_min_chars=min_chars, text_chars=text_chars),
         "govsi-crawler",
         admission=Admission(Scope(("gov.si",)), TrapGuard(), stats.inc_value, lambda url: True),
         rendering=Rendering(RenderPlanner(), ("gov.si",), stats.inc_value),  # renders nothing
@@ -214,3 +217,59 @@ def test_canonical_links_keep_what_the_spider_would_admit(
     canonical_links(found, Scope(("gov.si",), max_url_length=50))
     assert (found.links, found.images, found.too_long) == (kept, kept_images, too_long)
     assert found.canonical
+
+
+def with_head(html: str, head: str, lang: str = "sl") -> str:
+    return html.replace("<html>", f"<html lang='{lang}'><head>{head}</head>", 1)
+
+
+@pytest.mark.parametrize(
+    ("html", "title", "language", "words", "absent"),
+    [
+        # The main text as it reads (case, punctuation), the template left out.
+        (with_head(semantic(NEWS_1), "<title>Vlada  sprejela\n uredbo</title>"),
+         "Vlada sprejela uredbo", "sl", "Vlada je na današnji seji sprejela uredbo", "Piškotki"),
+        # English by its words, whatever the page declares.
+        (with_head(semantic("The government adopted the decree on public procurement for "
+                            "the municipalities, and it will apply from next week."), ""),
+         None, "en", "The government adopted", "Republika"),
+        # A page of the template alone still has its words.
+        ("<html><body><nav><a href='/a'>Domov</a> <a href='/b'>Kontakt</a></nav></body></html>",
+         None, None, "Domov Kontakt", None),
+    ],
+)  # fmt: skip
+def test_the_worker_reads_the_pages_text(
+    html: str, title: str | None, language: str | None, words: str, absent: str | None
+) -> None:
+    got = read_html(URL, html, URL, max_links=9, max_tags=1000, text_chars=10_000).text
+    assert got is not None and (got.kind, got.status, got.title) == ("HTML", "ok", title)
+    assert got.language == language and words in got.text and not got.truncated
+    assert absent is None or absent not in got.text
+    assert read_html(URL, html, URL, max_links=9, max_tags=1000).text is None
+
+
+def test_a_pages_text_is_bounded_and_says_it_was_cut() -> None:
+    html = semantic(NEWS_1)
+    got = read_html(URL, html, URL, max_links=9, max_tags=1000, text_chars=20).text
+    assert got is not None and len(got.text) == 20 and got.truncated
+    cut = read_html(URL, html, URL, max_links=9, max_tags=3, text_chars=10_000).text
+    assert cut is not None and cut.truncated
+
+
+def test_the_same_text_read_here_or_in_the_worker_and_a_failure_recorded() -> None:
+    html = with_head(semantic(NEWS_1), "<title>Novica</title>")
+
+    def finished(s: SimpleNamespace) -> FetchedPage:
+        record = FetchedPage(URL, 0, "HTML", None, 200)
+        reading, root = asyncio.run(s.pages.read(record, html, URL, plan=False, measure=True))
+        return asyncio.run(s.pages._finish(record, html, root, reading))
+
+    # No duplicate check: its lookups need crawldb.
+    limits: dict[str, Any] = {"text_chars": 10_000, "duplicates": False}
+    here = finished(spider(Worker(), min_chars=len(html) + 1, **limits))
+    there = finished(spider(Worker(), **limits))
+    assert here.text == there.text and there.text is not None and there.text.title == "Novica"
+    failed = finished(spider(Worker(MemoryError()), **limits))
+    assert failed.text is not None and failed.text.status == "failed"
+    assert failed.text.reason == "reading failed: MemoryError()"
+    assert finished(spider(Worker(), duplicates=False)).text is None  # TEXT_EXTRACTION off

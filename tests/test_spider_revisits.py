@@ -7,14 +7,13 @@ copy with their reason; documents and pictures carry their bytes' key. And Scrap
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from scrapy import Request
 from scrapy.core.downloader.middleware import DownloaderMiddlewareManager
 from scrapy.exceptions import StopDownload
-from scrapy.http import HtmlResponse, Response
+from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpErrorMiddleware
 from scrapy.utils.test import get_crawler
 from twisted.internet.error import TimeoutError as TxTimeoutError
@@ -23,7 +22,6 @@ from twisted.python.failure import Failure
 from twisted.web._newclient import Request as TxRequest
 from twisted.web.http_headers import Headers as TxHeaders
 
-import govsi.settings
 from govsi.dedup.signature import exact_key
 from govsi.items import FetchedImage, FetchedPage, Revisit
 from govsi.middlewares import StopUnwantedBodiesMiddleware, keep_body
@@ -32,37 +30,15 @@ from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_REVISIT, ME
 from govsi.revisit.change import bytes_key
 from govsi.spiders.govsi import GovsiSpider
 from tests.support.govpages import NEWS_1, semantic
-from tests.support.stats import DictStats
+from tests.support.spiders import PROJECT, parse, respond, spider
 
 URL = "https://www.gov.si/novica"
 STORED = Revisit(etag='"v1"', last_modified="Sun, 22 Nov 2026 11:00:00 GMT",
                  content_hash="k", page_type="HTML", http_status_code=200)  # fmt: skip
-# The crawl's settings, without its components (no crawldb is opened here), and pages read
-# here: a worker's answer comes back through the reactor, which these tests do not run.
-PROJECT = {k: v for k, v in vars(govsi.settings).items() if k.isupper()}
-PROJECT.update(EXTENSIONS={}, ITEM_PIPELINES={}, ADDONS={}, WORKER_MIN_PAGE_CHARS=0)
-
-
-def spider(**settings: Any) -> tuple[GovsiSpider, DictStats]:
-    crawler = get_crawler(GovsiSpider, {**PROJECT, "DUPLICATE_DETECTION": False, **settings})
-    s = GovsiSpider.from_crawler(crawler)
-    stats = DictStats()
-    s.crawler = SimpleNamespace(stats=stats, get_extension=lambda cls: None)  # type: ignore[assignment]
-    s.known = set()  # type: ignore[assignment]
-    return s, stats
 
 
 def request_for(s: GovsiSpider, url: str = URL, revisit: Revisit | None = STORED) -> Request:
     return s.request_for(KIND_PAGE, url, 1, revisit)
-
-
-def respond(request: Request, status: int = 200, body: bytes = b"", **headers: str) -> Response:
-    cls = HtmlResponse if headers.get("Content-Type", "").startswith("text/html") else Response
-    return cls(request.url, status=status, body=body, headers=headers, request=request)
-
-
-def parse(s: GovsiSpider, response: Response) -> list[Any]:
-    return asyncio.run(s.parse_page(response))
 
 
 def test_a_revisit_is_conditional_and_a_first_visit_is_not() -> None:

@@ -7,14 +7,14 @@ what it found."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, select, text
 
 from govsi.dedup.signature import exact_key
-from govsi.items import FetchedImage, FetchedPage, Item, Revisit
+from govsi.items import FetchedImage, FetchedPage, Item, PageText, Revisit
 from govsi.revisit.change import bytes_key
 from govsi.store.schema import PAGE
 from govsi.store.spill import decode_item, encode_item
@@ -404,3 +404,64 @@ def test_the_history_queries_of_the_docs_answer(engine: Engine) -> None:
     ]
     assert [r[4] for r in rows] == [exact_key(semantic(NEWS_1)), exact_key(semantic(NEWS_2))]
     assert [r[:3] for r in q(engine, gone)] == [(B, 200, 410)]
+
+
+def texts(engine: Engine) -> dict[str, tuple[Any, ...]]:
+    rows = q(engine, (
+        "SELECT p.url, t.kind, t.status, t.title, t.text, t.language, t.document_date, "
+        "t.extracted_at FROM page_text t JOIN page p ON p.id = t.page_id"
+    ))  # fmt: skip
+    return {r[0]: tuple(r[1:]) for r in rows}
+
+
+def html_text(words: str, title: str = "Novica") -> PageText:
+    return PageText("HTML", "ok", words, None, title, "sl")
+
+
+def test_page_text_follows_the_current_version(engine: Engine) -> None:
+    write(engine, page(text=html_text("Prva novica o občini")))
+    first = texts(engine)[A]
+    assert first[:5] == ("HTML", "ok", "Novica", "Prva novica o občini", "sl")
+    # Steady (same main text): the row stays as written, so an index has nothing to redo.
+    write(engine, again(engine, text=html_text("Prva novica o občini", "Nov naslov")))
+    assert texts(engine)[A] == first
+    # A change replaces it.
+    later = T1 + timedelta(days=1)
+    changed = semantic(NEWS_2)
+    write(engine, again(engine, when=later, html=changed, text=html_text("Druga novica")))
+    assert texts(engine)[A][3] == "Druga novica" and texts(engine)[A][6] > first[6]
+    # A 304 keeps it; a page gone (404) or become a copy of another has none.
+    write(engine, again(engine, when=later + timedelta(days=1), not_modified=True))
+    assert texts(engine)[A][3] == "Druga novica"
+    write(engine, again(engine, when=later + timedelta(days=2), http_status_code=404,
+                        html="<p>Ni strani</p>", content_hash=None))  # fmt: skip
+    assert A not in texts(engine)
+
+
+def test_a_steady_page_without_a_text_row_gets_one(engine: Engine) -> None:
+    write(engine, page())  # stored before text extraction was on
+    write(engine, again(engine, text=html_text("Prva novica")))
+    assert texts(engine)[A][3] == "Prva novica"
+
+
+def document(url: str, data: bytes, text: PageText) -> FetchedPage:
+    return FetchedPage(url, 1, "BINARY", T, 200, "application/pdf", data_type=text.kind,
+                       size=len(data), content_hash=bytes_key(data), text=text)  # fmt: skip
+
+
+def test_a_documents_text_and_its_date_are_kept(engine: Engine) -> None:
+    aware = datetime(2024, 1, 31, 12, tzinfo=timezone(timedelta(hours=-1)))
+    doc = PageText("PDF", "ok", "Poročilo o delu", None, "Poročilo", "sl", aware)
+    write(engine, document(F, b"%PDF-1 prva", doc),
+          document(B, b"x", PageText("DOCX", "failed", reason="not a zip")))  # fmt: skip
+    got = texts(engine)
+    assert got[F][:5] == ("PDF", "ok", "Poročilo", "Poročilo o delu", "sl")
+    assert str(got[F][5])[:19] == "2024-01-31 13:00:00"  # naive UTC, as crawldb keeps dates
+    assert got[B][:4] == ("DOCX", "failed", None, None)
+    assert q(engine, "SELECT reason FROM page_text WHERE status = 'failed'") == [("not a zip",)]
+
+
+def test_page_text_survives_a_spill_file() -> None:
+    when = datetime(2024, 1, 1, tzinfo=UTC)
+    item = page(text=PageText("PDF", "ok", "x", None, "T", "sl", when))
+    assert decode_item(json.loads(json.dumps(encode_item(item)))) == item

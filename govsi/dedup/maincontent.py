@@ -243,7 +243,7 @@ def _strip(root: etree._Element) -> etree._Element:
     return root
 
 
-def _normalized(text: str, chunk: int = _NORMALIZE_CHUNK) -> str:
+def normalized(text: str, chunk: int = _NORMALIZE_CHUNK) -> str:
     """The words (``\\w+`` runs) of ``text``, lower-cased, joined by single spaces.
 
     Linear in time, and in memory beyond the result: a 32 MB page of one-letter words is
@@ -272,23 +272,33 @@ def _normalized(text: str, chunk: int = _NORMALIZE_CHUNK) -> str:
 
 
 def main_text(html: str, root: etree._Element | None = None) -> str:
-    """The page's main content as plain text, the site's template taken away.
+    """The page's main content as plain text, the site's template taken away: its words,
+    lower-cased (``normalized``), what copies are compared by.
 
     ``root``: the page already parsed by ``parse_html``, to save parsing it again; it is
     consumed (the template is cut out of it).
     """
+    return normalized(readable_main_text(html, root))
+
+
+def readable_main_text(html: str, root: etree._Element | None = None) -> str:
+    """``main_text`` as it reads: the main content's text runs, stripped and joined by
+    single spaces, case and punctuation kept (the text search shows). ``root`` is consumed."""
     if root is None:
         root = parse_html(html)
     if root is None:
         return ""
     held = held_elements(root)  # noqa: F841 (see held_elements)
-    return _normalized(_text(_strip(root)))
+    return _text(_strip(root))
 
 
-def whole_text(html: str) -> str:
+def whole_text(html: str, readable: bool = False) -> str:
+    """All the page's text (scripts, styles and the like left out), ``normalized``, or as
+    it reads when ``readable``."""
     root = parse_html(html)
     if root is None:
         return ""
     held = held_elements(root)  # noqa: F841 (see held_elements)
     _remove_all(_drop_parts(root))
-    return _normalized(_text(root))
+    text = _text(root)
+    return text if readable else normalized(text)

@@ -11,6 +11,7 @@ from scrapy.settings import BaseSettings
 
 from govsi.spiders.workers import worker_processes
 from govsi.store.config import DuplicateConfig, StoreConfig
+from govsi.text.limits import TextLimits
 from govsi.web.scope import Scope
 
 __all__ = ["Count", "ReadLimits", "SitemapLimits", "SpiderConfig"]
@@ -29,6 +30,7 @@ class ReadLimits:
     max_links: int  # MAX_LINKS_PER_PAGE (0 = no limit)
     max_tags: int  # MAX_PARSE_TAGS (0 = no limit)
     worker_min_chars: int  # WORKER_MIN_PAGE_CHARS: from there in the worker (0 = never)
+    text_chars: int = 0  # TEXT_MAX_CHARS when TEXT_EXTRACTION, else 0: no text kept
 
 
 @dataclass(frozen=True)
@@ -57,11 +59,15 @@ class SpiderConfig:
     store_documents: bool  # STORE_BINARY_DATA: a document's bytes go on its record
     worker_processes: int  # WORKER_PROCESSES, as a count (``worker_processes``)
     worker_job_timeout: float  # WORKER_JOB_TIMEOUT (0 = no bound)
+    # TEXT_EXTRACTION's bounds on one document (None: no text kept); ``reading.text_chars``
+    # for HTML pages.
+    document_text: TextLimits | None = None
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> SpiderConfig:
         # What crawldb keeps, as the store reads it.
         kept = StoreConfig.from_settings(s)
+        text = s.getbool("TEXT_EXTRACTION")
         return cls(
             scope=Scope.from_settings(s),
             seed_urls=tuple(s.getlist("SEED_URLS")),
@@ -70,6 +76,7 @@ class SpiderConfig:
                 max_links=s.getint("MAX_LINKS_PER_PAGE"),
                 max_tags=s.getint("MAX_PARSE_TAGS"),
                 worker_min_chars=s.getint("WORKER_MIN_PAGE_CHARS"),
+                text_chars=s.getint("TEXT_MAX_CHARS") if text else 0,
             ),
             sitemaps=SitemapLimits(
                 max_urls=s.getint("SITEMAP_MAX_URLS_PER_HOST"),
@@ -86,4 +93,15 @@ class SpiderConfig:
             store_documents=kept.store_binary_data,
             worker_processes=worker_processes(s.getint("WORKER_PROCESSES")),
             worker_job_timeout=s.getfloat("WORKER_JOB_TIMEOUT"),
+            document_text=text_limits(s) if text else None,
         )
+
+
+def text_limits(s: BaseSettings) -> TextLimits:
+    """TEXT_MAX_CHARS and the DOCUMENT_TEXT_* bounds on reading one document."""
+    return TextLimits(
+        max_chars=s.getint("TEXT_MAX_CHARS"),
+        max_pages=s.getint("DOCUMENT_TEXT_MAX_PAGES"),
+        max_unpacked_bytes=s.getint("DOCUMENT_TEXT_MAX_UNPACKED_BYTES"),
+        max_seconds=s.getfloat("DOCUMENT_TEXT_MAX_SECONDS"),
+    )

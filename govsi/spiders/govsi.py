@@ -34,6 +34,7 @@ from govsi.revisit.conditional import conditional_headers
 from govsi.spiders.admission import Admission
 from govsi.spiders.config import SpiderConfig
 from govsi.spiders.copies import Copies
+from govsi.spiders.documents import DocumentTexts
 from govsi.spiders.failures import failure_reason, forbidden_by_robots
 from govsi.spiders.pages import HtmlPages
 from govsi.spiders.render import Rendering
@@ -69,6 +70,7 @@ class GovsiSpider(Spider):
     copies: Copies
     pages: HtmlPages
     sitemaps: Sitemaps
+    documents: DocumentTexts | None  # TEXT_EXTRACTION's reader of documents
     # Extensions (built after the spider), looked up in start.
     known: KnownUrls
     store: CrawlStore
@@ -108,6 +110,9 @@ class GovsiSpider(Spider):
             worker=spider.worker,
             count=count,
             follow_now=spider.follow_now,
+        )
+        spider.documents = (
+            DocumentTexts(spider.worker, c.document_text, count) if c.document_text else None
         )
         spider.sitemaps = Sitemaps(
             c.sitemaps,
@@ -267,6 +272,8 @@ class GovsiSpider(Spider):
                 record.content_hash = await content_key(response.body)
                 if self.config.store_documents:
                     record.data = response.body
+                if self.documents is not None:
+                    record.text = await self.documents.read(url, response.body, kind)
             self.count(outcome_stat("binary", kind))
             return [record]
         record.page_type = "OTHER"

@@ -20,12 +20,12 @@ from govsi.dedup.index import Verdict
 from govsi.dedup.maincontent import main_text
 from govsi.dedup.question import Question
 from govsi.dedup.signature import exact_key_of
-from govsi.items import FetchedPage, outcome_stat
+from govsi.items import FetchedPage, PageText, outcome_stat
 from govsi.render.decide import RenderPlan
 from govsi.spiders.admission import Admission
 from govsi.spiders.config import Count, ReadLimits
 from govsi.spiders.copies import Copies
-from govsi.spiders.reading import Reading, read_html, read_tree, ready
+from govsi.spiders.reading import Reading, page_text_of, read_html, read_tree, ready
 from govsi.spiders.render import Rendering, merge
 from govsi.spiders.workers import WorkerPool
 from govsi.store.originals import as_duplicate
@@ -125,14 +125,16 @@ class HtmlPages:
             reading: Reading = await maybe_deferred_to_future(
                 self.worker.run(read_html, record.url, text, page_url, max_links=limits.max_links,
                                 max_tags=limits.max_tags, plan=inputs, yielded=yielded,
-                                measures=measures, keyed=measure, scope=self.admission.scope)
+                                measures=measures, keyed=measure, scope=self.admission.scope,
+                                text_chars=limits.text_chars if measure else 0)
             )  # fmt: skip
         except Exception as e:
             logger.warning("reading %s failed in the worker (%r); stored without its links",
                            record.url, e)  # fmt: skip
             self.count("govsi/pages/read_failed")
             record.fetch_error = f"reading failed: {e!r}"[:1000]
-            return Reading(ExtractedLinks(base_url=page_url)), None
+            failed = PageText("HTML", "failed", reason=record.fetch_error)
+            return Reading(ExtractedLinks(base_url=page_url), text=failed), None
         if reading.cut_tags:
             logger.info("%s: %d tags beyond MAX_PARSE_TAGS (%d) not read", record.url,
                         reading.cut_tags, limits.max_tags)  # fmt: skip
@@ -209,6 +211,10 @@ class HtmlPages:
         links = [] if found.nofollow else await self.admission.admitted_links(found)
         images = await self.admission.admitted_images(found)
         record.html_content = text
+        if success and self.limits.text_chars:
+            # A page read here (not in the worker) is parsed once more for it: its tree
+            # went to the duplicate check.
+            record.text = reading.text or page_text_of(text, self.limits.text_chars)
         if found.nofollow:
             record.nofollow = True
             self.count("govsi/pages/nofollow")

@@ -18,10 +18,14 @@ from typing import Any
 
 from lxml import etree
 
-from govsi.dedup.maincontent import main_text
-from govsi.dedup.question import Question, question
+from govsi.dedup.maincontent import normalized, readable_main_text, whole_text
+from govsi.dedup.question import Question, question_of_text
 from govsi.dedup.signature import exact_key_of
+from govsi.items import PageText
 from govsi.render.scripts import Yield, needs_browser, onload_scripts, page_yield, script_signature
+from govsi.text.html import page_language, page_title
+from govsi.text.language import guess_language
+from govsi.text.limits import TextStatus
 from govsi.web.extract import ExtractedLinks, cut_markup, extract_links, parse_html
 from govsi.web.scope import Scope
 from govsi.web.urls import in_scope
@@ -57,6 +61,8 @@ class Reading:
     # The main text's exact key (``read_html`` with ``keyed``): what a revisit tells a
     # change by, with or without the duplicate check.
     content_key: str | None = None
+    # Its text for crawldb's page_text (``read_html`` with ``text_chars``).
+    text: PageText | None = None
 
 
 def read_tree(
@@ -96,25 +102,54 @@ def read_html(
     measures: dict[str, Any] | None = None,
     keyed: bool = False,
     scope: Scope | None = None,
+    text_chars: int = 0,
 ) -> Reading:
     """``read_tree`` of ``html`` cut at ``max_tags`` (``cut_markup``), plus the duplicate
     question of ``url`` (``govsi.dedup.index.question``) when ``measures`` are given, and
     the main text's key when ``keyed`` or ``measures``; its links made canonical within
-    ``scope`` when given (``canonical_links``). For a worker process: its arguments and
-    result are picklable, and it parses the page once."""
+    ``scope`` when given (``canonical_links``); its text, at most ``text_chars`` of it,
+    when that is not 0 (``page_text``). For a worker process: its arguments and result are
+    picklable, and it parses the page once."""
     kept, cut = cut_markup(html, max_tags)
     root = parse_html(kept)
     reading = read_tree(root, kept, page_url, max_links=max_links, plan=plan, yielded=yielded)
     reading.cut_tags = cut
     if scope is not None:
         canonical_links(reading.found, scope)
+    title, declared = (page_title(root), page_language(root)) if text_chars else (None, None)
     # Last: the main text is cut out of the tree, which is consumed.
-    if measures is not None:
-        reading.question = question(url, kept, root, **measures)
-        reading.content_key = reading.question.key
-    elif keyed:
-        reading.content_key = exact_key_of(main_text(kept, root), kept)
+    if measures is not None or keyed or text_chars:
+        readable = readable_main_text(kept, root)
+        main = normalized(readable)
+        key = exact_key_of(main, kept)
+        if measures is not None:
+            reading.question = question_of_text(url, key, main, **measures)
+        if measures is not None or keyed:
+            reading.content_key = key
+        if text_chars:
+            reading.text = page_text(readable, kept, title, declared, text_chars, cut > 0)
     return reading
+
+
+def page_text(
+    readable: str, html: str, title: str | None, declared: str | None, max_chars: int,
+    cut: bool = False,
+) -> PageText:  # fmt: skip
+    """An HTML page's ``PageText``: its main text as it reads (``readable``), or all its
+    text when it has no main text (a page of the template alone still has words to find),
+    at most ``max_chars``; ``cut``: the page was read only in part."""
+    body = readable or whole_text(html, readable=True)
+    kept = body[:max_chars]
+    language = guess_language(kept, declared)
+    status: TextStatus = "ok" if kept else "empty"
+    return PageText("HTML", status, kept, None, title, language, None, cut or len(body) > max_chars)
+
+
+def page_text_of(html: str, max_chars: int) -> PageText:
+    """``page_text`` of ``html``, parsed here (for a page not read in the worker)."""
+    root = parse_html(html)
+    title, declared = page_title(root), page_language(root)
+    return page_text(readable_main_text(html, root), html, title, declared, max_chars)
 
 
 def canonical_links(found: ExtractedLinks, scope: Scope) -> None:

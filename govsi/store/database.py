@@ -245,7 +245,7 @@ def empty_tables(engine: Engine) -> None:
     with engine.begin() as conn:
         # A new crawl_id too: spill files of the emptied crawl belong to it, not to this one.
         tables = ("crawl_meta", "crawl_worker", "ip_lease", "page_lsh", "link", "image",
-                  "page_data")  # fmt: skip
+                  "page_data", "page_text")  # fmt: skip
         for table in tables:
             conn.execute(text(f"DELETE FROM {table}"))
         # Duplicates point at their originals: drop those references before the rows.

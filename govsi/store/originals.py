@@ -72,6 +72,7 @@ def as_duplicate(page: FetchedPage, original: str) -> FetchedPage:
         images=[],
         minhash=None,
         band_keys=[],
+        text=None,
     )
 
 

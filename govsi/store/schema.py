@@ -294,6 +294,38 @@ class PageLsh(Base):
     )
 
 
+class PageTextRow(Base):
+    """govsi extension: the text of a page (TEXT_EXTRACTION), for search and SQL: an HTML
+    page's main text (without its site's template) or a document's text, its title,
+    language and own date, and how reading it ended (``status``, ``reason``). One row per
+    page, replaced when a revisit finds a new version; none for duplicates, errors and
+    pages not fetched. ``extracted_at`` is when the row was written: what an index
+    updated since then has to read again."""
+
+    __tablename__ = "page_text"
+    __table_args__ = (
+        PrimaryKeyConstraint("page_id", name="pk_page_text"),
+        Index("idx_page_text_extracted_at", "extracted_at"),
+        {"schema": SCHEMA},
+    )
+
+    page_id: Mapped[int] = mapped_column(
+        ForeignKey(f"{SCHEMA}.page.id", name="fk_page_text_page", ondelete="RESTRICT"),
+        nullable=False,
+    )
+    # HTML or the document's type (PDF, DOC, DOCX, PPT, PPTX)
+    kind: Mapped[str] = mapped_column(String(20), nullable=False)
+    # ok, empty, encrypted, failed or timeout (govsi/text/limits.py)
+    status: Mapped[str] = mapped_column(String(20), nullable=False)
+    reason: Mapped[str | None] = mapped_column(Text)
+    title: Mapped[str | None] = mapped_column(Text)
+    language: Mapped[str | None] = mapped_column(String(8))
+    text: Mapped[str | None] = mapped_column(Text)
+    truncated: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    document_date: Mapped[datetime | None] = mapped_column(DateTime(timezone=False))
+    extracted_at: Mapped[datetime] = mapped_column(DateTime(timezone=False), nullable=False)
+
+
 class IpLease(Base):
     """govsi extension: which crawler process serves an IP address (and so every host on
     it) now, until when, and when a request last reached that address. Several processes
@@ -373,6 +405,7 @@ LINK = cast(Table, Link.__table__)
 PAGE_LSH = cast(Table, PageLsh.__table__)
 PAGE_VERSION = cast(Table, PageVersion.__table__)
 WARC_CAPTURE = cast(Table, WarcCaptureRow.__table__)
+PAGE_TEXT = cast(Table, PageTextRow.__table__)
 
 
 def crawl_id(engine: Engine) -> str:

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from govsi.items import ITEM_TYPES, Item, Revisit
+from govsi.items import ITEM_TYPES, Item, PageText, Revisit
 
 
 class ItemSink(Protocol):
@@ -94,6 +94,10 @@ def _sync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+# The records a record holds, by the tag their fields are kept under.
+_NESTED: dict[str, type[Revisit] | type[PageText]] = {"revisit": Revisit, "page_text": PageText}
+
+
 def encode_item(item: Item) -> dict[str, Any]:
     out: dict[str, Any] = {"type": type(item).__name__}
     for field in dataclasses.fields(item):
@@ -106,8 +110,9 @@ def _encode(v: Any) -> Any:
         return {"b64": base64.b64encode(v).decode()}
     if isinstance(v, datetime):
         return {"dt": v.isoformat()}
-    if isinstance(v, Revisit):
-        return {"revisit": {f.name: _encode(getattr(v, f.name)) for f in dataclasses.fields(v)}}
+    for tag, kind in _NESTED.items():
+        if isinstance(v, kind):
+            return {tag: {f.name: _encode(getattr(v, f.name)) for f in dataclasses.fields(v)}}
     return v
 
 
@@ -121,8 +126,8 @@ def _decode(v: Any) -> Any:
         return base64.b64decode(v["b64"])
     if isinstance(v, dict) and "dt" in v:
         return datetime.fromisoformat(v["dt"])
-    if isinstance(v, dict) and "revisit" in v:
-        return Revisit(**{k: _decode(x) for k, x in v["revisit"].items()})
+    if isinstance(v, dict) and len(v) == 1 and (tag := next(iter(v))) in _NESTED:
+        return _NESTED[tag](**{k: _decode(x) for k, x in v[tag].items()})
     return v
 
 

@@ -7,8 +7,10 @@ page happen one after the other) and makes one of four writes:
 - ``write``: the row takes the record, as on a first visit. Over a stored copy, a change
   (``govsi.revisit.change``: of type, status, a redirect's target or main content) first
   copies the replaced version into ``page_version`` and sets ``changed_time`` to this
-  visit; the page's links, images, document row and LSH keys are replaced by the new
-  version's. A steady page keeps its ``changed_time`` and gets no version row.
+  visit; the page's links, images, document row, text and LSH keys are replaced by the new
+  version's. A steady page keeps its ``changed_time`` and gets no version row; its text
+  row stays as it was (the same main text or bytes: an index has nothing to redo), or is
+  added if it had none.
 - ``visit``: a 304 to a conditional request: only the visit (``accessed_time``, any new
   validators); the copy stays.
 - ``failed``: a revisit that got no usable answer (a fetch error, a server error, robots.txt
@@ -27,18 +29,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from sqlalchemy import Connection, and_, bindparam, case, func, or_, select, update
 from sqlalchemy.sql import Executable
 
-from govsi.items import FetchedPage, PageType
+from govsi.items import FetchedPage, PageText, PageType
 from govsi.revisit.change import Change, Version, change, outcome
 from govsi.revisit.schedule import next_visit
 from govsi.store.database import chunks
 from govsi.store.images import drop_images, insert_images
-from govsi.store.schema import LINK, PAGE, PAGE_DATA, PAGE_LSH, PAGE_VERSION, utcnow
+from govsi.store.schema import LINK, PAGE, PAGE_DATA, PAGE_LSH, PAGE_TEXT, PAGE_VERSION, utcnow
 from govsi.web.contenttypes import filename_of
 
 __all__ = ["PageWrites", "Schedule", "Stored", "outcome_rank", "read_stored"]
@@ -230,6 +232,11 @@ class PageWrites:
     images: dict[int, dict[str, Row]] = field(default_factory=dict)
     replaced: set[int] = field(default_factory=set)
     documents: dict[int, Row] = field(default_factory=dict)
+    # page_text rows replacing the stored one (whose page is in ``texts_gone`` too), and
+    # rows of steady pages, added only where there is none.
+    texts: dict[int, Row] = field(default_factory=dict)
+    texts_gone: set[int] = field(default_factory=set)
+    texts_if_none: dict[int, Row] = field(default_factory=dict)
     lsh: dict[int, list[int]] = field(default_factory=dict)
     changes: Counter[str] = field(default_factory=Counter)
 
@@ -269,6 +276,7 @@ class PageWrites:
         after = version_of(item)
         changed_time = stored.changed_time
         history = stored.history
+        steady = False
         if item.accessed_time is not None:  # a fetch, not a FRONTIER row's reason
             replaces = stored.rank > 0
             found: Change | None = change(stored.version, after) if replaces else None
@@ -287,6 +295,7 @@ class PageWrites:
                        visit_time=item.accessed_time, **_UNCLAIMED)  # fmt: skip
             if replaces:
                 self.replaced.add(pid)
+            steady = replaces and found is None
         self.runs.add(_WRITE, row)
         self.stored[pid] = Stored(
             item.page_type, item.http_status_code, item.content_hash, item.accessed_time,
@@ -301,6 +310,7 @@ class PageWrites:
         }
         self.lsh[pid] = list(item.band_keys)
         self.documents.pop(pid, None)
+        self._text(pid, item, steady, had_row=stored.rank > 0)
         if item.page_type == "BINARY":
             self.documents[pid] = {
                 "page_id": pid,
@@ -309,6 +319,21 @@ class PageWrites:
                 "size": item.size,
             }
 
+    def _text(self, pid: int, item: FetchedPage, steady: bool, had_row: bool) -> None:
+        """``had_row``: the page was fetched before, so it may have a text row (a text row
+        is written only with its fetched page, in one transaction)."""
+        self.texts.pop(pid, None)
+        self.texts_if_none.pop(pid, None)
+        row = text_row(pid, item.text) if item.text is not None else None
+        if steady:
+            if row is not None:
+                self.texts_if_none[pid] = row
+            return
+        if had_row:
+            self.texts_gone.add(pid)
+        if row is not None:
+            self.texts[pid] = row
+
     def execute(self, conn: Connection, insert: Callable[..., Any]) -> None:
         """Write it all, in order. ``insert``: the dialect's (ON CONFLICT DO NOTHING)."""
         self.runs.execute(conn)
@@ -316,6 +341,7 @@ class PageWrites:
         # A page re-fetched after a hard stop must not end up with two documents either.
         for table, column, ids in (
             (PAGE_DATA, PAGE_DATA.c.page_id, sorted(set(replaced) | set(self.documents))),
+            (PAGE_TEXT, PAGE_TEXT.c.page_id, sorted(self.texts_gone)),
             (PAGE_LSH, PAGE_LSH.c.page_id, replaced),
             (LINK, LINK.c.from_page, replaced),
         ):
@@ -323,6 +349,11 @@ class PageWrites:
                 conn.execute(table.delete().where(column.in_(part)))
         if self.documents:
             conn.execute(PAGE_DATA.insert(), list(self.documents.values()))
+        if self.texts:
+            conn.execute(PAGE_TEXT.insert(), list(self.texts.values()))
+        if self.texts_if_none:
+            rows = list(self.texts_if_none.values())
+            conn.execute(insert(PAGE_TEXT).on_conflict_do_nothing(), rows)
         lsh = [{"band_key": k, "page_id": p} for p, keys in self.lsh.items() for k in keys]
         if lsh:
             conn.execute(insert(PAGE_LSH).on_conflict_do_nothing(), lsh)
@@ -335,6 +366,18 @@ class PageWrites:
         images = [row for shown in self.images.values() for row in shown.values()]
         if images:
             insert_images(conn, insert, images)
+
+
+def text_row(pid: int, text: PageText) -> Row:
+    """``page_text``'s row of page ``pid`` (dates as crawldb keeps them: naive UTC)."""
+    date = text.date
+    if date is not None and date.tzinfo is not None:
+        date = date.astimezone(UTC).replace(tzinfo=None)
+    return {
+        "page_id": pid, "kind": text.kind, "status": text.status, "reason": text.reason,
+        "title": text.title, "language": text.language, "text": text.text or None,
+        "truncated": text.truncated, "document_date": date, "extracted_at": utcnow(),
+    }  # fmt: skip
 
 
 def _page_row(pid: int, item: FetchedPage) -> Row:

@@ -6,73 +6,15 @@ from __future__ import annotations
 import re
 
 # Frequent function words, each frequent in one language and rare in the other.
-_SL = frozenset(
-    [
-        "in",
-        "je",
-        "za",
-        "na",
-        "se",
-        "da",
-        "so",
-        "ki",
-        "v",
-        "z",
-        "s",
-        "po",
-        "pri",
-        "od",
-        "do",
-        "ali",
-        "tudi",
-        "kot",
-        "bo",
-        "ter",
-        "ni",
-        "pa",
-        "še",
-        "že",
-        "so",
-        "bodo",
-        "lahko",
-        "oziroma",
-        "ter",
-        "ki",
-        "jih",
-        "kar",
-        "med",
-        "brez",
-        "glede",
-    ]
+_SL_WORDS = (
+    "in je za na se da so ki v z s o po pri od do iz ali tudi kot bo bi ter ni ne pa še že "
+    "bodo lahko oziroma jih kar med brez glede tega ta to te smo ste sem"
 )
-_EN = frozenset(
-    [
-        "the",
-        "and",
-        "of",
-        "to",
-        "is",
-        "for",
-        "on",
-        "that",
-        "with",
-        "by",
-        "are",
-        "this",
-        "be",
-        "from",
-        "as",
-        "at",
-        "or",
-        "which",
-        "an",
-        "not",
-        "have",
-        "has",
-        "will",
-        "can",
-    ]
+_EN_WORDS = (
+    "the and of to is for on that with by are this be from as at or which an not have has "
+    "will can was were it its"
 )
+_SL, _EN = frozenset(_SL_WORDS.split()), frozenset(_EN_WORDS.split())
 _WORD = re.compile(r"[^\W\d_]+")
 _SAMPLE = 20_000  # characters looked at: plenty for a decision, bounded cost
 _TAG = re.compile(r"^[a-zA-Z]{2,3}")

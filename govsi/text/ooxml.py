@@ -26,27 +26,43 @@ class TooBig(Exception):
     """A part unpacks past ``max_unpacked_bytes``."""
 
 
+class _Bounded(io.RawIOBase):
+    """Part ``name`` of the zip as a stream that fails with ``TooBig`` once more than
+    ``left[0]`` bytes are unpacked from the document's parts together (counted there):
+    the parser reads it piece by piece, so memory stays bounded too."""
+
+    def __init__(self, zf: zipfile.ZipFile, name: str, left: list[int]) -> None:
+        self._part = zf.open(name)
+        self._name = name
+        self._left = left
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self._part.read(min(len(buffer), self._left[0] + 1))
+        if len(data) > self._left[0]:
+            raise TooBig(self._name)
+        self._left[0] -= len(data)
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._part.close()
+        super().close()
+
+
 def _read(zf: zipfile.ZipFile, name: str, left: list[int]) -> bytes:
-    """Part ``name``, at most ``left[0]`` bytes unpacked (what it took is counted)."""
-    with zf.open(name) as part:
-        data = part.read(left[0] + 1)
-    if len(data) > left[0]:
-        raise TooBig(name)
-    left[0] -= len(data)
-    return data
+    """Part ``name`` whole, within the bound (for the small metadata part)."""
+    with _Bounded(zf, name, left) as part:
+        return part.read()
 
 
-def _events(data: bytes) -> Iterator[tuple[str, etree._Element]]:
-    yield from etree.iterparse(io.BytesIO(data), events=("start", "end"), **_PARSER_ARGS)
-
-
-def _paragraphs(data: bytes, text_tag: str, paragraph_tag: str) -> Iterator[str]:
+def _paragraphs(source: io.RawIOBase, text_tag: str, paragraph_tag: str) -> Iterator[str]:
     """The text of each paragraph of an XML part: its ``text_tag`` elements joined, tabs
     and breaks as spaces and new lines (Word's ``w:tab``, ``w:br``)."""
     words: list[str] = []
-    for event, el in _events(data):
-        if event != "end":
-            continue
+    for _event, el in etree.iterparse(source, events=("end",), **_PARSER_ARGS):
         tag = el.tag
         if tag == text_tag:
             words.append(el.text or "")
@@ -119,8 +135,9 @@ def ooxml_text(data: bytes, kind: str, limits: TextLimits) -> DocumentText:
                 if budget.out_of_time():
                     timed_out = True
                     break
-                if not all(budget.add(p) for p in _paragraphs(_read(zf, name, left), *tags)):
-                    break
+                with _Bounded(zf, name, left) as part:
+                    if not all(budget.add(p) for p in _paragraphs(part, *tags)):
+                        break
         except TooBig as e:
             return DocumentText(
                 "failed", budget.text(), f"{e} unpacks past {limits.max_unpacked_bytes} bytes"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 
+from tests.simweb.documents import make_docx, make_pdf, make_ppt
 from tests.simweb.server import Host, Resource, SimWeb, html, redirect
 
 PNG = (
@@ -23,9 +24,18 @@ GIF = (
     b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00"
     b"\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;"
 )
-PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
-DOCX = b"PK\x03\x04" + b"word/document.xml" + b"\x00" * 64
-PPT = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 64
+# Real documents, whose text the crawl reads (page_text) and search finds.
+PDF = make_pdf(
+    ["Poročilo o javnih naročilih v letu 2025\nObčine so oddale 1204 naročila.",
+     "Uredba o javnem naročanju velja za vse občine in ministrstva."],
+    title="Letno poročilo o javnih naročilih", date="D:20250301090000+01'00'",
+)  # fmt: skip
+DOCX = make_docx(
+    ["Navodila za potrdilo o stalnem prebivališču", "Vlogo oddate na upravni enoti."],
+    title="Navodila",
+    modified="2025-02-01T10:00:00Z",
+)
+PPT = make_ppt(["Predstavitev elektronskih storitev", "Storitve za državljane in podjetja"])
 BIG_PDF_SIZE = 4 * 1024 * 1024
 BIG_PDF = b"%PDF-1.4\n" + b"0" * (BIG_PDF_SIZE - 9)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import socket
 
+from tests.simweb.documents import make_doc, make_pdf, zip_bomb_docx
 from tests.simweb.server import Host, Resource, SimWeb, html, redirect
 from tests.support.listeners import TcpListener
 
@@ -43,6 +44,10 @@ ARCHIVE_PAGES = 300
 ARTICLES_PER_PAGE = 2
 SITEMAP_ENTRIES = 100_000
 HEAVY = ["/onclick", "/vsebina", "/aplikacija", "/povezave"]
+# Documents whose text costs a careless reader the most: a DOCX of 300 MB unpacked (a
+# zip bomb of 300 KB), a PDF of 10 000 pages, a DOC whose compound file is broken.
+BOMB_UNPACKED = 300 * 2**20
+HEAVY_DOCUMENTS = ["/bomba.docx", "/tisoc-strani.pdf", "/pokvarjen.doc"]
 
 # What the crawl must store as HTML 200: the ordinary site, and the pages of the hostile
 # hosts that are ordinary pages.
@@ -135,7 +140,7 @@ def _tezki() -> Host:
     nested_app = '<div id="app">' * 9000 + "besedilo" + "</div>" * 9000
     links = "".join(f'<a href="http://{OUTSIDE}/{i}">{i}</a>' for i in range(200_000))
     return Host("tezki.gov.si", 4, {
-        "/": page("Težki", [*HEAVY, "/dokument.pdf"]),
+        "/": page("Težki", [*HEAVY, *HEAVY_DOCUMENTS, "/dokument.pdf"]),
         "/onclick": html(f'<html><body><h1>Onclick</h1><a onclick="{onclick}">x</a></body></html>'),
         "/po-kliku": page("Po kliku", ["/"]),
         "/vsebina": html(f"<html><body><h1>Vsebina</h1>{nested_content}</body></html>"),
@@ -144,6 +149,9 @@ def _tezki() -> Host:
         # "²" (latin-1 0xB2) is a digit to str.isdigit(), not to int().
         "/dokument.pdf": Resource(b"%PDF-1.4\n%%EOF\n", 200,
                                   {"Content-Type": "application/pdf", "Content-Length": "²"}),
+        "/bomba.docx": Resource(zip_bomb_docx(BOMB_UNPACKED)),
+        "/tisoc-strani.pdf": Resource(make_pdf([f"Stran {i}" for i in range(10_000)])),
+        "/pokvarjen.doc": Resource(make_doc([("Besedilo", True)])[:3000]),
     })  # fmt: skip
 
 

@@ -21,6 +21,8 @@ class Result:
     db_url: str
     store_binary: bool
     warc_dir: Path
+    # The search index the crawl brought up to date as it ended (SEARCH_INDEX).
+    search_index: Path
 
     def rows(self, sql: str) -> list[Any]:
         return query(self.db_url, sql)
@@ -28,6 +30,7 @@ class Result:
 
 def crawl_gov(gov_web: SimWeb, db_url: str, work: Path, store_binary: bool) -> Result:
     warc_dir = work / "warc"
+    search_index = work / "search-index"
     gov_web.reset_log()
     run = run_crawl(
         gov_web,
@@ -37,9 +40,10 @@ def crawl_gov(gov_web: SimWeb, db_url: str, work: Path, store_binary: bool) -> R
         STORE_BINARY_DATA=store_binary,
         WARC_DIR=str(warc_dir),
         WARC_OPERATOR="e2e tests",
+        SEARCH_INDEX=str(search_index),
         **{**E2E_SETTINGS, "RETRY_TIMES": 2},
     )
     assert run.returncode == 0, run.log[-5000:]
     # Errors inside components (a signal handler, a pipeline) are only logged by Scrapy.
     assert "Traceback" not in run.log, run.log
-    return Result(run, gov_web.requested(), db_url, store_binary, warc_dir)
+    return Result(run, gov_web.requested(), db_url, store_binary, warc_dir, search_index)

@@ -1,0 +1,126 @@
+"""Search quality on a Slovenian relevance set (``bench.lib.search_corpus``): MRR and
+nDCG@10, overall and per query kind, for each analysis and ranking choice:
+
+- ``raw``: BM25 over lower-cased tokens, what an analyzer-less engine does;
+- ``folded``: diacritics folded;
+- ``lemmas``: lemmas (lemmagen3), folded, the ASCII fields and the vocabulary;
+- ``lemmas+title``: and the title boost (SEARCH_TITLE_BOOST's default);
+- ``lemmas+title+prior``: and the link prior (SEARCH_LINK_PRIOR's default): the default.
+
+    PYTHONPATH=. python -m bench.search_quality
+
+Writes bench/results/search_quality.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from bench.lib.results import RESULTS, ROOT, write_result
+from bench.lib.search_corpus import QUERY_KINDS, Query, corpus
+from bench.lib.sysinfo import code, machine
+from govsi.search.analysis import Analysis
+from govsi.search.index import SearchIndex
+from govsi.search.searcher import Ranking, Searcher
+
+DEFAULT = Ranking()
+VARIANTS: list[tuple[str, Analysis, Ranking]] = [
+    ("raw", "raw", Ranking(1.0, 0.0)),
+    ("folded", "folded", Ranking(1.0, 0.0)),
+    ("lemmas", "lemmas", Ranking(1.0, 0.0)),
+    ("lemmas+title", "lemmas", Ranking(DEFAULT.title_boost, 0.0)),
+    ("lemmas+title+prior", "lemmas", DEFAULT),
+]
+
+
+def dcg(grades: list[int]) -> float:
+    return sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(grades))
+
+
+def measure(searcher: Searcher, q: Query) -> tuple[float, float]:
+    """(reciprocal rank of the first relevant result, nDCG@10) of one query."""
+    ids = [h.page_id for h in searcher.search(q.text, limit=10).hits]
+    rr = next((1 / (i + 1) for i, pid in enumerate(ids) if pid in q.relevant), 0.0)
+    ideal = dcg(sorted(q.relevant.values(), reverse=True)[:10])
+    return rr, dcg([q.relevant.get(pid, 0) for pid in ids]) / ideal
+
+
+def run_variant(
+    folder: Path,
+    analysis: Analysis,
+    ranking: Ranking,
+    docs: Any,
+    inlinks: dict[int, int],
+    queries: list[Query],
+) -> dict[str, Any]:
+    index = SearchIndex.open(folder, analysis)
+    if not index.marks():
+        index.write(docs, [])
+        index.set_inlinks(inlinks)
+    searcher = Searcher(index, ranking)
+    by_kind: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    misses = []
+    for q in queries:
+        rr, ndcg = measure(searcher, q)
+        by_kind[q.kind].append((rr, ndcg))
+        if rr < 1:
+            miss = {"query": q.text, "kind": q.kind, "rr": round(rr, 3), "ndcg": round(ndcg, 3)}
+            misses.append(miss)
+    index.close()
+
+    def mean(pairs: list[tuple[float, float]], k: int) -> float:
+        return round(sum(p[k] for p in pairs) / len(pairs), 3)
+
+    every = [p for pairs in by_kind.values() for p in pairs]
+    return {
+        "mrr": mean(every, 0),
+        "ndcg10": mean(every, 1),
+        "by_kind": {
+            k: {"mrr": mean(by_kind[k], 0), "ndcg10": mean(by_kind[k], 1)} for k in QUERY_KINDS
+        },
+        "misses": misses,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--filler", type=int, default=600, help="filler pages")
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    args = ap.parse_args(argv)
+    docs, inlinks, queries = corpus(args.filler)
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, analysis, ranking in VARIANTS:
+            folder = Path(tmp) / analysis
+            results[name] = run_variant(folder, analysis, ranking, docs, inlinks, queries)
+    print(f"{len(queries)} queries over {len(docs)} pages\n")
+    kinds_head = "  ".join(f"{k:>9}" for k in QUERY_KINDS)
+    print(f"{'variant':<20} {'MRR':>6} {'nDCG@10':>8}  {kinds_head}")
+    for name, r in results.items():
+        kinds = "  ".join(f"{r['by_kind'][k]['ndcg10']:>9.3f}" for k in QUERY_KINDS)
+        print(f"{name:<20} {r['mrr']:>6.3f} {r['ndcg10']:>8.3f}  {kinds}")
+    print("\n(per kind: nDCG@10)")
+    best = results["lemmas+title+prior"]
+    for m in best["misses"][:20]:
+        print(f"  default missed the best first: {m}")
+    write_result(
+        args.out / "search_quality.json",
+        {
+            "benchmark": "search_quality",
+            "queries": len(queries),
+            "pages": len(docs),
+            "machine": machine(),
+            "code": code(ROOT),
+            "results": results,
+        },
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

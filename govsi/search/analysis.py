@@ -1,0 +1,124 @@
+"""How text becomes search terms, for Slovenian (pure).
+
+Slovenian inflects heavily (*občina, občine, občini, občino, občinah*) and people type it
+without diacritics (*obcina*). Each word is lower-cased and lemmatized with lemmagen3's
+Slovenian model, then its diacritics folded (``term``): *občinah* → *obcina*. A word typed
+without diacritics cannot be lemmatized that way (lemmagen3 reads *obcine* as another word),
+so every indexed word also gets its ``ascii_term``, the lemma of its folded form, which is
+exactly what such a query word becomes: *občine* → *obcine* → *obcin*, as does the query
+*obcine*. That meets only the same inflected form (lemmagen3's lemmas of unaccented forms
+disagree: *obcina* → *obcin*, *obcinah* → *obcina*), so the index also keeps a vocabulary,
+each word written with diacritics by the stem of its folded form (``restorations``): the
+query word *obcina* stands for the term of *občinah* too. Stop words (function words) are dropped.
+
+``Analysis`` names the variants measured against each other (bench/search_quality.py):
+``raw`` tokens (what an analyzer-less engine does), ``folded`` and ``lemmas``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Literal
+
+Analysis = Literal["raw", "folded", "lemmas"]
+
+_WORD = re.compile(r"[^\W_]+")
+# Letters NFD does not split into a base and a mark.
+_EXTRA = str.maketrans({"đ": "d", "ð": "d", "ø": "o", "ł": "l", "ß": "ss", "æ": "ae", "œ": "oe"})
+# Slovenian function words, as they fold (the query's and the text's words fold first).
+_STOP = """a ali bi bil bila bile bili bilo biti bo bodo bom bomo bos bosta boste bova ce cez
+da do dokler ga gre ima imajo imam imamo imate in iz ja jaz je jih jim jo ju k kadar kaj
+kajti kako kakor kar kateri katera katere katerega katerem katerih katerim katero ker ki
+kje kjer ko koder kot ku le lahko med mi midva mu na nad naj nam nas ne nek nekaj ni nic
+niti no o ob od oz oziroma pa pac po pod pol pred pri s sa se sebe sem si so sta ste sva
+ta tak tako tam te tega tem ter tev ti tj tisti to tod tu tudi tukaj v vas ve vendar vi
+vsa vse vsi vsak z za zaradi ze zdaj"""
+STOP_WORDS = frozenset(_STOP.split())
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text`` (runs of letters and digits), lower-cased."""
+    return _WORD.findall(text.lower())
+
+
+@lru_cache(maxsize=65_536)
+def fold(word: str) -> str:
+    """``word`` without diacritics: *čšžćđ* → *csz cd*; ASCII is returned as it is."""
+    if word.isascii():
+        return word
+    decomposed = unicodedata.normalize("NFD", word.translate(_EXTRA))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+_lemmatizer: Callable[[str], str] | None = None
+
+
+def lemma(word: str) -> str:
+    """lemmagen3's Slovenian lemma of the lower-cased ``word`` (loaded on first use)."""
+    global _lemmatizer
+    if _lemmatizer is None:
+        import lemmagen3
+
+        _lemmatizer = lemmagen3.Lemmatizer("sl").lemmatize
+    return _cached_lemma(word)
+
+
+@lru_cache(maxsize=262_144)
+def _cached_lemma(word: str) -> str:
+    assert _lemmatizer is not None
+    return _lemmatizer(word) or word
+
+
+def term(word: str, analysis: Analysis = "lemmas") -> str:
+    """The indexed term of a lower-cased word (``words``): the word itself (``raw``), its
+    folded form (``folded``), or its lemma folded (``lemmas``)."""
+    if analysis == "raw":
+        return word
+    if analysis == "folded" or word.isdigit():
+        return fold(word)
+    return fold(lemma(word))
+
+
+def ascii_term(word: str) -> str:
+    """The term of ``word`` as typed without diacritics: the lemma of its folded form."""
+    folded = fold(word)
+    return folded if folded.isdigit() else lemma(folded)
+
+
+def terms(text: str | list[str], analysis: Analysis = "lemmas") -> list[str]:
+    """The terms of ``text`` (or of its ``words``) in order, stop words left out (kept for
+    ``raw``)."""
+    ws = words(text) if isinstance(text, str) else text
+    return [term(w, analysis) for w in ws if analysis == "raw" or fold(w) not in STOP_WORDS]
+
+
+def ascii_terms(text: str | list[str]) -> list[str]:
+    """The ``ascii_term`` of ``text`` (or of its ``words``) in order, stop words left out."""
+    ws = words(text) if isinstance(text, str) else text
+    return [ascii_term(w) for w in ws if fold(w) not in STOP_WORDS]
+
+
+# Slovenian inflectional endings, longest first, for ``stem``.
+_ENDING_LIST = "ega emu ima imi ema ama ami ih im om em ov ev ah eh a e i o u"
+_ENDINGS = sorted(_ENDING_LIST.split(), key=len, reverse=True)
+MIN_STEM = 3
+
+
+def stem(folded: str) -> str:
+    """A folded word without its inflectional ending (the longest that leaves at least
+    ``MIN_STEM`` letters): *obcinah*, *obcina*, *obcine* → *obcin*. Only a key for
+    ``restorations``: never indexed."""
+    for ending in _ENDINGS:
+        if folded.endswith(ending) and len(folded) - len(ending) >= MIN_STEM:
+            return folded[: -len(ending)]
+    return folded
+
+
+def restorations(ws: list[str]) -> set[tuple[str, str]]:
+    """(stem of the folded word, term) of each word of ``ws`` written with diacritics: the
+    terms a query word typed without them may stand for, whatever its inflection
+    (``govsi.search.index``'s vocabulary)."""
+    return {(stem(fold(w)), term(w)) for w in set(ws) if not w.isascii()}

@@ -1,0 +1,60 @@
+"""Scrapy extension ``SearchIndexUpdate``: when SEARCH_INDEX is set, the crawl brings the
+search index up to date as it ends (``scrapy index``'s work, in a thread), after crawldb's
+last write."""
+
+from __future__ import annotations
+
+import logging
+
+from scrapy import signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from twisted.internet.defer import Deferred
+from twisted.internet.threads import deferToThread
+
+from govsi.search.config import SearchConfig
+from govsi.search.index import SearchIndex
+from govsi.search.update import Updated, update
+from govsi.store import database
+from govsi.store.config import StoreConfig
+
+logger = logging.getLogger(__name__)
+
+
+class SearchIndexUpdate:
+    def __init__(self, config: SearchConfig, crawldb_url: str) -> None:
+        self.config = config
+        self.crawldb_url = crawldb_url
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SearchIndexUpdate:
+        config = SearchConfig.from_settings(crawler.settings)
+        if not config.at_crawl_end:
+            raise NotConfigured("SEARCH_INDEX is not set")
+        url = database.resolve_crawldb_url(StoreConfig.from_settings(crawler.settings).crawldb_url)
+        ext = cls(config, url)
+        # engine_stopped: after every spider_closed handler, crawldb's last flush included.
+        crawler.signals.connect(ext.engine_stopped, signal=signals.engine_stopped)
+        return ext
+
+    def engine_stopped(self) -> Deferred[None]:
+        d: Deferred[Updated] = deferToThread(self.update)
+        return d.addCallbacks(self._done, self._failed)
+
+    def update(self) -> Updated:
+        engine = database.make_engine(self.crawldb_url)
+        index = SearchIndex.open(self.config.folder)
+        try:
+            return update(engine, index)
+        finally:
+            index.close()
+            engine.dispose()
+
+    def _done(self, done: Updated) -> None:
+        logger.info("search index %s updated: %d pages (re)indexed, %d dropped in %.1f s",
+                    self.config.folder, done.added, done.removed, done.seconds)  # fmt: skip
+
+    def _failed(self, failure: object) -> None:
+        # The crawl's data is in crawldb whatever happens here: scrapy index can redo it.
+        logger.error("search index %s not updated (%s); run scrapy index", self.config.folder,
+                     getattr(failure, "value", failure))  # fmt: skip

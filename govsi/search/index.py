@@ -1,0 +1,148 @@
+"""The search index: a Tantivy index (BM25) in a folder beside crawldb, and the small
+SQLite file there that remembers which version of each page it holds and each page's
+in-links (the link prior), so that an update reads only what changed.
+
+Fields: ``body`` and ``title`` hold each word's ``term`` (lemma, folded), ``body_ascii`` and
+``title_ascii`` its ``ascii_term`` (what the word typed without diacritics becomes), all
+with positions for phrases; ``page_id``, ``url``, ``host``, ``kind``, ``title_text`` and
+``date`` are stored for results; ``host``, ``kind``, ``domains`` and ``date`` filter and
+facet.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+from govsi.search.analysis import Analysis, ascii_terms, restorations, stem, terms, words
+from govsi.search.document import SearchDocument, domains
+
+TEXT_FIELDS = ("body", "body_ascii", "title", "title_ascii")
+# Tantivy's indexing memory: the writer flushes a segment when it is full.
+WRITER_HEAP = 128 * 1024 * 1024
+
+
+def schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_unsigned_field("page_id", stored=True, indexed=True, fast=True)
+    for name in TEXT_FIELDS:
+        sb.add_text_field(name, tokenizer_name="whitespace", index_option="position")
+    sb.add_text_field("title_text", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("url", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("host", stored=True, tokenizer_name="raw", fast=True)
+    sb.add_text_field("domains", tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("kind", stored=True, tokenizer_name="raw", fast=True)
+    sb.add_date_field("date", stored=True, indexed=True, fast=True)
+    return sb.build()
+
+
+@dataclass
+class SearchIndex:
+    """The index folder: Tantivy's files and ``state.sqlite3``."""
+
+    path: Path
+    index: tantivy.Index
+    state: sqlite3.Connection
+    analysis: Analysis = "lemmas"
+
+    @classmethod
+    def open(cls, path: str | Path, analysis: Analysis = "lemmas") -> SearchIndex:
+        """Open the index at ``path``, made empty if there is none."""
+        folder = Path(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        index = tantivy.Index(schema(), path=str(folder), reuse=True)
+        state = sqlite3.connect(folder / "state.sqlite3")
+        state.executescript(
+            "CREATE TABLE IF NOT EXISTS indexed (page_id INTEGER PRIMARY KEY, mark TEXT);"
+            "CREATE TABLE IF NOT EXISTS inlinks (page_id INTEGER PRIMARY KEY, n INTEGER);"
+            "CREATE TABLE IF NOT EXISTS vocabulary (folded TEXT, term TEXT,"
+            " PRIMARY KEY (folded, term)) WITHOUT ROWID;"
+        )
+        return cls(folder, index, state, analysis)
+
+    def close(self) -> None:
+        self.state.close()
+
+    def marks(self) -> dict[int, str]:
+        """The version mark of every page the index holds."""
+        return dict(self.state.execute("SELECT page_id, mark FROM indexed"))
+
+    def write(self, add: Iterable[SearchDocument], remove: Iterable[int]) -> int:
+        """Replace or add ``add``'s pages and drop ``remove``'s, in one commit; how many
+        were added."""
+        writer = self.index.writer(heap_size=WRITER_HEAP, num_threads=1)
+        gone = list(remove)
+        for pid in gone:
+            writer.delete_documents_by_query(self._page(pid))
+        added: list[tuple[int, str]] = []
+        vocabulary: set[tuple[str, str]] = set()
+        for doc in add:
+            # tantivy-py's delete_documents_by_term takes an int as i64: the u64 page_id
+            # term is only matched by a term query.
+            writer.delete_documents_by_query(self._page(doc.page_id))
+            writer.add_document(self._document(doc, vocabulary))
+            added.append((doc.page_id, doc.extracted_at))
+        writer.commit()
+        writer.wait_merging_threads()
+        with self.state:
+            self.state.executemany("DELETE FROM indexed WHERE page_id = ?", [(p,) for p in gone])
+            self.state.executemany("INSERT OR REPLACE INTO indexed VALUES (?, ?)", added)
+            self.state.executemany("INSERT OR IGNORE INTO vocabulary VALUES (?, ?)", vocabulary)
+        self.index.reload()
+        return len(added)
+
+    def set_inlinks(self, counts: dict[int, int]) -> None:
+        with self.state:
+            self.state.execute("DELETE FROM inlinks")
+            self.state.executemany("INSERT INTO inlinks VALUES (?, ?)", counts.items())
+
+    def inlinks(self, ids: Iterable[int]) -> dict[int, int]:
+        wanted = list(ids)
+        marks = ",".join("?" * len(wanted))
+        rows = self.state.execute(
+            f"SELECT page_id, n FROM inlinks WHERE page_id IN ({marks})", wanted
+        )
+        return dict(rows)
+
+    def _page(self, pid: int) -> tantivy.Query:
+        return tantivy.Query.term_query(self.index.schema, "page_id", pid)
+
+    def restored(self, typed: Iterable[str]) -> dict[str, set[str]]:
+        """The terms of indexed words written with diacritics that each of ``typed`` (query
+        words typed without them) may stand for: those of the same ``stem``."""
+        stems = {w: stem(w) for w in set(typed)}
+        found: dict[str, set[str]] = {s: set() for s in stems.values()}
+        if found:
+            marks = ",".join("?" * len(found))
+            sql = f"SELECT folded, term FROM vocabulary WHERE folded IN ({marks})"
+            for key, value in self.state.execute(sql, list(found)):
+                found[key].add(value)
+        return {w: found[s] for w, s in stems.items()}
+
+    def _document(self, doc: SearchDocument, vocabulary: set[tuple[str, str]]) -> tantivy.Document:
+        d = tantivy.Document()
+        d.add_unsigned("page_id", doc.page_id)
+        body, title = words(doc.text), words(doc.title)
+        d.add_text("body", " ".join(terms(body, self.analysis)))
+        d.add_text("title", " ".join(terms(title, self.analysis)))
+        if self.analysis == "lemmas":
+            d.add_text("body_ascii", " ".join(ascii_terms(body)))
+            d.add_text("title_ascii", " ".join(ascii_terms(title)))
+            vocabulary |= restorations(body) | restorations(title)
+        d.add_text("title_text", doc.title)
+        d.add_text("url", doc.url)
+        d.add_text("host", doc.host)
+        for domain in domains(doc.host):
+            d.add_text("domains", domain)
+        d.add_text("kind", doc.kind)
+        if doc.date is not None:
+            d.add_date("date", doc.date)
+        return d
+
+    def searcher(self) -> Any:
+        return self.index.searcher()

@@ -1,0 +1,179 @@
+"""Running a query against the index: BM25 over the analysed fields, the title boosted,
+every word or phrase required (any of them when none matches all), filters, facets by
+host and type, then the link prior over the best ``RERANK`` (pure but for the index)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import tantivy
+
+from govsi.search.analysis import STOP_WORDS, ascii_term, fold, term, words
+from govsi.search.index import SearchIndex
+from govsi.search.query import ParsedQuery, parse
+
+# Hits the link prior re-orders (BM25's best); deeper pages keep BM25's order.
+RERANK = 200
+FACET_SIZE = 10
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How results are ordered: ``title_boost`` multiplies a title match's score;
+    ``prior`` weighs the link prior, score * (1 + prior * ln(1 + in-links))."""
+
+    title_boost: float = 2.0
+    prior: float = 0.1
+
+
+@dataclass(frozen=True)
+class Hit:
+    page_id: int
+    url: str
+    title: str
+    kind: str
+    host: str
+    date: datetime | None
+    score: float
+
+
+@dataclass
+class Results:
+    total: int
+    hits: list[Hit]
+    facets: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    # The query's terms, as ``snippets`` matches them: the text's terms and ascii terms.
+    wanted: frozenset[str] = frozenset()
+    wanted_ascii: frozenset[str] = frozenset()
+    any_word: bool = False  # no page had every word: these have some
+
+
+class Searcher:
+    def __init__(self, index: SearchIndex, ranking: Ranking = Ranking()) -> None:
+        self.index = index
+        self.ranking = ranking
+        self.schema = index.index.schema
+        self.lemmas = index.analysis == "lemmas"
+
+    def search(self, query: str | ParsedQuery, offset: int = 0, limit: int = 10) -> Results:
+        parsed = parse(query) if isinstance(query, str) else query
+        units = [u for u in (self._unit(words_) for words_ in parsed.units) if u is not None]
+        filters = self._filters(parsed)
+        wanted, wanted_ascii = self._wanted(parsed)
+        if not units and not filters:
+            return Results(0, [])
+        searcher = self.index.searcher()
+        results = self._run(searcher, units, filters, tantivy.Occur.Must, offset, limit)
+        any_word = False
+        if results is None and len(units) > 1:
+            results, any_word = self._run(searcher, units, filters, tantivy.Occur.Should, offset,
+                                          limit), True  # fmt: skip
+        if results is None:
+            return Results(0, [], wanted=wanted, wanted_ascii=wanted_ascii)
+        results.wanted, results.wanted_ascii, results.any_word = wanted, wanted_ascii, any_word
+        return results
+
+    def _run(
+        self, searcher: Any, units: list[Any], filters: list[Any], occur: Any, offset: int,
+        limit: int,
+    ) -> Results | None:  # fmt: skip
+        clauses = [(occur, u) for u in units] + [(tantivy.Occur.Must, f) for f in filters]
+        if not units:
+            clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
+        query = tantivy.Query.boolean_query(clauses)
+        depth = max(RERANK, offset + limit)
+        found = searcher.search(query, depth, count=True)
+        if not found.hits:
+            return None
+        docs = [(score, searcher.doc(address)) for score, address in found.hits]
+        ids = [d["page_id"][0] for _, d in docs]
+        inlinks = self.index.inlinks(ids) if units else {}
+        hits = [self._hit(d, score, inlinks.get(d["page_id"][0], 0)) for score, d in docs]
+        head = sorted(hits[:RERANK], key=lambda h: -h.score) + hits[RERANK:]
+        facets = _facets(searcher.aggregate(query, {
+            "host": {"terms": {"field": "host", "size": FACET_SIZE}},
+            "kind": {"terms": {"field": "kind", "size": FACET_SIZE}},
+        }))  # fmt: skip
+        return Results(found.count, head[offset : offset + limit], facets)
+
+    def _hit(self, doc: Any, score: float, inlinks: int) -> Hit:
+        def first(name: str) -> Any:
+            values = doc[name]
+            return values[0] if values else None
+
+        prior = 1.0 + self.ranking.prior * math.log1p(inlinks)
+        return Hit(first("page_id"), first("url"), first("title_text") or "", first("kind"),
+                   first("host"), first("date"), score * prior)  # fmt: skip
+
+    def _unit(self, typed: list[str]) -> Any:
+        """The query of one word or phrase: over the body and the boosted title, and over
+        the ascii fields when it was typed without diacritics; None for stop words only."""
+        kept = [w for w in words(" ".join(typed)) if fold(w) not in STOP_WORDS]
+        if not kept:
+            return None
+        own = [term(w, self.index.analysis) for w in kept]
+        choices = [("body", own), ("title", own)]
+        if self.lemmas and all(w.isascii() for w in kept):
+            typed_ascii = [ascii_term(w) for w in kept]
+            choices += [("body_ascii", typed_ascii), ("title_ascii", typed_ascii)]
+            # The words written with diacritics these may stand for, one reading each.
+            restored = self.index.restored(kept)
+            for reading in _readings(kept, own, restored):
+                choices += [("body", reading), ("title", reading)]
+        queries = []
+        for name, terms_ in choices:
+            if len(terms_) == 1:
+                q = tantivy.Query.term_query(self.schema, name, terms_[0])
+            else:
+                phrase: list[str | tuple[int, str]] = list(terms_)
+                q = tantivy.Query.phrase_query(self.schema, name, phrase)
+            if name.startswith("title"):
+                q = tantivy.Query.boost_query(q, self.ranking.title_boost)
+            queries.append(q)
+        return tantivy.Query.disjunction_max_query(queries, tie_breaker=0.5)
+
+    def _filters(self, parsed: ParsedQuery) -> list[Any]:
+        out: list[Any] = []
+        for name, values in (("host", parsed.hosts), ("domains", parsed.sites),
+                             ("kind", parsed.kinds)):  # fmt: skip
+            if values:
+                terms_ = [tantivy.Query.term_query(self.schema, name, v) for v in values]
+                out.append(tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in terms_]))
+        if parsed.after or parsed.before:
+            out.append(tantivy.Query.range_query(
+                self.schema, "date", tantivy.FieldType.Date, parsed.after, parsed.before,
+            ))  # fmt: skip
+        return out
+
+    def _wanted(self, parsed: ParsedQuery) -> tuple[frozenset[str], frozenset[str]]:
+        typed = [w for unit in parsed.units for w in words(" ".join(unit))]
+        kept = [w for w in typed if fold(w) not in STOP_WORDS]
+        ascii_ = (
+            frozenset(ascii_term(w) for w in kept if w.isascii()) if self.lemmas else frozenset()
+        )
+        return frozenset(term(w, self.index.analysis) for w in kept), ascii_
+
+
+# Readings of a phrase typed without diacritics tried, at most (each word may stand for
+# several written words).
+MAX_READINGS = 8
+
+
+def _readings(kept: list[str], own: list[str], restored: dict[str, set[str]]) -> list[list[str]]:
+    """Term sequences the ASCII words ``kept`` may stand for, other than ``own``: each word
+    its own term or one of its ``restored`` ones (a single word: each of them)."""
+    options = [sorted({t, *restored.get(w, ())}) for w, t in zip(kept, own, strict=True)]
+    out: list[list[str]] = [[]]
+    for choice in options:
+        out = [[*seq, t] for seq in out for t in choice][:MAX_READINGS]
+    return [seq for seq in out if seq != own]
+
+
+def _facets(aggregated: Any) -> dict[str, list[tuple[str, int]]]:
+    return {
+        name: [(b["key"], int(b["doc_count"])) for b in result.get("buckets", [])]
+        for name, result in dict(aggregated).items()
+    }

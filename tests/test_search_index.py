@@ -1,0 +1,150 @@
+"""The search index (govsi.search.index, searcher, update, snippets): what a query finds
+and in which order, filters and facets, snippets, and updates that read only what changed."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from govsi.items import FetchedPage, PageText
+from govsi.search.analysis import ascii_term, term
+from govsi.search.document import SearchDocument, domains
+from govsi.search.index import SearchIndex
+from govsi.search.searcher import Ranking, Searcher
+from govsi.search.snippets import render, snippet
+from govsi.search.update import update
+from govsi.store.writer import CrawlWriter
+from tests.support.crawldb import T
+
+G = "https://www.gov.si"
+
+
+def doc(pid: int, title: str, text: str, host: str = "www.gov.si", kind: str = "HTML",
+        date: datetime | None = None) -> SearchDocument:  # fmt: skip
+    return SearchDocument(pid, f"https://{host}/{pid}", host, kind, title, text, "sl", date, 1, "m")
+
+
+DOCS = [
+    doc(1, "Javna naročila", "Vlada je sprejela uredbo o javnih naročilih za vse občine.",
+        date=datetime(2025, 1, 5)),
+    doc(2, "Potrdilo", "Potrdilo o stalnem prebivališču izda upravna enota.",
+        "evem.gov.si", "PDF", datetime(2024, 3, 1)),
+    doc(3, "Novice", "Ministrstvo za finance objavlja novice o davkih in javnih financah."),
+    doc(4, "Občine", "Seznam vseh občin in njihovih naslovov.", "e-uprava.gov.si"),
+    doc(5, "Arhiv", "Stara novica o občinah, ki omenja tudi javna naročila enkrat."),
+]  # fmt: skip
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> SearchIndex:
+    ix = SearchIndex.open(tmp_path / "index")
+    ix.write(DOCS, [])
+    return ix
+
+
+DEFAULT = Ranking()
+
+
+def found(index: SearchIndex, query: str, ranking: Ranking = DEFAULT) -> list[int]:
+    return [h.page_id for h in Searcher(index, ranking).search(query, limit=20).hits]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("občine", {1, 4, 5}),
+        ("obcinah", {1, 4, 5}),  # no diacritics, another form
+        ("obcina", {1, 4, 5}),  # no diacritics, a form no page has
+        ("prebivalisce", {2}),
+        ("OBČINO", {1, 4, 5}),
+        ('"javna naročila"', {1, 5}),
+        ('"naročila javna"', set()),  # a phrase keeps its order
+        ("potrdilo prebivalisce", {2}),
+        ("davek", {3}),
+        ("in za o", set()),  # stop words alone ask nothing
+        ("občine type:pdf", set()),
+        ("host:evem.gov.si", {2}),
+        ("site:gov.si type:pdf", {2}),
+        ("naročila after:2025", {1}),
+        ("naročila before:2024-12", set()),
+        ("nič od tega", set()),
+    ],
+)
+def test_what_a_query_finds(index: SearchIndex, query: str, expected: set[int]) -> None:
+    assert set(found(index, query)) == expected
+
+
+def test_every_word_must_match_unless_no_page_has_them_all(index: SearchIndex) -> None:
+    s = Searcher(index)
+    both = s.search("uredba občine")
+    assert [h.page_id for h in both.hits] == [1] and not both.any_word
+    some = s.search("uredba arhivirano")
+    assert {h.page_id for h in some.hits} == {1} and some.any_word
+
+
+def test_the_title_counts_more_and_the_link_prior_orders_equals(index: SearchIndex) -> None:
+    # "novice" is in 3's title and text, in 5's text only.
+    assert found(index, "novica")[0] == 3
+    assert found(index, "javna naročila")[0] == 1
+    plain = Ranking(title_boost=1.0, prior=0.0)
+    index.set_inlinks({5: 1000})
+    assert found(index, "javna naročila", Ranking(title_boost=1.0, prior=1.0))[0] == 5
+    assert found(index, "javna naročila", plain)[0] == 1
+
+
+def test_facets_count_every_match_by_host_and_type(index: SearchIndex) -> None:
+    results = Searcher(index).search("občine", limit=1)
+    assert results.total == 3 and len(results.hits) == 1
+    assert dict(results.facets["host"]) == {"www.gov.si": 2, "e-uprava.gov.si": 1}
+    assert dict(results.facets["kind"]) == {"HTML": 3}
+
+
+def test_paging(index: SearchIndex) -> None:
+    s = Searcher(index)
+    everything = [h.page_id for h in s.search("občine", limit=10).hits]
+    pages = [h.page_id for o in range(3) for h in s.search("občine", offset=o, limit=1).hits]
+    assert pages == everything
+
+
+def test_a_snippet_marks_the_words_of_the_query_as_written() -> None:
+    text = "Uvod. " * 100 + "Uredba o javnih naročilih velja za vse občine. " + "Konec. " * 100
+    pieces = snippet(text, frozenset({term("uredba"), term("obcinah")}),
+                     frozenset({ascii_term("obcinah")}), width=80)  # fmt: skip
+    shown = render(pieces, lambda t: f"[{t}]", lambda t: t)
+    assert shown.startswith("…") and shown.endswith("…") and len(shown) < 120
+    assert "[Uredba] o javnih naročilih velja za vse [občine]" in shown
+    assert render(snippet("Kratko.", frozenset({"x"})), str, str) == "Kratko."
+
+
+def test_domains() -> None:
+    assert domains("www.Gov.si") == ["www.gov.si", "gov.si", "si"]
+
+
+def page(url: str, text: str, when: datetime = T) -> FetchedPage:
+    found_text = PageText("HTML", "ok", text, None, "T", "sl")
+    return FetchedPage(url, 1, "HTML", when, 200, html_content=f"<p>{text}</p>",
+                       content_hash=text, text=found_text)  # fmt: skip
+
+
+def test_an_update_reads_only_what_changed(engine: Engine, tmp_path: Path) -> None:
+    writer = CrawlWriter(engine)
+    for item in (page(f"{G}/a", "Uredba o občinah"), page(f"{G}/b", "Javna naročila"),
+                 page(f"{G}/c", "Davki")):  # fmt: skip
+        writer.add(item)
+    assert writer.flush()
+    index = SearchIndex.open(tmp_path / "index")
+    first = update(engine, index)
+    assert (first.added, first.removed, first.unchanged) == (3, 0, 0)
+    assert update(engine, index).added == 0
+    # b changes, c is gone (a 404 now): one page read again, one dropped.
+    later = T + timedelta(days=2)
+    writer.add(page(f"{G}/b", "Razpis za nepovratna sredstva", later))
+    writer.add(FetchedPage(f"{G}/c", 1, "HTML", later, 404, html_content="<p>Ni</p>"))
+    assert writer.flush()
+    second = update(engine, index)
+    assert (second.added, second.removed, second.unchanged) == (1, 1, 1)
+    assert found(index, "razpis") and not found(index, "naročila") and not found(index, "davek")
+    assert found(index, "obcina")
