@@ -3,9 +3,11 @@ nDCG@10, overall and per query kind, for each analysis and ranking choice:
 
 - ``raw``: BM25 over lower-cased tokens, what an analyzer-less engine does;
 - ``folded``: diacritics folded;
-- ``lemmas``: lemmas (lemmagen3), folded, the ASCII fields and the vocabulary;
-- ``lemmas+title``: and the title boost (SEARCH_TITLE_BOOST's default);
-- ``lemmas+title+prior``: and the link prior (SEARCH_LINK_PRIOR's default): the default.
+- ``lemmas``: lemmas (lemmagen3), folded;
+- ``+ascii``, ``+vocabulary``, ``+stems``: what else a query word is matched by
+  (``govsi.search.searcher.Ranking``), alone and together;
+- ``+title``: and the title boost (SEARCH_TITLE_BOOST's default);
+- ``+title+prior``: and the link prior (SEARCH_LINK_PRIOR's default): the default.
 
     PYTHONPATH=. python -m bench.search_quality
 
@@ -18,6 +20,7 @@ import argparse
 import math
 import tempfile
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +32,19 @@ from govsi.search.index import SearchIndex
 from govsi.search.searcher import Ranking, Searcher
 
 DEFAULT = Ranking()
+LEMMAS = Ranking(1.0, 0.0, ascii=False, vocabulary=False, stems=False)
 VARIANTS: list[tuple[str, Analysis, Ranking]] = [
     ("raw", "raw", Ranking(1.0, 0.0)),
     ("folded", "folded", Ranking(1.0, 0.0)),
-    ("lemmas", "lemmas", Ranking(1.0, 0.0)),
-    ("lemmas+title", "lemmas", Ranking(DEFAULT.title_boost, 0.0)),
-    ("lemmas+title+prior", "lemmas", DEFAULT),
+    ("lemmas", "lemmas", LEMMAS),
+    ("+ascii", "lemmas", replace(LEMMAS, ascii=True)),
+    ("+ascii+vocabulary", "lemmas", replace(LEMMAS, ascii=True, vocabulary=True)),
+    ("+stems", "lemmas", replace(LEMMAS, stems=True)),
+    ("+vocab+stems", "lemmas", replace(LEMMAS, vocabulary=True, stems=True)),
+    ("+ascii+stems", "lemmas", replace(LEMMAS, ascii=True, stems=True)),
+    ("+ascii+vocab+stems", "lemmas", replace(LEMMAS, ascii=True, vocabulary=True, stems=True)),
+    ("+title", "lemmas", replace(DEFAULT, prior=0.0)),
+    ("+title+prior (default)", "lemmas", DEFAULT),
 ]
 
 
@@ -100,12 +110,12 @@ def main(argv: list[str] | None = None) -> int:
             results[name] = run_variant(folder, analysis, ranking, docs, inlinks, queries)
     print(f"{len(queries)} queries over {len(docs)} pages\n")
     kinds_head = "  ".join(f"{k:>9}" for k in QUERY_KINDS)
-    print(f"{'variant':<20} {'MRR':>6} {'nDCG@10':>8}  {kinds_head}")
+    print(f"{'variant':<24} {'MRR':>6} {'nDCG@10':>8}  {kinds_head}")
     for name, r in results.items():
         kinds = "  ".join(f"{r['by_kind'][k]['ndcg10']:>9.3f}" for k in QUERY_KINDS)
-        print(f"{name:<20} {r['mrr']:>6.3f} {r['ndcg10']:>8.3f}  {kinds}")
+        print(f"{name:<24} {r['mrr']:>6.3f} {r['ndcg10']:>8.3f}  {kinds}")
     print("\n(per kind: nDCG@10)")
-    best = results["lemmas+title+prior"]
+    best = results["+title+prior (default)"]
     for m in best["misses"][:20]:
         print(f"  default missed the best first: {m}")
     write_result(

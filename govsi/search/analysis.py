@@ -117,6 +117,13 @@ def stem(folded: str) -> str:
     return folded
 
 
+def stems(text: str | list[str]) -> list[str]:
+    """The ``stem`` of each folded word of ``text`` (or of its ``words``), stop words left
+    out: what meets a word's inflections when lemmagen3 gives them different lemmas."""
+    ws = words(text) if isinstance(text, str) else text
+    return [stem(fold(w)) for w in ws if fold(w) not in STOP_WORDS]
+
+
 def restorations(ws: list[str]) -> set[tuple[str, str]]:
     """(stem of the folded word, term) of each word of ``ws`` written with diacritics: the
     terms a query word typed without them may stand for, whatever its inflection

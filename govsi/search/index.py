@@ -3,10 +3,11 @@ SQLite file there that remembers which version of each page it holds and each pa
 in-links (the link prior), so that an update reads only what changed.
 
 Fields: ``body`` and ``title`` hold each word's ``term`` (lemma, folded), ``body_ascii`` and
-``title_ascii`` its ``ascii_term`` (what the word typed without diacritics becomes), all
-with positions for phrases; ``page_id``, ``url``, ``host``, ``kind``, ``title_text`` and
-``date`` are stored for results; ``host``, ``kind``, ``domains`` and ``date`` filter and
-facet.
+``title_ascii`` its ``ascii_term`` (what the word typed without diacritics becomes),
+``body_stem`` and ``title_stem`` the ``stem`` of its folded form (its inflections, when
+lemmagen3 gives them different lemmas), all with positions for phrases; ``page_id``,
+``url``, ``host``, ``kind``, ``title_text`` and ``date`` are stored for results; ``host``,
+``kind``, ``domains`` and ``date`` filter and facet.
 """
 
 from __future__ import annotations
@@ -19,10 +20,18 @@ from typing import Any
 
 import tantivy
 
-from govsi.search.analysis import Analysis, ascii_terms, restorations, stem, terms, words
+from govsi.search.analysis import (
+    Analysis,
+    ascii_terms,
+    restorations,
+    stem,
+    stems,
+    terms,
+    words,
+)
 from govsi.search.document import SearchDocument, domains
 
-TEXT_FIELDS = ("body", "body_ascii", "title", "title_ascii")
+TEXT_FIELDS = ("body", "body_ascii", "body_stem", "title", "title_ascii", "title_stem")
 # Tantivy's indexing memory: the writer flushes a segment when it is full.
 WRITER_HEAP = 128 * 1024 * 1024
 
@@ -133,6 +142,8 @@ class SearchIndex:
         if self.analysis == "lemmas":
             d.add_text("body_ascii", " ".join(ascii_terms(body)))
             d.add_text("title_ascii", " ".join(ascii_terms(title)))
+            d.add_text("body_stem", " ".join(stems(body)))
+            d.add_text("title_stem", " ".join(stems(title)))
             vocabulary |= restorations(body) | restorations(title)
         d.add_text("title_text", doc.title)
         d.add_text("url", doc.url)

@@ -11,7 +11,7 @@ from typing import Any
 
 import tantivy
 
-from govsi.search.analysis import STOP_WORDS, ascii_term, fold, term, words
+from govsi.search.analysis import STOP_WORDS, ascii_term, fold, stems, term, words
 from govsi.search.index import SearchIndex
 from govsi.search.query import ParsedQuery, parse
 
@@ -27,6 +27,13 @@ class Ranking:
 
     title_boost: float = 2.0
     prior: float = 0.1
+    # What a query word is matched by besides its lemma (bench/search_quality.py measures
+    # each): the ascii fields, the vocabulary of words written with diacritics, the stems
+    # (weighed by ``stem_weight`` against a lemma's match).
+    ascii: bool = True
+    vocabulary: bool = True
+    stems: bool = True
+    stem_weight: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -116,11 +123,16 @@ class Searcher:
             return None
         own = [term(w, self.index.analysis) for w in kept]
         choices = [("body", own), ("title", own)]
+        r = self.ranking
+        if self.lemmas and r.stems:
+            stemmed = stems(kept)
+            choices += [("body_stem", stemmed), ("title_stem", stemmed)]
         if self.lemmas and all(w.isascii() for w in kept):
             typed_ascii = [ascii_term(w) for w in kept]
-            choices += [("body_ascii", typed_ascii), ("title_ascii", typed_ascii)]
+            if r.ascii:
+                choices += [("body_ascii", typed_ascii), ("title_ascii", typed_ascii)]
             # The words written with diacritics these may stand for, one reading each.
-            restored = self.index.restored(kept)
+            restored = self.index.restored(kept) if r.vocabulary else {}
             for reading in _readings(kept, own, restored):
                 choices += [("body", reading), ("title", reading)]
         queries = []
@@ -130,8 +142,11 @@ class Searcher:
             else:
                 phrase: list[str | tuple[int, str]] = list(terms_)
                 q = tantivy.Query.phrase_query(self.schema, name, phrase)
-            if name.startswith("title"):
-                q = tantivy.Query.boost_query(q, self.ranking.title_boost)
+            boost = (r.title_boost if name.startswith("title") else 1.0) * (
+                r.stem_weight if name.endswith("_stem") else 1.0
+            )
+            if boost != 1.0:
+                q = tantivy.Query.boost_query(q, boost)
             queries.append(q)
         return tantivy.Query.disjunction_max_query(queries, tie_breaker=0.5)
 
