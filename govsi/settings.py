@@ -481,6 +481,9 @@ SEARCH_TITLE_BOOST = 2.0
 # The link prior: a result's score times 1 + SEARCH_LINK_PRIOR * ln(1 + its in-links), so a
 # page many pages link to comes first among equals (0 = BM25 alone).
 SEARCH_LINK_PRIOR = 0.1
+# Processes that analyse pages while an index is built or updated (lemmas hold the GIL);
+# 0 = one per CPU. An update of fewer than 5 000 pages runs in one process.
+SEARCH_INDEX_PROCESSES = 0
 REPORT_GRAPH_MAX_SITES = 300
 REPORT_SITE_GRAPH_MAX_PAGES = 300
 REPORT_HTML_ROWS = 200

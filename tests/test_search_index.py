@@ -148,3 +148,17 @@ def test_an_update_reads_only_what_changed(engine: Engine, tmp_path: Path) -> No
     assert (second.added, second.removed, second.unchanged) == (1, 1, 1)
     assert found(index, "razpis") and not found(index, "naročila") and not found(index, "davek")
     assert found(index, "obcina")
+
+
+def test_an_update_analyses_in_a_pool_of_processes_as_in_this_one(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = CrawlWriter(engine)
+    for n in range(30):
+        writer.add(page(f"{G}/p{n}", f"Uredba številka {n} o občinah in ministrstvih"))
+    assert writer.flush()
+    monkeypatch.setattr("govsi.search.update.POOL_FROM", 1)
+    pooled, alone = SearchIndex.open(tmp_path / "pooled"), SearchIndex.open(tmp_path / "alone")
+    assert update(engine, pooled, processes=2).added == update(engine, alone).added == 30
+    for query in ("obcina", "ministrstvo", '"uredba številka 7"'):
+        assert found(pooled, query) == found(alone, query) != []

@@ -50,7 +50,8 @@ class Command(ScrapyCommand):
         engine = database.make_engine(url)
         index = SearchIndex.open(config.folder)
         try:
-            done = update(engine, index, lambda n, todo: logger.info("indexed %d of %d", n, todo))
+            done = update(engine, index, lambda n, todo: logger.info("indexed %d of %d", n, todo),
+                          config.processes)  # fmt: skip
         finally:
             index.close()
             engine.dispose()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
@@ -107,6 +108,7 @@ _ENDINGS = sorted(_ENDING_LIST.split(), key=len, reverse=True)
 MIN_STEM = 3
 
 
+@lru_cache(maxsize=262_144)
 def stem(folded: str) -> str:
     """A folded word without its inflectional ending (the longest that leaves at least
     ``MIN_STEM`` letters): *obcinah*, *obcina*, *obcine* → *obcin*. Only a key for
@@ -122,6 +124,40 @@ def stems(text: str | list[str]) -> list[str]:
     out: what meets a word's inflections when lemmagen3 gives them different lemmas."""
     ws = words(text) if isinstance(text, str) else text
     return [stem(fold(w)) for w in ws if fold(w) not in STOP_WORDS]
+
+
+@dataclass
+class Fields:
+    """A text's terms for each kind of field (``analyzed``)."""
+
+    terms: list[str] = field(default_factory=list)
+    ascii_terms: list[str] = field(default_factory=list)
+    stems: list[str] = field(default_factory=list)
+    restorations: set[tuple[str, str]] = field(default_factory=set)
+
+
+@lru_cache(maxsize=524_288)
+def _forms(word: str) -> tuple[str, str, str] | None:
+    """(``term``, ``ascii_term``, ``stem`` of the folded form) of a lower-cased word; None
+    for a stop word. Cached: a language's frequent words are few."""
+    folded = fold(word)
+    if folded in STOP_WORDS:
+        return None
+    if word.isdigit():
+        return folded, folded, folded
+    return fold(lemma(word)), lemma(folded), stem(folded)
+
+
+def analyzed(ws: list[str]) -> Fields:
+    """``terms``, ``ascii_terms``, ``stems`` and ``restorations`` of the words ``ws``
+    (analysis ``lemmas``) in one pass: what the index writes of a text."""
+    pairs = [(w, f) for w, f in zip(ws, map(_forms, ws), strict=True) if f is not None]
+    return Fields(
+        [f[0] for _, f in pairs],
+        [f[1] for _, f in pairs],
+        [f[2] for _, f in pairs],
+        {(f[2], f[0]) for w, f in pairs if not w.isascii()},
+    )
 
 
 def restorations(ws: list[str]) -> set[tuple[str, str]]:

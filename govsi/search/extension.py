@@ -45,7 +45,7 @@ class SearchIndexUpdate:
         engine = database.make_engine(self.crawldb_url)
         index = SearchIndex.open(self.config.folder)
         try:
-            return update(engine, index)
+            return update(engine, index, processes=self.config.processes)
         finally:
             index.close()
             engine.dispose()

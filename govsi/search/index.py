@@ -14,26 +14,54 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from concurrent.futures import Executor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import tantivy
 
-from govsi.search.analysis import (
-    Analysis,
-    ascii_terms,
-    restorations,
-    stem,
-    stems,
-    terms,
-    words,
-)
+from govsi.search.analysis import Analysis, analyzed, stem, terms, words
 from govsi.search.document import SearchDocument, domains
 
 TEXT_FIELDS = ("body", "body_ascii", "body_stem", "title", "title_ascii", "title_stem")
 # Tantivy's indexing memory: the writer flushes a segment when it is full.
 WRITER_HEAP = 128 * 1024 * 1024
+
+
+# Pages a pool's process analyses per job.
+CHUNK = 200
+
+
+@dataclass(frozen=True)
+class Analyzed:
+    """A page with its fields' terms (space-separated) and its vocabulary rows."""
+
+    doc: SearchDocument
+    fields: dict[str, str]
+    vocabulary: set[tuple[str, str]]
+
+
+def analyze(doc: SearchDocument, analysis: Analysis = "lemmas") -> Analyzed:
+    """The terms ``doc``'s text fields hold (pure; run in a pool's process)."""
+    fields: dict[str, str] = {}
+    vocabulary: set[tuple[str, str]] = set()
+    if analysis != "lemmas":
+        fields["body"] = " ".join(terms(doc.text, analysis))
+        fields["title"] = " ".join(terms(doc.title, analysis))
+        return Analyzed(doc, fields, vocabulary)
+    for prefix, text in (("body", doc.text), ("title", doc.title)):
+        found = analyzed(words(text))
+        fields[prefix] = " ".join(found.terms)
+        fields[f"{prefix}_ascii"] = " ".join(found.ascii_terms)
+        fields[f"{prefix}_stem"] = " ".join(found.stems)
+        vocabulary |= found.restorations
+    return Analyzed(doc, fields, vocabulary)
+
+
+def analyze_all(docs: list[SearchDocument], analysis: Analysis = "lemmas") -> list[Analyzed]:
+    return [analyze(doc, analysis) for doc in docs]
 
 
 def schema() -> tantivy.Schema:
@@ -81,21 +109,29 @@ class SearchIndex:
         """The version mark of every page the index holds."""
         return dict(self.state.execute("SELECT page_id, mark FROM indexed"))
 
-    def write(self, add: Iterable[SearchDocument], remove: Iterable[int]) -> int:
+    def write(
+        self, add: Iterable[SearchDocument], remove: Iterable[int], pool: Executor | None = None
+    ) -> int:
         """Replace or add ``add``'s pages and drop ``remove``'s, in one commit; how many
-        were added."""
+        were added. ``pool``: processes that analyse the pages (the analysis is the cost,
+        and it holds the GIL), in chunks of ``CHUNK``."""
         writer = self.index.writer(heap_size=WRITER_HEAP, num_threads=1)
         gone = list(remove)
         for pid in gone:
             writer.delete_documents_by_query(self._page(pid))
         added: list[tuple[int, str]] = []
         vocabulary: set[tuple[str, str]] = set()
-        for doc in add:
-            # tantivy-py's delete_documents_by_term takes an int as i64: the u64 page_id
-            # term is only matched by a term query.
-            writer.delete_documents_by_query(self._page(doc.page_id))
-            writer.add_document(self._document(doc, vocabulary))
-            added.append((doc.page_id, doc.extracted_at))
+        docs = list(add)
+        held = self._held([d.page_id for d in docs])
+        parts = [docs[i : i + CHUNK] for i in range(0, len(docs), CHUNK)]
+        job = partial(analyze_all, analysis=self.analysis)
+        for part in pool.map(job, parts) if pool is not None else map(job, parts):
+            for page in part:
+                if page.doc.page_id in held:  # a new version: the old one goes
+                    writer.delete_documents_by_query(self._page(page.doc.page_id))
+                writer.add_document(self._document(page))
+                vocabulary |= page.vocabulary
+                added.append((page.doc.page_id, page.doc.extracted_at))
         writer.commit()
         writer.wait_merging_threads()
         with self.state:
@@ -118,7 +154,18 @@ class SearchIndex:
         )
         return dict(rows)
 
+    def _held(self, ids: list[int]) -> set[int]:
+        """Those of ``ids`` the index holds a version of."""
+        held: set[int] = set()
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            sql = f"SELECT page_id FROM indexed WHERE page_id IN ({','.join('?' * len(part))})"
+            held.update(pid for (pid,) in self.state.execute(sql, part))
+        return held
+
     def _page(self, pid: int) -> tantivy.Query:
+        # tantivy-py's delete_documents_by_term takes an int as i64: the u64 page_id term
+        # is only matched by a term query.
         return tantivy.Query.term_query(self.index.schema, "page_id", pid)
 
     def restored(self, typed: Iterable[str]) -> dict[str, set[str]]:
@@ -133,18 +180,12 @@ class SearchIndex:
                 found[key].add(value)
         return {w: found[s] for w, s in stems.items()}
 
-    def _document(self, doc: SearchDocument, vocabulary: set[tuple[str, str]]) -> tantivy.Document:
+    def _document(self, page: Analyzed) -> tantivy.Document:
+        doc = page.doc
         d = tantivy.Document()
         d.add_unsigned("page_id", doc.page_id)
-        body, title = words(doc.text), words(doc.title)
-        d.add_text("body", " ".join(terms(body, self.analysis)))
-        d.add_text("title", " ".join(terms(title, self.analysis)))
-        if self.analysis == "lemmas":
-            d.add_text("body_ascii", " ".join(ascii_terms(body)))
-            d.add_text("title_ascii", " ".join(ascii_terms(title)))
-            d.add_text("body_stem", " ".join(stems(body)))
-            d.add_text("title_stem", " ".join(stems(title)))
-            vocabulary |= restorations(body) | restorations(title)
+        for name, value in page.fields.items():
+            d.add_text(name, value)
         d.add_text("title_text", doc.title)
         d.add_text("url", doc.url)
         d.add_text("host", doc.host)

@@ -95,25 +95,28 @@ class Searcher:
         found = searcher.search(query, depth, count=True)
         if not found.hits:
             return None
-        docs = [(score, searcher.doc(address)) for score, address in found.hits]
-        ids = [d["page_id"][0] for _, d in docs]
+        # Only the page id of each candidate: the rest is read for the page shown.
+        ids = [searcher.doc(address)["page_id"][0] for _, address in found.hits]
         inlinks = self.index.inlinks(ids) if units else {}
-        hits = [self._hit(d, score, inlinks.get(d["page_id"][0], 0)) for score, d in docs]
-        head = sorted(hits[:RERANK], key=lambda h: -h.score) + hits[RERANK:]
+        prior = self.ranking.prior
+        scored = [(score * (1.0 + prior * math.log1p(inlinks.get(pid, 0))), pid, address)
+                  for (score, address), pid in zip(found.hits, ids, strict=True)]  # fmt: skip
+        order = sorted(scored[:RERANK], key=lambda h: -h[0]) + scored[RERANK:]
+        hits = [self._hit(searcher.doc(address), score)
+                for score, _, address in order[offset : offset + limit]]  # fmt: skip
         facets = _facets(searcher.aggregate(query, {
             "host": {"terms": {"field": "host", "size": FACET_SIZE}},
             "kind": {"terms": {"field": "kind", "size": FACET_SIZE}},
         }))  # fmt: skip
-        return Results(found.count, head[offset : offset + limit], facets)
+        return Results(found.count, hits, facets)
 
-    def _hit(self, doc: Any, score: float, inlinks: int) -> Hit:
+    def _hit(self, doc: Any, score: float) -> Hit:
         def first(name: str) -> Any:
             values = doc[name]
             return values[0] if values else None
 
-        prior = 1.0 + self.ranking.prior * math.log1p(inlinks)
         return Hit(first("page_id"), first("url"), first("title_text") or "", first("kind"),
-                   first("host"), first("date"), score * prior)  # fmt: skip
+                   first("host"), first("date"), score)  # fmt: skip
 
     def _unit(self, typed: list[str]) -> Any:
         """The query of one word or phrase: over the body and the boosted title, and over

@@ -4,9 +4,12 @@ theirs (gone, moved, now a copy)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import multiprocessing
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
@@ -20,6 +23,8 @@ logger = logging.getLogger(__name__)
 # Pages analysed and committed together: bounded memory, and a stop loses at most one batch
 # (the next update redoes it).
 BATCH = 2_000
+# Pages to (re)index from which a pool of processes is worth its start (~1 s each).
+POOL_FROM = 5_000
 
 
 @dataclass(frozen=True)
@@ -31,10 +36,14 @@ class Updated:
 
 
 def update(
-    engine: Engine, index: SearchIndex, progress: Callable[[int, int], None] | None = None
+    engine: Engine,
+    index: SearchIndex,
+    progress: Callable[[int, int], None] | None = None,
+    processes: int = 1,
 ) -> Updated:
     """Index the new and changed pages of ``engine``'s crawldb, drop the gone ones, and
-    refresh the in-link counts; ``progress(done, todo)`` after each batch."""
+    refresh the in-link counts; ``progress(done, todo)`` after each batch. ``processes``
+    analyse the pages when there are more than ``POOL_FROM`` (1: in this one)."""
     started = time.monotonic()
     current = source.versions(engine)
     held = index.marks()
@@ -43,9 +52,16 @@ def update(
     added = 0
     if gone and not todo:
         index.write([], gone)
-    for n, part in enumerate(chunks(todo, BATCH)):
-        added += index.write(source.documents(engine, part), gone if n == 0 else [])
-        if progress is not None:
-            progress(min((n + 1) * BATCH, len(todo)), len(todo))
+    with contextlib.ExitStack() as stack:
+        pool = None
+        if processes > 1 and len(todo) >= POOL_FROM:
+            # spawn, not fork: this may run in the crawl's process, among its threads.
+            context = multiprocessing.get_context("spawn")
+            pool = stack.enter_context(ProcessPoolExecutor(processes, mp_context=context))
+        for n, part in enumerate(chunks(todo, BATCH)):
+            docs = source.documents(engine, part)
+            added += index.write(docs, gone if n == 0 else [], pool)
+            if progress is not None:
+                progress(min((n + 1) * BATCH, len(todo)), len(todo))
     index.set_inlinks(source.inlinks(engine))
     return Updated(added, len(gone), len(current) - len(todo), time.monotonic() - started)
