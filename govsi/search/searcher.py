@@ -134,8 +134,10 @@ class Searcher:
             typed_ascii = [ascii_term(w) for w in kept]
             if r.ascii:
                 choices += [("body_ascii", typed_ascii), ("title_ascii", typed_ascii)]
-            # The words written with diacritics these may stand for, one reading each.
-            restored = self.index.restored(kept) if r.vocabulary else {}
+            # The words written with diacritics these may stand for, one reading each; a
+            # phrase's readings would be phrase queries over frequent terms (the stems
+            # cover a phrase's inflections), so single words only.
+            restored = self.index.restored(kept) if r.vocabulary and len(kept) == 1 else {}
             for reading in _readings(kept, own, restored):
                 choices += [("body", reading), ("title", reading)]
         queries = []
