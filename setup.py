@@ -17,6 +17,8 @@ setup(
         "govsi.store": ["migrations/*.py", "migrations/*.mako", "migrations/versions/*.py"],
         # The report's page template, script, style and the vendored Cytoscape.js.
         "govsi.report": ["templates/*.j2", "static/*"],
+        # The search page's template.
+        "govsi.search": ["templates/*.j2"],
     },
     entry_points={"scrapy": ["settings = govsi.settings"]},
     zip_safe=False,

@@ -484,6 +484,9 @@ SEARCH_LINK_PRIOR = 0.1
 # Processes that analyse pages while an index is built or updated (lemmas hold the GIL);
 # 0 = one per CPU. An update of fewer than 5 000 pages runs in one process.
 SEARCH_INDEX_PROCESSES = 0
+# Where scrapy serve's search page listens (HOST:PORT); keep it on a local address: the
+# page has no login.
+SEARCH_SERVE_ADDRESS = "127.0.0.1:8080"
 REPORT_GRAPH_MAX_SITES = 300
 REPORT_SITE_GRAPH_MAX_PAGES = 300
 REPORT_HTML_ROWS = 200

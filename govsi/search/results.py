@@ -35,7 +35,12 @@ def search_page(
         index.close()
     bodies = source.texts(engine, [h.page_id for h in results.hits])
     snippets = {
-        h.page_id: snippet(bodies.get(h.page_id, ""), results.wanted, results.wanted_ascii)
+        h.page_id: snippet(
+            bodies.get(h.page_id, ""),
+            results.wanted,
+            results.wanted_ascii,
+            wanted_stems=results.wanted_stems,
+        )
         for h in results.hits
     }
     return SearchPage(query, results, snippets, page, per_page)

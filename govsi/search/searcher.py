@@ -55,6 +55,7 @@ class Results:
     # The query's terms, as ``snippets`` matches them: the text's terms and ascii terms.
     wanted: frozenset[str] = frozenset()
     wanted_ascii: frozenset[str] = frozenset()
+    wanted_stems: frozenset[str] = frozenset()
     any_word: bool = False  # no page had every word: these have some
 
 
@@ -69,7 +70,7 @@ class Searcher:
         parsed = parse(query) if isinstance(query, str) else query
         units = [u for u in (self._unit(words_) for words_ in parsed.units) if u is not None]
         filters = self._filters(parsed)
-        wanted, wanted_ascii = self._wanted(parsed)
+        wanted, wanted_ascii, wanted_stems = self._wanted(parsed)
         if not units and not filters:
             return Results(0, [])
         searcher = self.index.searcher()
@@ -81,6 +82,7 @@ class Searcher:
         if results is None:
             return Results(0, [], wanted=wanted, wanted_ascii=wanted_ascii)
         results.wanted, results.wanted_ascii, results.any_word = wanted, wanted_ascii, any_word
+        results.wanted_stems = wanted_stems
         return results
 
     def _run(
@@ -168,13 +170,14 @@ class Searcher:
             ))  # fmt: skip
         return out
 
-    def _wanted(self, parsed: ParsedQuery) -> tuple[frozenset[str], frozenset[str]]:
+    def _wanted(self, parsed: ParsedQuery) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+        """The query's terms as ``snippets`` matches them: lemmas, ascii terms, stems."""
         typed = [w for unit in parsed.units for w in words(" ".join(unit))]
         kept = [w for w in typed if fold(w) not in STOP_WORDS]
-        ascii_ = (
-            frozenset(ascii_term(w) for w in kept if w.isascii()) if self.lemmas else frozenset()
-        )
-        return frozenset(term(w, self.index.analysis) for w in kept), ascii_
+        typed_ascii = [w for w in kept if w.isascii()] if self.lemmas else []
+        wanted = frozenset(term(w, self.index.analysis) for w in kept)
+        stemmed = frozenset(stems(kept)) if self.lemmas and self.ranking.stems else frozenset()
+        return wanted, frozenset(ascii_term(w) for w in typed_ascii), stemmed
 
 
 # Readings of a phrase typed without diacritics tried, at most (each word may stand for

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from govsi.search.analysis import Analysis, ascii_term, term
+from govsi.search.analysis import Analysis, ascii_term, fold, stem, term
 
 _WORD = re.compile(r"[^\W_]+")
 _SPACES = re.compile(r"\s+")
@@ -24,18 +24,22 @@ def snippet(
     wanted_ascii: frozenset[str] = frozenset(),
     width: int = 240,
     analysis: Analysis = "lemmas",
+    wanted_stems: frozenset[str] = frozenset(),
 ) -> Pieces:
     """About ``width`` characters of ``text`` around the densest run of words whose term is
-    in ``wanted`` (or ``ascii_term`` in ``wanted_ascii``), cut at word boundaries, with
+    in ``wanted`` (or ``ascii_term`` in ``wanted_ascii``, or folded ``stem`` in
+    ``wanted_stems``: what the query matched by), cut at word boundaries, with
     "…" where text was left out; the matching words marked. The start of the text when
     nothing matches."""
     body = text[:SCAN]
     matches = [
         m.span()
         for m in _WORD.finditer(body)
-        if _wanted(m.group(0), wanted, wanted_ascii, analysis)
+        if _wanted(m.group(0), wanted, wanted_ascii, analysis, wanted_stems)
     ]
     start = _densest(matches, width) if matches else 0
+    if start <= width // 4:
+        start = 0  # the text's start is near: show it
     if start:
         cut = body.find(" ", max(0, start - width // 4), start)  # some words before it
         start = cut + 1 if cut >= 0 else start
@@ -60,10 +64,12 @@ def snippet(
 
 
 def _wanted(word: str, wanted: frozenset[str], wanted_ascii: frozenset[str],
-            analysis: Analysis) -> bool:  # fmt: skip
+            analysis: Analysis, wanted_stems: frozenset[str]) -> bool:  # fmt: skip
     lowered = word.lower()
-    return term(lowered, analysis) in wanted or (
-        bool(wanted_ascii) and ascii_term(lowered) in wanted_ascii
+    return (
+        term(lowered, analysis) in wanted
+        or (bool(wanted_ascii) and ascii_term(lowered) in wanted_ascii)
+        or (bool(wanted_stems) and stem(fold(lowered)) in wanted_stems)
     )
 
 

@@ -1,0 +1,70 @@
+"""``scrapy serve``: the search page of the crawl, on a local web server.
+
+scrapy serve                                   # http://127.0.0.1:8080/
+scrapy serve --bind 127.0.0.1:9000
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+from scrapy.utils.log import configure_logging
+
+from govsi.store import database
+from govsi.store.config import StoreConfig
+
+logger = logging.getLogger(__name__)
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    requires_crawler_process = False
+    default_settings = {"LOG_LEVEL": "INFO"}
+
+    def syntax(self) -> str:
+        return "[--bind HOST:PORT]"
+
+    def short_desc(self) -> str:
+        return "Serve the search page of the crawl (after scrapy index)"
+
+    def long_desc(self) -> str:
+        return (
+            "A local, read-only web page over SEARCH_INDEX's index and CRAWLDB_URL's crawldb: "
+            "query box, ranked results with marked snippets, facets by type and host, paging, "
+            "each result's stored copy (sandboxed). SEARCH_SERVE_ADDRESS or --bind says where "
+            "(default 127.0.0.1:8080). docs/search.md."
+        )
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument("--bind", default=None, metavar="HOST:PORT",
+                            help="address to listen on (default SEARCH_SERVE_ADDRESS)")  # fmt: skip
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        from govsi.search.config import SearchConfig
+        from govsi.search.serve import SearchSite, make_server
+
+        assert self.settings is not None
+        configure_logging(self.settings)
+        config = SearchConfig.from_settings(self.settings)
+        host, _, port = (opts.bind or self.settings.get("SEARCH_SERVE_ADDRESS")).rpartition(":")
+        if not host or not port.isdigit():
+            raise UsageError("--bind HOST:PORT, e.g. 127.0.0.1:8080")
+        if not (config.folder / "state.sqlite3").is_file():
+            logger.error("no search index in %s: run scrapy index first", config.folder)
+            self.exitcode = 1
+            return
+        url = database.resolve_crawldb_url(StoreConfig.from_settings(self.settings).crawldb_url)
+        engine = database.make_engine(url)
+        server = make_server(SearchSite(engine, config), host.strip("[]"), int(port))
+        logger.info("search page on http://%s:%d/ (Ctrl-C to stop)", *server.server_address[:2])
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+            engine.dispose()
