@@ -11,6 +11,7 @@ import hashlib
 import os
 import re
 import signal
+import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ from urllib.parse import urlsplit
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
+from govsi.search.index import SearchIndex
+from govsi.search.searcher import Searcher
 from tests.simweb import revisitweb
 from tests.simweb.expected import E2E_SETTINGS
 from tests.simweb.revisitweb import A, J, M, U
@@ -58,6 +61,10 @@ class Revisited:
     first_done: str  # the first crawl's last visit
     copies_first: set[tuple[str, str]]  # DUPLICATE pages after the first crawl
     warc: Path | None  # the WARC archive both rounds wrote (the sqlite variant)
+    # The search index both rounds brought up to date as they ended (not with three
+    # workers), and the version of each page it held after the first.
+    search_index: Path | None = None
+    indexed_first: dict[str, str] | None = None
 
     def stat(self, name: str) -> int:
         return sum(int(run.stats.get(name, 0)) for run in self.runs)  # type: ignore[call-overload]
@@ -85,7 +92,10 @@ def revisited(
         db_url = request.getfixturevalue("pg_cluster").create_database(
             "revisit" + variant.replace(" ", "")
         )
-        settings = SETTINGS
+        settings = dict(SETTINGS)
+    index = work / "search-index" if variant != "three workers" else None
+    if index is not None:
+        settings["SEARCH_INDEX"] = str(index)
     web = revisitweb.build().start()
     try:
         first = run_crawl(web, db_url, work / "first", revisitweb.SEEDS, **settings)
@@ -99,6 +109,7 @@ def revisited(
         validators |= {key(u): (e, lm) for u, e, lm in images}
         [(first_done,)] = query(db_url, "SELECT max(accessed_time) FROM page")
         copies_first = {key(u) for u, t, _, _ in rows if t == "DUPLICATE"}
+        indexed_first = indexed(db_url, index) if index is not None else None
 
         revisitweb.change(web)
         web.reset_log()
@@ -115,7 +126,8 @@ def revisited(
             assert "Traceback" not in run.log, run.log[-5000:]
         warc = work / "warc" if "WARC_DIR" in settings else None
         yield Revisited(variant, db_url, web, first_hits, web.requested(), runs, stored,
-                        validators, str(first_done), copies_first, warc)  # fmt: skip
+                        validators, str(first_done), copies_first, warc, index,
+                        indexed_first)  # fmt: skip
     finally:
         web.stop()
 
@@ -199,6 +211,42 @@ def test_the_archive_keeps_each_304_as_a_server_not_modified_revisit(
     assert sum(n for k, n in kinds.items() if k[2] == "server-not-modified") == sum(
         not_modified.values()
     )
+
+
+def indexed(db_url: str, index: Path) -> dict[str, str]:
+    """The URL and version mark of every page the search index holds."""
+    with sqlite3.connect(index / "state.sqlite3") as state:
+        marks = dict(state.execute("SELECT page_id, mark FROM indexed"))
+    return {url: marks[pid] for pid, url in query(db_url, "SELECT id, url FROM page")
+            if pid in marks}  # fmt: skip
+
+
+def test_the_search_index_follows_the_revisits(revisited: Revisited) -> None:
+    """The crawl's end brought the index up to date: changed pages and documents indexed
+    again, pages gone or moved dropped, steady ones (a new footer is no change) left as
+    they were; a changed page is found by its new text."""
+    r = revisited
+    if r.search_index is None or r.indexed_first is None:
+        pytest.skip("three workers share no index folder")
+    now = indexed(r.db_url, r.search_index)
+    findable = query(r.db_url, "SELECT p.url, t.extracted_at, t.text FROM page_text t JOIN page "
+                               "p ON p.id = t.page_id WHERE t.status = 'ok'")  # fmt: skip
+    assert now == {u: str(mark) for u, mark, _ in findable}
+    first = {key(u): m for u, m in r.indexed_first.items()}
+    later = {key(u): m for u, m in now.items()}
+    for k in (revisitweb.MAIN_CHANGED | revisitweb.REPLACED_DOCUMENTS) & set(first):
+        assert later[k] != first[k], k
+    assert not (revisitweb.GONE | revisitweb.MOVED) & set(later)
+    for k in revisitweb.TEMPLATE_CHANGED & set(first):
+        assert later[k] == first[k], k
+    url, _, body = next(f for f in findable if key(f[0]) in revisitweb.MAIN_CHANGED)
+    phrase = '"' + " ".join(body.split()[:6]) + '"'
+    index = SearchIndex.open(r.search_index)
+    try:
+        urls = [h.url for h in Searcher(index).search(phrase, limit=50).hits]
+    finally:
+        index.close()
+    assert url in urls
 
 
 def test_changed_is_exactly_what_changed(revisited: Revisited) -> None:
