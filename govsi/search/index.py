@@ -24,6 +24,7 @@ import tantivy
 
 from govsi.search.analysis import Analysis, analyzed, stem, terms, words
 from govsi.search.document import SearchDocument, domains
+from govsi.store.database import chunks
 
 TEXT_FIELDS = ("body", "body_ascii", "body_stem", "title", "title_ascii", "title_stem")
 # Tantivy's indexing memory: the writer flushes a segment when it is full.
@@ -157,10 +158,9 @@ class SearchIndex:
     def _held(self, ids: list[int]) -> set[int]:
         """Those of ``ids`` the index holds a version of."""
         held: set[int] = set()
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
+        for part in chunks(ids, 500):
             sql = f"SELECT page_id FROM indexed WHERE page_id IN ({','.join('?' * len(part))})"
-            held.update(pid for (pid,) in self.state.execute(sql, part))
+            held.update(pid for (pid,) in self.state.execute(sql, list(part)))
         return held
 
     def _page(self, pid: int) -> tantivy.Query:
