@@ -158,7 +158,39 @@ def test_an_update_analyses_in_a_pool_of_processes_as_in_this_one(
         writer.add(page(f"{G}/p{n}", f"Uredba številka {n} o občinah in ministrstvih"))
     assert writer.flush()
     monkeypatch.setattr("govsi.search.update.POOL_FROM", 1)
+    # Batches of 7: each analysed while the one before it is written.
+    monkeypatch.setattr("govsi.search.update.BATCH", 7)
     pooled, alone = SearchIndex.open(tmp_path / "pooled"), SearchIndex.open(tmp_path / "alone")
-    assert update(engine, pooled, processes=2).added == update(engine, alone).added == 30
+    done: list[tuple[int, int]] = []
+    assert update(engine, pooled, processes=2, progress=lambda *a: done.append(a)).added == 30
+    assert update(engine, alone).added == 30
+    assert done == [(7, 30), (14, 30), (21, 30), (28, 30), (30, 30)]
+
+    def every(index: SearchIndex, query: str) -> set[int]:  # equal scores come in any order
+        return {h.page_id for h in Searcher(index).search(query, limit=50).hits}
+
     for query in ("obcina", "ministrstvo", '"uredba številka 7"'):
-        assert found(pooled, query) == found(alone, query) != []
+        assert every(pooled, query) == every(alone, query) != set()
+    assert Searcher(pooled).search("uredba").total == 30
+    assert len(pooled.marks()) == 30
+    pooled.close()
+    reopened = SearchIndex.open(tmp_path / "pooled")  # every batch committed
+    assert update(engine, reopened).added == 0 and found(reopened, '"uredba številka 29"')
+
+
+def test_the_count_and_facets_cover_every_match_past_the_ranked_ones(tmp_path: Path) -> None:
+    index = SearchIndex.open(tmp_path / "index")
+    many = [doc(n, "Razpis", f"Razpis številka {n}.", "evem.gov.si" if n % 3 else "www.gov.si",
+                "PDF" if n % 2 else "HTML") for n in range(1, 451)]  # fmt: skip
+    index.write(many, [])
+    results = Searcher(index).search("razpisi", offset=440, limit=20)
+    assert results.total == 450 and len(results.hits) == 10
+    assert dict(results.facets["host"]) == {"evem.gov.si": 300, "www.gov.si": 150}
+    assert dict(results.facets["kind"]) == {"PDF": 225, "HTML": 225}
+
+
+@pytest.mark.parametrize("phrase", ['"javnih naročilih"', '"javna narocila"', '"JAVNIH NAROCIL"'])
+def test_a_phrase_is_found_in_its_other_forms_and_without_diacritics(
+    index: SearchIndex, phrase: str
+) -> None:
+    assert set(found(index, phrase)) == {1, 5}

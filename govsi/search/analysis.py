@@ -137,7 +137,7 @@ class Fields:
 
 
 @lru_cache(maxsize=524_288)
-def _forms(word: str) -> tuple[str, str, str] | None:
+def forms(word: str) -> tuple[str, str, str] | None:
     """(``term``, ``ascii_term``, ``stem`` of the folded form) of a lower-cased word; None
     for a stop word. Cached: a language's frequent words are few."""
     folded = fold(word)
@@ -151,7 +151,7 @@ def _forms(word: str) -> tuple[str, str, str] | None:
 def analyzed(ws: list[str]) -> Fields:
     """``terms``, ``ascii_terms``, ``stems`` and ``restorations`` of the words ``ws``
     (analysis ``lemmas``) in one pass: what the index writes of a text."""
-    pairs = [(w, f) for w, f in zip(ws, map(_forms, ws), strict=True) if f is not None]
+    pairs = [(w, f) for w, f in zip(ws, map(forms, ws), strict=True) if f is not None]
     return Fields(
         [f[0] for _, f in pairs],
         [f[1] for _, f in pairs],

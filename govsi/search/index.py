@@ -13,7 +13,7 @@ lemmagen3 gives them different lemmas), all with positions for phrases; ``page_i
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from functools import partial
@@ -65,6 +65,15 @@ def analyze_all(docs: list[SearchDocument], analysis: Analysis = "lemmas") -> li
     return [analyze(doc, analysis) for doc in docs]
 
 
+@dataclass(frozen=True)
+class Pending:
+    """A batch on its way to the index: its documents and, as they are ready, their
+    analyses (``SearchIndex.analysed``)."""
+
+    docs: list[SearchDocument]
+    pages: Iterator[Analyzed]
+
+
 def schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
     sb.add_unsigned_field("page_id", stored=True, indexed=True, fast=True)
@@ -87,6 +96,9 @@ class SearchIndex:
     index: tantivy.Index
     state: sqlite3.Connection
     analysis: Analysis = "lemmas"
+    # One writer for every ``write`` until ``close``: a writer per batch waited for its
+    # merges each time (half of a rebuild's time).
+    _writer: Any = None
 
     @classmethod
     def open(cls, path: str | Path, analysis: Analysis = "lemmas") -> SearchIndex:
@@ -104,37 +116,53 @@ class SearchIndex:
         return cls(folder, index, state, analysis)
 
     def close(self) -> None:
+        """Wait for the segments' merges (the commits are already durable) and let go."""
+        if self._writer is not None:
+            self._writer.wait_merging_threads()
+            self._writer = None
         self.state.close()
 
     def marks(self) -> dict[int, str]:
         """The version mark of every page the index holds."""
         return dict(self.state.execute("SELECT page_id, mark FROM indexed"))
 
+    def analysed(self, batch: Iterable[SearchDocument], pool: Executor | None = None) -> Pending:
+        """``docs`` analysed: by ``pool``'s processes, in chunks of ``CHUNK``, submitted now
+        (the analysis is the cost and holds the GIL), so the next batch's analysis runs
+        while this one is written; in this process, as it is read, without one."""
+        docs = list(batch)
+        parts = [docs[i : i + CHUNK] for i in range(0, len(docs), CHUNK)]
+        job = partial(analyze_all, analysis=self.analysis)
+        if pool is None:
+            return Pending(docs, (page for part in parts for page in job(part)))
+        futures = [pool.submit(job, part) for part in parts]
+        return Pending(docs, (page for f in futures for page in f.result()))
+
     def write(
-        self, add: Iterable[SearchDocument], remove: Iterable[int], pool: Executor | None = None
+        self,
+        add: Iterable[SearchDocument] | Pending,
+        remove: Iterable[int],
+        pool: Executor | None = None,
     ) -> int:
-        """Replace or add ``add``'s pages and drop ``remove``'s, in one commit; how many
-        were added. ``pool``: processes that analyse the pages (the analysis is the cost,
-        and it holds the GIL), in chunks of ``CHUNK``."""
-        writer = self.index.writer(heap_size=WRITER_HEAP, num_threads=1)
+        """Replace or add ``add``'s pages (or ``analysed`` ones) and drop ``remove``'s, in
+        one commit; how many were added."""
+        pending = add if isinstance(add, Pending) else self.analysed(add, pool)
+        if self._writer is None:
+            self._writer = self.index.writer(heap_size=WRITER_HEAP, num_threads=1)
+        writer = self._writer
         gone = list(remove)
         for pid in gone:
             writer.delete_documents_by_query(self._page(pid))
         added: list[tuple[int, str]] = []
         vocabulary: set[tuple[str, str]] = set()
-        docs = list(add)
-        held = self._held([d.page_id for d in docs])
-        parts = [docs[i : i + CHUNK] for i in range(0, len(docs), CHUNK)]
-        job = partial(analyze_all, analysis=self.analysis)
-        for part in pool.map(job, parts) if pool is not None else map(job, parts):
-            for page in part:
-                if page.doc.page_id in held:  # a new version: the old one goes
-                    writer.delete_documents_by_query(self._page(page.doc.page_id))
-                writer.add_document(self._document(page))
-                vocabulary |= page.vocabulary
-                added.append((page.doc.page_id, page.doc.extracted_at))
+        held = self._held([d.page_id for d in pending.docs])
+        for page in pending.pages:
+            if page.doc.page_id in held:  # a new version: the old one goes
+                writer.delete_documents_by_query(self._page(page.doc.page_id))
+            writer.add_document(self._document(page))
+            vocabulary |= page.vocabulary
+            added.append((page.doc.page_id, page.doc.extracted_at))
         writer.commit()
-        writer.wait_merging_threads()
         with self.state:
             self.state.executemany("DELETE FROM indexed WHERE page_id = ?", [(p,) for p in gone])
             self.state.executemany("INSERT OR REPLACE INTO indexed VALUES (?, ?)", added)

@@ -5,6 +5,7 @@ host and type, then the link prior over the best ``RERANK`` (pure but for the in
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -18,6 +19,14 @@ from govsi.search.query import ParsedQuery, parse
 # Hits the link prior re-orders (BM25's best); deeper pages keep BM25's order.
 RERANK = 200
 FACET_SIZE = 10
+# Where a query's facets are counted while its hits are ranked (threads start on first use).
+_ASIDE = ThreadPoolExecutor(2, thread_name_prefix="govsi-search")
+# Facets by host and type; every page has a type, so the types' counts add up to the
+# matches (``sum_other_doc_count``: those of the types past the first FACET_SIZE).
+AGGREGATIONS = {
+    "host": {"terms": {"field": "host", "size": FACET_SIZE}},
+    "kind": {"terms": {"field": "kind", "size": FACET_SIZE}},
+}
 
 
 @dataclass(frozen=True)
@@ -94,11 +103,16 @@ class Searcher:
             clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
         query = tantivy.Query.boolean_query(clauses)
         depth = max(RERANK, offset + limit)
-        found = searcher.search(query, depth, count=True)
+        # The facets and the count visit every match, the best hits only what scores: both
+        # run at once (Tantivy lets go of the GIL), and the count comes with the facets.
+        facets = _ASIDE.submit(searcher.aggregate, query, AGGREGATIONS)
+        found = searcher.search(query, depth, count=False)
+        aggregated = facets.result()
         if not found.hits:
             return None
-        # Only the page id of each candidate: the rest is read for the page shown.
-        ids = [searcher.doc(address)["page_id"][0] for _, address in found.hits]
+        # Only the page id of each candidate (a fast field, no stored document read): the
+        # rest is read for the page shown.
+        ids = searcher.fast_field_values("page_id", [address for _, address in found.hits])
         inlinks = self.index.inlinks(ids) if units else {}
         prior = self.ranking.prior
         scored = [(score * (1.0 + prior * math.log1p(inlinks.get(pid, 0))), pid, address)
@@ -106,11 +120,10 @@ class Searcher:
         order = sorted(scored[:RERANK], key=lambda h: -h[0]) + scored[RERANK:]
         hits = [self._hit(searcher.doc(address), score)
                 for score, _, address in order[offset : offset + limit]]  # fmt: skip
-        facets = _facets(searcher.aggregate(query, {
-            "host": {"terms": {"field": "host", "size": FACET_SIZE}},
-            "kind": {"terms": {"field": "kind", "size": FACET_SIZE}},
-        }))  # fmt: skip
-        return Results(found.count, hits, facets)
+        kinds = aggregated["kind"]
+        total = sum(int(b["doc_count"]) for b in kinds["buckets"])
+        total += int(kinds.get("sum_other_doc_count", 0))
+        return Results(total, hits, _facets(aggregated))
 
     def _hit(self, doc: Any, score: float) -> Hit:
         def first(name: str) -> Any:
@@ -127,19 +140,24 @@ class Searcher:
         if not kept:
             return None
         own = [term(w, self.index.analysis) for w in kept]
-        choices = [("body", own), ("title", own)]
         r = self.ranking
-        if self.lemmas and r.stems:
+        stems_only = self.lemmas and r.stems and len(kept) > 1
+        if stems_only:
+            # A phrase query walks the positions of its words in every page having them
+            # all: in the body, only the stems' (they meet the phrase's inflections and
+            # diacritics alike); the short title also the lemmas' (measured better).
             stemmed = stems(kept)
-            choices += [("body_stem", stemmed), ("title_stem", stemmed)]
-        if self.lemmas and all(w.isascii() for w in kept):
+            choices = [("body_stem", stemmed), ("title_stem", stemmed), ("title", own)]
+        else:
+            choices = [("body", own), ("title", own)]
+            if self.lemmas and r.stems:
+                stemmed = stems(kept)
+                choices += [("body_stem", stemmed), ("title_stem", stemmed)]
+        if self.lemmas and len(kept) == 1 and kept[0].isascii():
             typed_ascii = [ascii_term(w) for w in kept]
             if r.ascii:
                 choices += [("body_ascii", typed_ascii), ("title_ascii", typed_ascii)]
-            # The words written with diacritics these may stand for, one reading each; a
-            # phrase's readings would be phrase queries over frequent terms (the stems
-            # cover a phrase's inflections), so single words only.
-            restored = self.index.restored(kept) if r.vocabulary and len(kept) == 1 else {}
+            restored = self.index.restored(kept) if r.vocabulary else {}
             for reading in _readings(kept, own, restored):
                 choices += [("body", reading), ("title", reading)]
         queries = []
@@ -149,8 +167,9 @@ class Searcher:
             else:
                 phrase: list[str | tuple[int, str]] = list(terms_)
                 q = tantivy.Query.phrase_query(self.schema, name, phrase)
+            # A stem's match weighs less than a lemma's, where both are asked.
             boost = (r.title_boost if name.startswith("title") else 1.0) * (
-                r.stem_weight if name.endswith("_stem") else 1.0
+                r.stem_weight if name.endswith("_stem") and not stems_only else 1.0
             )
             if boost != 1.0:
                 q = tantivy.Query.boost_query(q, boost)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from govsi.search.analysis import Analysis, ascii_term, fold, stem, term
+from govsi.search.analysis import Analysis, ascii_term, fold, forms, stem, term
 
 _WORD = re.compile(r"[^\W_]+")
 _SPACES = re.compile(r"\s+")
@@ -32,11 +32,12 @@ def snippet(
     "…" where text was left out; the matching words marked. The start of the text when
     nothing matches."""
     body = text[:SCAN]
-    matches = [
-        m.span()
-        for m in _WORD.finditer(body)
-        if _wanted(m.group(0), wanted, wanted_ascii, analysis, wanted_stems)
-    ]
+    # Each distinct word is analysed once: a text repeats its words.
+    marked = {
+        w for w in set(_WORD.findall(body))
+        if _wanted(w, wanted, wanted_ascii, analysis, wanted_stems)
+    }  # fmt: skip
+    matches = [m.span() for m in _WORD.finditer(body) if m.group(0) in marked] if marked else []
     start = _densest(matches, width) if matches else 0
     if start <= width // 4:
         start = 0  # the text's start is near: show it
@@ -66,6 +67,11 @@ def snippet(
 def _wanted(word: str, wanted: frozenset[str], wanted_ascii: frozenset[str],
             analysis: Analysis, wanted_stems: frozenset[str]) -> bool:  # fmt: skip
     lowered = word.lower()
+    if analysis == "lemmas":  # one cached look-up of the word's three terms
+        found = forms(lowered)
+        return found is not None and (
+            found[0] in wanted or found[1] in wanted_ascii or found[2] in wanted_stems
+        )
     return (
         term(lowered, analysis) in wanted
         or (bool(wanted_ascii) and ascii_term(lowered) in wanted_ascii)

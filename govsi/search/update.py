@@ -5,17 +5,19 @@ theirs (gone, moved, now a copy)."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import multiprocessing
 import time
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
 
 from govsi.search import source
-from govsi.search.index import SearchIndex
+from govsi.search.document import SearchDocument
+from govsi.search.index import Pending, SearchIndex
 from govsi.store.database import chunks
 
 logger = logging.getLogger(__name__)
@@ -58,10 +60,27 @@ def update(
             # spawn, not fork: this may run in the crawl's process, among its threads.
             context = multiprocessing.get_context("spawn")
             pool = stack.enter_context(ProcessPoolExecutor(processes, mp_context=context))
-        for n, part in enumerate(chunks(todo, BATCH)):
-            docs = source.documents(engine, part)
-            added += index.write(docs, gone if n == 0 else [], pool)
+        batches = (source.documents(engine, part) for part in chunks(todo, BATCH))
+        for n, count in enumerate(write_batches(index, batches, gone, pool)):
+            added += count
             if progress is not None:
                 progress(min((n + 1) * BATCH, len(todo)), len(todo))
     index.set_inlinks(source.inlinks(engine))
     return Updated(added, len(gone), len(current) - len(todo), time.monotonic() - started)
+
+
+def write_batches(
+    index: SearchIndex,
+    batches: Iterable[Iterable[SearchDocument]],
+    gone: list[int],
+    pool: Executor | None = None,
+) -> Iterator[int]:
+    """Write ``batches`` to ``index`` one commit each (``gone`` dropped with the first),
+    yielding how many each added. With a ``pool``, the next batch is analysed while one
+    is written: the analysis and Tantivy's indexing each take about half the time."""
+    ahead: Pending | None = None
+    for n, docs in enumerate(itertools.chain(batches, [None])):
+        pending = index.analysed(docs, pool) if docs is not None else None
+        if ahead is not None:
+            yield index.write(ahead, gone if n == 1 else [])
+        ahead = pending
