@@ -3,10 +3,12 @@ and in which order, filters and facets, snippets, and updates that read only wha
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+import tantivy
 from sqlalchemy import Engine
 
 from govsi.items import FetchedPage, PageText
@@ -194,3 +196,27 @@ def test_a_phrase_is_found_in_its_other_forms_and_without_diacritics(
     index: SearchIndex, phrase: str
 ) -> None:
     assert set(found(index, phrase)) == {1, 5}
+
+
+def test_an_index_of_another_layout_is_emptied_and_built_again(
+    engine: Engine, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "index"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    old = tantivy.SchemaBuilder()
+    old.add_text_field("body", index_option="position")
+    writer = tantivy.Index(old.build(), path=str(folder)).writer()
+    writer.add_document(tantivy.Document(body="stara"))
+    writer.commit()
+    writer.wait_merging_threads()
+    with sqlite3.connect(folder / "state.sqlite3") as state:
+        state.execute("CREATE TABLE indexed (page_id INTEGER PRIMARY KEY, mark TEXT)")
+        state.execute("INSERT INTO indexed VALUES (1, 'T')")
+    crawl = CrawlWriter(engine)
+    crawl.add(page(f"{G}/a", "Uredba o občinah"))
+    assert crawl.flush()
+    index = SearchIndex.open(folder)
+    assert "another version's fields" in caplog.text
+    assert index.marks() == {} and (folder / "notes.txt").read_text() == "mine"
+    assert update(engine, index).added == 1 and found(index, "obcina")

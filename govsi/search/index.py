@@ -12,6 +12,8 @@ lemmagen3 gives them different lemmas), all with positions for phrases; ``page_i
 
 from __future__ import annotations
 
+import json
+import logging
 import sqlite3
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Executor
@@ -25,6 +27,8 @@ import tantivy
 from govsi.search.analysis import Analysis, analyzed, stem, terms, words
 from govsi.search.document import SearchDocument, domains
 from govsi.store.database import chunks
+
+logger = logging.getLogger(__name__)
 
 TEXT_FIELDS = ("body", "body_ascii", "body_stem", "title", "title_ascii", "title_stem")
 # Tantivy's indexing memory: the writer flushes a segment when it is full.
@@ -45,24 +49,41 @@ class Analyzed:
 
 
 def analyze(doc: SearchDocument, analysis: Analysis = "lemmas") -> Analyzed:
-    """The terms ``doc``'s text fields hold (pure; run in a pool's process)."""
+    """The terms ``doc``'s text fields hold (pure)."""
+    return Analyzed(doc, *fields_of(doc, analysis))
+
+
+def fields_of(
+    doc: SearchDocument, analysis: Analysis = "lemmas"
+) -> tuple[dict[str, str], set[tuple[str, str]]]:
+    """``analyze``'s fields and vocabulary rows of ``doc``."""
     fields: dict[str, str] = {}
     vocabulary: set[tuple[str, str]] = set()
     if analysis != "lemmas":
         fields["body"] = " ".join(terms(doc.text, analysis))
         fields["title"] = " ".join(terms(doc.title, analysis))
-        return Analyzed(doc, fields, vocabulary)
+        return fields, vocabulary
     for prefix, text in (("body", doc.text), ("title", doc.title)):
         found = analyzed(words(text))
         fields[prefix] = " ".join(found.terms)
         fields[f"{prefix}_ascii"] = " ".join(found.ascii_terms)
         fields[f"{prefix}_stem"] = " ".join(found.stems)
         vocabulary |= found.restorations
-    return Analyzed(doc, fields, vocabulary)
+    return fields, vocabulary
 
 
-def analyze_all(docs: list[SearchDocument], analysis: Analysis = "lemmas") -> list[Analyzed]:
-    return [analyze(doc, analysis) for doc in docs]
+def analyze_all(
+    docs: list[SearchDocument], analysis: Analysis = "lemmas"
+) -> list[tuple[dict[str, str], set[tuple[str, str]]]]:
+    """``fields_of`` each of ``docs``: a pool's job (what comes back is the analysis, not
+    the texts again)."""
+    return [fields_of(doc, analysis) for doc in docs]
+
+
+def _joined(
+    docs: list[SearchDocument], analyses: list[tuple[dict[str, str], set[tuple[str, str]]]]
+) -> Iterator[Analyzed]:
+    return (Analyzed(d, *a) for d, a in zip(docs, analyses, strict=True))
 
 
 @dataclass(frozen=True)
@@ -74,11 +95,24 @@ class Pending:
     pages: Iterator[Analyzed]
 
 
+def _empty(folder: Path) -> None:
+    """Remove the index's own files from ``folder`` (Tantivy's, listed in its
+    ``.managed.json``, and the state file), nothing else the folder holds."""
+    managed = folder / ".managed.json"
+    names = json.loads(managed.read_text()) if managed.exists() else []
+    names += [".managed.json", "meta.json", "state.sqlite3", "state.sqlite3-journal"]
+    for name in names:
+        if "/" not in name and not name.startswith(".."):
+            (folder / name).unlink(missing_ok=True)
+
+
 def schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
     sb.add_unsigned_field("page_id", stored=True, indexed=True, fast=True)
     for name in TEXT_FIELDS:
-        sb.add_text_field(name, tokenizer_name="whitespace", index_option="position")
+        # Phrases are matched by lemmas or stems; an ascii term only ever alone.
+        positions = "freq" if name.endswith("_ascii") else "position"
+        sb.add_text_field(name, tokenizer_name="whitespace", index_option=positions)
     sb.add_text_field("title_text", stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_text_field("url", stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_text_field("host", stored=True, tokenizer_name="raw", fast=True)
@@ -105,7 +139,17 @@ class SearchIndex:
         """Open the index at ``path``, made empty if there is none."""
         folder = Path(path)
         folder.mkdir(parents=True, exist_ok=True)
-        index = tantivy.Index(schema(), path=str(folder), reuse=True)
+        try:
+            index = tantivy.Index(schema(), path=str(folder), reuse=True)
+        except ValueError as e:
+            if "schema does not match" not in str(e):
+                raise
+            logger.warning(
+                "The search index in %s has another version's fields: emptied, the next"
+                " update (scrapy index) builds it again", folder,
+            )  # fmt: skip
+            _empty(folder)
+            index = tantivy.Index(schema(), path=str(folder), reuse=True)
         state = sqlite3.connect(folder / "state.sqlite3")
         state.executescript(
             "CREATE TABLE IF NOT EXISTS indexed (page_id INTEGER PRIMARY KEY, mark TEXT);"
@@ -134,9 +178,9 @@ class SearchIndex:
         parts = [docs[i : i + CHUNK] for i in range(0, len(docs), CHUNK)]
         job = partial(analyze_all, analysis=self.analysis)
         if pool is None:
-            return Pending(docs, (page for part in parts for page in job(part)))
-        futures = [pool.submit(job, part) for part in parts]
-        return Pending(docs, (page for f in futures for page in f.result()))
+            return Pending(docs, (page for part in parts for page in _joined(part, job(part))))
+        futures = [(part, pool.submit(job, part)) for part in parts]
+        return Pending(docs, (page for part, f in futures for page in _joined(part, f.result())))
 
     def write(
         self,
