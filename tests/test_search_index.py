@@ -16,7 +16,7 @@ from govsi.search.analysis import ascii_term, term
 from govsi.search.document import SearchDocument, domains
 from govsi.search.index import SearchIndex
 from govsi.search.searcher import Ranking, Searcher
-from govsi.search.snippets import render, snippet
+from govsi.search.snippets import TITLE, highlight, render, snippet
 from govsi.search.update import update
 from govsi.store.writer import CrawlWriter
 from tests.support.crawldb import T
@@ -119,6 +119,15 @@ def test_a_snippet_marks_the_words_of_the_query_as_written() -> None:
     assert shown.startswith("…") and shown.endswith("…") and len(shown) < 120
     assert "[Uredba] o javnih naročilih velja za vse [občine]" in shown
     assert render(snippet("Kratko.", frozenset({"x"})), str, str) == "Kratko."
+
+
+def test_a_title_is_shown_whole_with_the_words_asked_for_marked() -> None:
+    wanted = frozenset({term("naročilo")})
+    pieces = highlight("Javna  naročila\n2025", wanted, wanted_stems=frozenset({"narocil"}))
+    assert render(pieces, lambda t: f"[{t}]", str) == "Javna [naročila] 2025"
+    long = highlight("Naročila " * 100, wanted)
+    assert long[-1] == ("…", False) and len(render(long, str, str)) <= TITLE + 1
+    assert highlight("", wanted) == []
 
 
 def test_domains() -> None:

@@ -39,8 +39,18 @@ def test_results_with_marked_snippets_facets_and_paging(site: SearchSite) -> Non
 def test_a_hostile_title_and_query_are_shown_escaped(site: SearchSite) -> None:
     html = site.page("q=" + "uredba 0 <script>alert(1)</script>".replace(" ", "+"))
     assert "<script>" not in html and "<img src=x" not in html
-    assert "&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;" in html
+    # The title's words the query asked for are marked (<mark>script</mark>), each piece
+    # escaped.
+    assert "&lt;<mark>script</mark>&gt;document.title=&#39;pwned&#39;&lt;/" in html
+    shown = re.sub(r"</?mark>", "", html)
+    assert "&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;" in shown
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_the_words_asked_for_are_marked_in_titles_and_snippets(site: SearchSite) -> None:
+    html = site.page("q=obcina")
+    assert 'noopener">Uredba o <mark>občinah</mark> 1</a></h3>' in html
+    assert html.count("<mark>") >= 20  # a title and a snippet of each of 10 results
 
 
 def test_bad_paging_and_empty_queries(site: SearchSite) -> None:

@@ -3,7 +3,7 @@ with its snippet (read from crawldb), as text for a terminal or as JSON."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine
@@ -12,7 +12,7 @@ from govsi.search import source
 from govsi.search.config import SearchConfig
 from govsi.search.index import SearchIndex
 from govsi.search.searcher import Hit, Results, Searcher
-from govsi.search.snippets import Pieces, render, snippet
+from govsi.search.snippets import Pieces, highlight, render, snippet
 
 
 @dataclass
@@ -22,6 +22,7 @@ class SearchPage:
     snippets: dict[int, Pieces]
     page: int
     per_page: int
+    titles: dict[int, Pieces] = field(default_factory=dict)  # each hit's, words marked
 
 
 def search_page(
@@ -34,16 +35,15 @@ def search_page(
     finally:
         index.close()
     bodies = source.texts(engine, [h.page_id for h in results.hits])
+    wanted, ascii_, stems_ = results.wanted, results.wanted_ascii, results.wanted_stems
     snippets = {
-        h.page_id: snippet(
-            bodies.get(h.page_id, ""),
-            results.wanted,
-            results.wanted_ascii,
-            wanted_stems=results.wanted_stems,
-        )
+        h.page_id: snippet(bodies.get(h.page_id, ""), wanted, ascii_, wanted_stems=stems_)
         for h in results.hits
     }
-    return SearchPage(query, results, snippets, page, per_page)
+    titles = {
+        h.page_id: highlight(h.title, wanted, ascii_, wanted_stems=stems_) for h in results.hits
+    }
+    return SearchPage(query, results, snippets, page, per_page, titles)
 
 
 def plain_snippet(pieces: Pieces, mark: str = "**") -> str:
@@ -61,9 +61,9 @@ def to_json(page: SearchPage) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def _line(h: Hit, n: int, snippet_text: str, bold: tuple[str, str]) -> str:
+def _line(h: Hit, n: int, title: str, snippet_text: str, bold: tuple[str, str]) -> str:
     date = h.date.date().isoformat() if h.date else ""
-    head = f"{n:>3}. {bold[0]}{h.title or h.url}{bold[1]}"
+    head = f"{n:>3}. {bold[0]}{title or h.url}{bold[1]}"
     return f"{head}\n     {h.url}\n     {h.kind} · {h.host} · {date}\n     {snippet_text}\n"
 
 
@@ -81,5 +81,9 @@ def to_terminal(page: SearchPage, color: bool = False) -> str:
         pieces = page.snippets.get(h.page_id, [])
         text = render(pieces, lambda t: f"{bold[0]}{t}{bold[1]}", lambda t: t) if color \
             else plain_snippet(pieces)  # fmt: skip
-        lines.append(_line(h, n, text, bold))
+        # A bold title marks its matched words underlined; a plain one between **.
+        title = page.titles.get(h.page_id, [(h.title, False)])
+        shown = render(title, lambda t: f"\033[4m{t}\033[24m", lambda t: t) if color \
+            else plain_snippet(title)  # fmt: skip
+        lines.append(_line(h, n, shown, text, bold))
     return "\n".join(lines)

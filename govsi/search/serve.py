@@ -68,6 +68,7 @@ class SearchSite:
             context.update(
                 results=results,
                 snippets={pid: _marked(p) for pid, p in found.snippets.items()},
+                titles={pid: _marked(p) for pid, p in found.titles.items()},
                 facet_links={
                     name: {v: _link(f"{query} {_filter(name, v)}") for v, _ in values}
                     for name, values in results.facets.items()

@@ -13,6 +13,8 @@ _WORD = re.compile(r"[^\W_]+")
 _SPACES = re.compile(r"\s+")
 # Characters of text looked at: a snippet of a 1 MB document costs no more than this.
 SCAN = 200_000
+# Characters of a title shown (crawldb's titles are as long as a page made them).
+TITLE = 300
 
 # (text, marked) pieces in order.
 Pieces = list[tuple[str, bool]]
@@ -32,12 +34,7 @@ def snippet(
     "…" where text was left out; the matching words marked. The start of the text when
     nothing matches."""
     body = text[:SCAN]
-    # Each distinct word is analysed once: a text repeats its words.
-    marked = {
-        w for w in set(_WORD.findall(body))
-        if _wanted(w, wanted, wanted_ascii, analysis, wanted_stems)
-    }  # fmt: skip
-    matches = [m.span() for m in _WORD.finditer(body) if m.group(0) in marked] if marked else []
+    matches = _matches(body, wanted, wanted_ascii, analysis, wanted_stems)
     start = _densest(matches, width) if matches else 0
     if start <= width // 4:
         start = 0  # the text's start is near: show it
@@ -49,6 +46,43 @@ def snippet(
         cut = body.rfind(" ", start, end)
         end = cut if cut > start else end
     pieces: Pieces = [("…", False)] if start > 0 else []
+    pieces += _marked(body, matches, start, end)
+    if end < len(text):
+        pieces.append(("…", False))
+    return _collapse(pieces)
+
+
+def highlight(
+    text: str,
+    wanted: frozenset[str],
+    wanted_ascii: frozenset[str] = frozenset(),
+    analysis: Analysis = "lemmas",
+    wanted_stems: frozenset[str] = frozenset(),
+) -> Pieces:
+    """A short ``text`` (a title) whole, the words ``snippet`` would mark marked; cut
+    with "…" past ``TITLE`` characters."""
+    body = text[:TITLE]
+    matches = _matches(body, wanted, wanted_ascii, analysis, wanted_stems)
+    tail: Pieces = [("…", False)] if len(text) > TITLE else []
+    return _collapse(_marked(body, matches, 0, len(body)) + tail)
+
+
+def _matches(
+    body: str, wanted: frozenset[str], wanted_ascii: frozenset[str], analysis: Analysis,
+    wanted_stems: frozenset[str],
+) -> list[tuple[int, int]]:  # fmt: skip
+    """The spans of ``body``'s words the query matched."""
+    # Each distinct word is analysed once: a text repeats its words.
+    marked = {
+        w for w in set(_WORD.findall(body))
+        if _wanted(w, wanted, wanted_ascii, analysis, wanted_stems)
+    }  # fmt: skip
+    return [m.span() for m in _WORD.finditer(body) if m.group(0) in marked] if marked else []
+
+
+def _marked(body: str, matches: list[tuple[int, int]], start: int, end: int) -> Pieces:
+    """``body[start:end]`` in pieces, the ``matches`` within it marked."""
+    pieces: Pieces = []
     at = start
     for s, e in matches:
         if s < start or e > end:
@@ -59,9 +93,7 @@ def snippet(
         at = e
     if at < end:
         pieces.append((body[at:end], False))
-    if end < len(text):
-        pieces.append(("…", False))
-    return _collapse(pieces)
+    return pieces
 
 
 def _wanted(word: str, wanted: frozenset[str], wanted_ascii: frozenset[str],
