@@ -4,6 +4,8 @@ and in which order, filters and facets, snippets, and updates that read only wha
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -229,3 +231,12 @@ def test_an_index_of_another_layout_is_emptied_and_built_again(
     assert "another version's fields" in caplog.text
     assert index.marks() == {} and (folder / "notes.txt").read_text() == "mine"
     assert update(engine, index).added == 1 and found(index, "obcina")
+
+
+def test_a_crawl_that_keeps_no_index_never_loads_the_engine() -> None:
+    code = (
+        "import sys, govsi.search.extension, govsi.spiders.govsi, govsi.pipelines;"
+        "print(sorted(m for m in ('tantivy', 'lemmagen3') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

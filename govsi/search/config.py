@@ -8,9 +8,26 @@ from pathlib import Path
 
 from scrapy.settings import BaseSettings
 
-from govsi.search.searcher import Ranking
-
 DEFAULT_FOLDER = "search-index"
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How results are ordered: ``title_boost`` multiplies a title match's score;
+    ``prior`` weighs the link prior, score * (1 + prior * ln(1 + in-links))."""
+
+    title_boost: float = 2.0
+    prior: float = 0.1
+    # What a query word is matched by besides its lemma (bench/search_quality.py measures
+    # each): the ascii fields, the vocabulary of words written with diacritics, the stems
+    # (weighed by ``stem_weight`` against a lemma's match).
+    ascii: bool = True
+    vocabulary: bool = True
+    stems: bool = True
+    stem_weight: float = 0.5
+
+
+DEFAULT_RANKING = Ranking()
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ last write."""
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.crawler import Crawler
@@ -13,10 +14,11 @@ from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThread
 
 from govsi.search.config import SearchConfig
-from govsi.search.index import SearchIndex
-from govsi.search.update import Updated, update
 from govsi.store import database
 from govsi.store.config import StoreConfig
+
+if TYPE_CHECKING:
+    from govsi.search.update import Updated
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +44,10 @@ class SearchIndexUpdate:
         return d.addCallbacks(self._done, self._failed)
 
     def update(self) -> Updated:
+        # Imported here: a crawl that keeps no index never loads Tantivy (~6 MB).
+        from govsi.search.index import SearchIndex
+        from govsi.search.update import update
+
         engine = database.make_engine(self.crawldb_url)
         index = SearchIndex.open(self.config.folder)
         try:

@@ -13,8 +13,11 @@ from typing import Any
 import tantivy
 
 from govsi.search.analysis import STOP_WORDS, ascii_term, fold, stems, term, words
+from govsi.search.config import DEFAULT_RANKING, Ranking
 from govsi.search.index import SearchIndex
 from govsi.search.query import ParsedQuery, parse
+
+__all__ = ["Hit", "Ranking", "Results", "Searcher"]
 
 # Hits the link prior re-orders (BM25's best); deeper pages keep BM25's order.
 RERANK = 200
@@ -27,22 +30,6 @@ AGGREGATIONS = {
     "host": {"terms": {"field": "host", "size": FACET_SIZE}},
     "kind": {"terms": {"field": "kind", "size": FACET_SIZE}},
 }
-
-
-@dataclass(frozen=True)
-class Ranking:
-    """How results are ordered: ``title_boost`` multiplies a title match's score;
-    ``prior`` weighs the link prior, score * (1 + prior * ln(1 + in-links))."""
-
-    title_boost: float = 2.0
-    prior: float = 0.1
-    # What a query word is matched by besides its lemma (bench/search_quality.py measures
-    # each): the ascii fields, the vocabulary of words written with diacritics, the stems
-    # (weighed by ``stem_weight`` against a lemma's match).
-    ascii: bool = True
-    vocabulary: bool = True
-    stems: bool = True
-    stem_weight: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -69,7 +56,7 @@ class Results:
 
 
 class Searcher:
-    def __init__(self, index: SearchIndex, ranking: Ranking = Ranking()) -> None:
+    def __init__(self, index: SearchIndex, ranking: Ranking = DEFAULT_RANKING) -> None:
         self.index = index
         self.ranking = ranking
         self.schema = index.index.schema
