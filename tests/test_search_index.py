@@ -240,3 +240,39 @@ def test_a_crawl_that_keeps_no_index_never_loads_the_engine() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_stop_between_the_commit_and_its_record_leaves_no_copy_twice(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    crawl = CrawlWriter(engine)
+    for n in range(5):
+        crawl.add(page(f"{G}/p{n}", f"Razpis številka {n}"))
+    assert crawl.flush()
+    folder = tmp_path / "index"
+    index = SearchIndex.open(folder)
+
+    def stopped(*args: object) -> None:
+        raise KeyboardInterrupt  # the process stops after Tantivy committed
+
+    monkeypatch.setattr(SearchIndex, "_record", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        update(engine, index)
+    index.close()
+    monkeypatch.undo()
+    again = SearchIndex.open(folder)
+    assert again.marks() == {}  # nothing recorded: everything is done again
+    assert update(engine, again).added == 5
+    results = Searcher(again).search("razpis", limit=20)
+    assert results.total == 5 and len({h.page_id for h in results.hits}) == 5
+
+
+def test_a_batch_that_fails_is_not_committed_by_the_next(tmp_path: Path) -> None:
+    index = SearchIndex.open(tmp_path / "index")
+    broken = doc(2, "Razpis", "Razpis")
+    object.__setattr__(broken, "url", None)  # Tantivy refuses the document
+    with pytest.raises(TypeError):
+        index.write([doc(1, "Razpis", "Razpis ena"), broken], [])
+    index.write([doc(3, "Razpis", "Razpis tri")], [])
+    assert [h.page_id for h in Searcher(index).search("razpis").hits] == [3]
+    assert set(index.marks()) == {3}

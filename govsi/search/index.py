@@ -154,6 +154,7 @@ class SearchIndex:
         state.executescript(
             "CREATE TABLE IF NOT EXISTS indexed (page_id INTEGER PRIMARY KEY, mark TEXT);"
             "CREATE TABLE IF NOT EXISTS inlinks (page_id INTEGER PRIMARY KEY, n INTEGER);"
+            "CREATE TABLE IF NOT EXISTS writing (page_id INTEGER PRIMARY KEY);"
             "CREATE TABLE IF NOT EXISTS vocabulary (folded TEXT, term TEXT,"
             " PRIMARY KEY (folded, term)) WITHOUT ROWID;"
         )
@@ -195,24 +196,40 @@ class SearchIndex:
             self._writer = self.index.writer(heap_size=WRITER_HEAP, num_threads=1)
         writer = self._writer
         gone = list(remove)
-        for pid in gone:
-            writer.delete_documents_by_query(self._page(pid))
+        ids = [d.page_id for d in pending.docs]
+        held = self._held(ids)
+        # Marked before Tantivy commits: pages a stop leaves committed but not recorded are
+        # held (their copy deleted before they are added) the next time.
+        with self.state:
+            self.state.executemany("INSERT OR IGNORE INTO writing VALUES (?)", [(i,) for i in ids])
         added: list[tuple[int, str]] = []
         vocabulary: set[tuple[str, str]] = set()
-        held = self._held([d.page_id for d in pending.docs])
-        for page in pending.pages:
-            if page.doc.page_id in held:  # a new version: the old one goes
-                writer.delete_documents_by_query(self._page(page.doc.page_id))
-            writer.add_document(self._document(page))
-            vocabulary |= page.vocabulary
-            added.append((page.doc.page_id, page.doc.extracted_at))
-        writer.commit()
+        try:
+            for pid in gone:
+                writer.delete_documents_by_query(self._page(pid))
+            for page in pending.pages:
+                if page.doc.page_id in held:  # a new version: the old one goes
+                    writer.delete_documents_by_query(self._page(page.doc.page_id))
+                writer.add_document(self._document(page))
+                vocabulary |= page.vocabulary
+                added.append((page.doc.page_id, page.doc.extracted_at))
+            writer.commit()
+        except BaseException:
+            writer.rollback()  # the next batch must not commit this one's half
+            raise
+        self._record(gone, added, vocabulary)
+        self.index.reload()
+        return len(added)
+
+    def _record(
+        self, gone: list[int], added: list[tuple[int, str]], vocabulary: set[tuple[str, str]]
+    ) -> None:
+        """What a commit wrote, in the state file."""
         with self.state:
             self.state.executemany("DELETE FROM indexed WHERE page_id = ?", [(p,) for p in gone])
             self.state.executemany("INSERT OR REPLACE INTO indexed VALUES (?, ?)", added)
             self.state.executemany("INSERT OR IGNORE INTO vocabulary VALUES (?, ?)", vocabulary)
-        self.index.reload()
-        return len(added)
+            self.state.execute("DELETE FROM writing")
 
     def set_inlinks(self, counts: dict[int, int]) -> None:
         with self.state:
@@ -228,11 +245,14 @@ class SearchIndex:
         return dict(rows)
 
     def _held(self, ids: list[int]) -> set[int]:
-        """Those of ``ids`` the index holds a version of."""
+        """Those of ``ids`` the index may hold a version of: recorded, or written by a
+        batch that was stopped before it was recorded."""
         held: set[int] = set()
         for part in chunks(ids, 500):
-            sql = f"SELECT page_id FROM indexed WHERE page_id IN ({','.join('?' * len(part))})"
-            held.update(pid for (pid,) in self.state.execute(sql, list(part)))
+            marks = ",".join("?" * len(part))
+            sql = (f"SELECT page_id FROM indexed WHERE page_id IN ({marks})"
+                   f" UNION SELECT page_id FROM writing WHERE page_id IN ({marks})")  # fmt: skip
+            held.update(pid for (pid,) in self.state.execute(sql, [*part, *part]))
         return held
 
     def _page(self, pid: int) -> tantivy.Query:
