@@ -142,6 +142,14 @@ def page(url: str, text: str, when: datetime = T) -> FetchedPage:
                        content_hash=text, text=found_text)  # fmt: skip
 
 
+def crawled(engine: Engine, n: int, text: str) -> None:
+    """``n`` pages in crawldb, their texts ``text`` with ``{n}`` their number."""
+    writer = CrawlWriter(engine)
+    for i in range(n):
+        writer.add(page(f"{G}/p{i}", text.format(n=i)))
+    assert writer.flush()
+
+
 def test_an_update_reads_only_what_changed(engine: Engine, tmp_path: Path) -> None:
     writer = CrawlWriter(engine)
     for item in (page(f"{G}/a", "Uredba o občinah"), page(f"{G}/b", "Javna naročila"),
@@ -166,10 +174,7 @@ def test_an_update_reads_only_what_changed(engine: Engine, tmp_path: Path) -> No
 def test_an_update_analyses_in_a_pool_of_processes_as_in_this_one(
     engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    writer = CrawlWriter(engine)
-    for n in range(30):
-        writer.add(page(f"{G}/p{n}", f"Uredba številka {n} o občinah in ministrstvih"))
-    assert writer.flush()
+    crawled(engine, 30, "Uredba številka {n} o občinah in ministrstvih")
     monkeypatch.setattr("govsi.search.update.POOL_FROM", 1)
     # Batches of 7: each analysed while the one before it is written.
     monkeypatch.setattr("govsi.search.update.BATCH", 7)
@@ -245,10 +250,7 @@ def test_a_crawl_that_keeps_no_index_never_loads_the_engine() -> None:
 def test_a_stop_between_the_commit_and_its_record_leaves_no_copy_twice(
     engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    crawl = CrawlWriter(engine)
-    for n in range(5):
-        crawl.add(page(f"{G}/p{n}", f"Razpis številka {n}"))
-    assert crawl.flush()
+    crawled(engine, 5, "Razpis številka {n}")
     folder = tmp_path / "index"
     index = SearchIndex.open(folder)
 
