@@ -32,7 +32,7 @@ from typing import Any
 from sqlalchemy import create_engine, text
 
 from bench.lib.crawl import log_findings, unthrottled_crawl
-from bench.lib.measure import helper_of, loadavg, memory_mb, rss_kb, slope
+from bench.lib.measure import helper_of, loadavg, memory_mb, pss_kb, rss_kb, slope
 from bench.lib.plain_spider import start_plain
 from bench.lib.postgres import start_postgres
 from bench.lib.results import RESULTS, ROOT, write_result
@@ -63,6 +63,9 @@ def watch(
     # Each process's own RSS (the crawl, its helpers by role, the browser) at the peak of
     # the sum: which of them the peak is made of.
     peak_parts: dict[str, float] = {}
+    # The same by PSS (shared pages divided among the processes sharing them: the RSS sum
+    # counts the interpreter's and the libraries' pages once per process).
+    peak_pss: dict[str, float] = {}
     while proc.poll() is None:
         now = time.time() - started
         if now - last_count >= count_every:
@@ -75,12 +78,16 @@ def watch(
             hwm = max(hwm, mem[1])
             # The worker pool (and any browser) below the crawl counts in its RSS.
             parts = {"crawler": mem[0]}
+            pss = {"crawler": pss_kb(proc.pid) / 1024}
             for kid in descendants(proc.pid):
                 role = helper_of(kid) or "browser"
                 parts[role] = parts.get(role, 0.0) + rss_kb(kid) / 1024
+                pss[role] = pss.get(role, 0.0) + pss_kb(kid) / 1024
             rss = sum(parts.values())
             if rss > sum(peak_parts.values()) and not stop_reason:
                 peak_parts = {k: round(v, 1) for k, v in parts.items()}
+            if sum(pss.values()) > sum(peak_pss.values()) and not stop_reason:
+                peak_pss = {k: round(v, 1) for k, v in pss.items()}
             samples.append([round(now, 1), round(rss, 1), round(mem[1], 1), known, fetched])
             if not stop_reason and rss > max_rss_mb:
                 stop_reason = f"RSS over {max_rss_mb:.0f} MB"
@@ -108,6 +115,8 @@ def watch(
         "returncode": proc.returncode,
         "vmhwm_mb_last_read": round(hwm, 1),
         "peak_rss_mb_by_process": peak_parts,
+        "peak_pss_mb": round(sum(peak_pss.values()), 1),
+        "peak_pss_mb_by_process": peak_pss,
         "samples": samples,
     }
 
@@ -223,6 +232,11 @@ def summarize(crawler: str, w: dict[str, Any]) -> dict[str, Any]:
         print(
             "at the peak: "
             + ", ".join(f"{k} {v:.0f} MB" for k, v in w["peak_rss_mb_by_process"].items())
+        )
+    if w.get("peak_pss_mb_by_process"):
+        print(
+            f"peak PSS {w['peak_pss_mb']} MB (shared pages counted once): "
+            + ", ".join(f"{k} {v:.0f} MB" for k, v in w["peak_pss_mb_by_process"].items())
         )
     print(f"{'known':>9} {'t s':>7} {'fetched':>8} {'RSS MB':>7} {'peak MB':>8}")
     for m in w["milestones"]:
