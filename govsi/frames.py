@@ -16,6 +16,7 @@ import signal
 import struct
 import subprocess
 import sys
+from collections.abc import Mapping
 from typing import IO
 
 __all__ = ["FRAME", "helper_streams", "read_frame", "spawn", "write_frame"]
@@ -40,8 +41,9 @@ def write_frame(stream: IO[bytes], data: bytes) -> None:
     stream.flush()
 
 
-def spawn(module: str) -> subprocess.Popen[bytes]:
-    """Start a helper process running ``module.serve()``, its stdin and stdout piped here."""
+def spawn(module: str, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """Start a helper process running ``module.serve()``, its stdin and stdout piped here;
+    ``env``: variables it gets unless this process's environment already sets them."""
     boot = (
         "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
         f"from {module} import serve; serve()"
@@ -50,6 +52,7 @@ def spawn(module: str) -> subprocess.Popen[bytes]:
         [sys.executable, "-B", "-c", boot, json.dumps(sys.path)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
+        env={**(env or {}), **os.environ} if env else None,
     )
 
 

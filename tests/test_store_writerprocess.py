@@ -175,3 +175,29 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "gone"
+
+
+def environment(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(v.decode().split("=", 1) for v in raw if b"=" in v)
+
+
+@pytest.mark.parametrize("own", [None, "65536"])
+def test_the_writer_runs_with_fixed_allocator_thresholds_unless_set_already(
+    crawldb: tuple[str, Engine], monkeypatch: pytest.MonkeyPatch, own: str | None
+) -> None:
+    if own is not None:
+        monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", own)
+    else:
+        monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    p = WriterProcess(crawldb[0], config(), "crawl-1")
+    try:
+        p.start()
+        assert p.write([DiscoveredPage("http://a.gov.si/", 0)])
+        assert p._process is not None
+        env = environment(p._process.pid)
+    finally:
+        p.close()
+    assert env["MALLOC_MMAP_THRESHOLD_"] == (own or "131072")
+    assert env["MALLOC_TRIM_THRESHOLD_"] == os.environ.get("MALLOC_TRIM_THRESHOLD_", "131072")
+    assert env.get("PATH") == os.environ.get("PATH")
