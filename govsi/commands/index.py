@@ -13,7 +13,6 @@ from scrapy.commands import ScrapyCommand
 from scrapy.utils.log import configure_logging
 
 from govsi.store import database
-from govsi.store.config import StoreConfig
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +45,7 @@ class Command(ScrapyCommand):
         assert self.settings is not None
         configure_logging(self.settings)
         config = SearchConfig.from_settings(self.settings)
-        url = database.resolve_crawldb_url(StoreConfig.from_settings(self.settings).crawldb_url)
+        url = database.crawldb_url_of(self.settings)
         engine = database.make_engine(url)
         index = SearchIndex.open(config.folder)
         try:

@@ -19,7 +19,6 @@ from scrapy.utils.conf import arglist_to_dict
 from scrapy.utils.log import configure_logging
 
 from govsi.store import database
-from govsi.store.config import StoreConfig
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +81,7 @@ class Command(ScrapyCommand):
         s = self.settings
         configure_logging(s)
         # The crawl's own reading of CRAWLDB_URL, so the report opens the crawl's crawldb.
-        url = database.resolve_crawldb_url(StoreConfig.from_settings(s).crawldb_url)
+        url = database.crawldb_url_of(s)
         folder = Path(opts.output or s.get("REPORT_FOLDER"))
         seeds = [x for x in opts.args.get("seeds", "").split(",") if x.strip()]
         started = time.monotonic()

@@ -15,7 +15,6 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from govsi.store import database
-from govsi.store.config import StoreConfig
 
 
 class Command(ScrapyCommand):
@@ -55,7 +54,7 @@ class Command(ScrapyCommand):
             print(f"no search index in {config.folder}: run scrapy index first", file=sys.stderr)
             self.exitcode = 1
             return
-        url = database.resolve_crawldb_url(StoreConfig.from_settings(self.settings).crawldb_url)
+        url = database.crawldb_url_of(self.settings)
         engine = database.make_engine(url)
         try:
             page = search_page(engine, config, " ".join(args), max(1, opts.page), max(1, opts.n))

@@ -14,7 +14,6 @@ from scrapy.exceptions import UsageError
 from scrapy.utils.log import configure_logging
 
 from govsi.store import database
-from govsi.store.config import StoreConfig
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +56,7 @@ class Command(ScrapyCommand):
             logger.error("no search index in %s: run scrapy index first", config.folder)
             self.exitcode = 1
             return
-        url = database.resolve_crawldb_url(StoreConfig.from_settings(self.settings).crawldb_url)
+        url = database.crawldb_url_of(self.settings)
         engine = database.make_engine(url)
         server = make_server(SearchSite(engine, config), host.strip("[]"), int(port))
         logger.info("search page on http://%s:%d/ (Ctrl-C to stop)", *server.server_address[:2])

@@ -19,7 +19,6 @@ from sqlalchemy import Engine, select
 
 from govsi.archive.pack import PageEntry, pack, title_of
 from govsi.store import database
-from govsi.store.config import StoreConfig
 from govsi.store.schema import PAGE
 
 logger = logging.getLogger(__name__)
@@ -70,7 +69,7 @@ class Command(ScrapyCommand):
         directory = (s.get("WARC_DIR") or "").strip()
         if not directory:
             raise UsageError("WARC_DIR is not set: -s WARC_DIR=the crawl's archive folder")
-        url = database.resolve_crawldb_url(StoreConfig.from_settings(s).crawldb_url)
+        url = database.crawldb_url_of(s)
         output = Path(opts.output or Path(directory) / "crawl.wacz")
         started = time.monotonic()
         engine = database.make_engine(url)

@@ -15,7 +15,6 @@ from twisted.internet.threads import deferToThread
 
 from govsi.search.config import SearchConfig
 from govsi.store import database
-from govsi.store.config import StoreConfig
 
 if TYPE_CHECKING:
     from govsi.search.update import Updated
@@ -33,7 +32,7 @@ class SearchIndexUpdate:
         config = SearchConfig.from_settings(crawler.settings)
         if not config.at_crawl_end:
             raise NotConfigured("SEARCH_INDEX is not set")
-        url = database.resolve_crawldb_url(StoreConfig.from_settings(crawler.settings).crawldb_url)
+        url = database.crawldb_url_of(crawler.settings)
         ext = cls(config, url)
         # engine_stopped: after every spider_closed handler, crawldb's last flush included.
         crawler.signals.connect(ext.engine_stopped, signal=signals.engine_stopped)

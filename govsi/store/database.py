@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote, unquote
 
+from scrapy.settings import BaseSettings
 from sqlalchemy import (
     Connection,
     Engine,
@@ -28,6 +29,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from govsi.store.config import StoreConfig
 from govsi.store.schema import DEFAULT_CRAWLDB_URL, SCHEMA
 
 logger = logging.getLogger(__name__)
@@ -110,6 +112,12 @@ class HidePasswords(logging.Filter):
 def resolve_crawldb_url(setting: str | None) -> str:
     """An explicit setting first, then the environment (where passwords belong)."""
     return setting or os.environ.get("CRAWLDB_URL") or DEFAULT_CRAWLDB_URL
+
+
+def crawldb_url_of(settings: BaseSettings) -> str:
+    """The crawldb a command or extension run with ``settings`` works on: CRAWLDB_URL
+    (``resolve_crawldb_url``)."""
+    return resolve_crawldb_url(StoreConfig.from_settings(settings).crawldb_url)
 
 
 def is_sqlite(url: str) -> bool:
