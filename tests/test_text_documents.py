@@ -8,7 +8,7 @@ import pytest
 
 from govsi.text.documents import document_text
 from govsi.text.language import declared_language, guess_language
-from govsi.text.limits import TextLimits
+from govsi.text.limits import MAX_TITLE_CHARS, TextLimits
 from govsi.text.pdf import pdf_date
 from tests.simweb.documents import (
     _zip,
@@ -182,3 +182,9 @@ def test_language(text: str, declared: str | None, expected: str | None) -> None
 )
 def test_declared_language(value: str | None, expected: str | None) -> None:
     assert declared_language(value) == expected
+
+
+def test_a_documents_title_is_cut_as_a_pages_is() -> None:
+    got = document_text(make_docx(["Besedilo"], "Naslov   " + "x" * 5_000_000), "DOCX", LIMITS)
+    assert got.status == "ok" and got.title is not None
+    assert got.title.startswith("Naslov x") and len(got.title) == MAX_TITLE_CHARS

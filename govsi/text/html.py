@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-MAX_TITLE_CHARS = 1_000
+from govsi.text.limits import short_title
 
 
 def page_title(root: etree._Element | None) -> str | None:
@@ -13,8 +13,7 @@ def page_title(root: etree._Element | None) -> str | None:
     if root is None:
         return None
     for title in root.iter("title"):
-        text = " ".join("".join(title.itertext()).split())[:MAX_TITLE_CHARS]
-        return text or None
+        return short_title("".join(title.itertext()))
     return None
 
 

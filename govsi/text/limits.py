@@ -7,6 +7,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+# Characters of a title kept: a page's <title> or a document's metadata title is as long
+# as the server made it.
+MAX_TITLE_CHARS = 1_000
+
+
+def short_title(title: str | None) -> str | None:
+    """``title`` with its whitespace runs as one space, at most ``MAX_TITLE_CHARS`` (only
+    that much of it is read); None when empty."""
+    if not title:
+        return None
+    return " ".join(title[: 4 * MAX_TITLE_CHARS].split())[:MAX_TITLE_CHARS] or None
+
+
 # How a document's reading ended:
 # - ok: text read (``truncated`` says whether a bound cut it short);
 # - empty: read, no text in it (a scan without a text layer, an empty file);
@@ -82,4 +95,4 @@ class Budget:
         text = self.text()
         status: TextStatus = "timeout" if timed_out else "ok" if text else "empty"
         reason = f"reading took over {self.limits.max_seconds:g} s" if timed_out else None
-        return DocumentText(status, text, reason, title or None, date, pages, self.truncated)
+        return DocumentText(status, text, reason, short_title(title), date, pages, self.truncated)
