@@ -11,7 +11,17 @@ from scrapy.settings import BaseSettings
 from govsi.render.config import configure as configure_rendering
 from govsi.store.database import HidePasswords
 
-__all__ = ["GovsiAddon"]
+__all__ = ["GovsiAddon", "unlisted_when_off"]
+
+# Scrapy imports every component listed in a ``*_BASE`` setting before the component's
+# ``from_crawler`` finds itself switched off; these cost memory for the whole crawl even
+# then (the remote control's aiohttp ~9 MB, the cookies' tldextract and requests ~4 MB).
+# (switch, list, component): the component is left out of the list while the switch is off.
+_IMPORTED_WHEN_OFF = (
+    ("REMOTE_CONTROL_ENABLED", "EXTENSIONS_BASE", "scrapy.extensions.remote_control.RemoteControl"),
+    ("COOKIES_ENABLED", "DOWNLOADER_MIDDLEWARES_BASE",
+     "scrapy.downloadermiddlewares.cookies.CookiesMiddleware"),
+)  # fmt: skip
 
 
 class GovsiAddon:
@@ -29,3 +39,19 @@ class GovsiAddon:
             if not any(isinstance(f, HidePasswords) for f in log.filters):
                 log.addFilter(HidePasswords())
         configure_rendering(settings)
+        for name, components in unlisted_when_off(settings).items():
+            settings.set(name, components, priority="spider")
+
+
+def unlisted_when_off(settings: BaseSettings) -> dict[str, dict[str, int]]:
+    """The ``*_BASE`` component lists to set, each without the components whose switch is
+    off in ``settings`` (``_IMPORTED_WHEN_OFF``); a list with nothing to leave out is not
+    returned. A switch turned on (``-s COOKIES_ENABLED=true``) keeps its component."""
+    lists: dict[str, dict[str, int]] = {}
+    for switch, name, component in _IMPORTED_WHEN_OFF:
+        if settings.getbool(switch):
+            continue
+        listed = lists.get(name) or dict(settings.getdict(name))
+        if listed.pop(component, None) is not None:
+            lists[name] = listed
+    return lists

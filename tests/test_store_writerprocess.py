@@ -201,3 +201,17 @@ def test_the_writer_runs_with_fixed_allocator_thresholds_unless_set_already(
     assert env["MALLOC_MMAP_THRESHOLD_"] == (own or "131072")
     assert env["MALLOC_TRIM_THRESHOLD_"] == os.environ.get("MALLOC_TRIM_THRESHOLD_", "131072")
     assert env.get("PATH") == os.environ.get("PATH")
+
+
+def test_the_writer_process_loads_no_crawling_libraries() -> None:
+    # What serve() imports: Scrapy would bring Twisted, pyOpenSSL, cryptography and lxml,
+    # ~30 MB resident in a process that only writes rows.
+    code = (
+        "import sys, govsi.store.writerprocess;"
+        "from govsi.store.database import make_engine;"
+        "from govsi.store.writer import CrawlWriter;"
+        "heavy = ('scrapy', 'twisted', 'OpenSSL', 'lxml', 'numpy', 'alembic');"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

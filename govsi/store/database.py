@@ -14,10 +14,9 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-from scrapy.settings import BaseSettings
 from sqlalchemy import (
     Connection,
     Engine,
@@ -31,6 +30,9 @@ from sqlalchemy.pool import ConnectionPoolEntry
 
 from govsi.store.config import StoreConfig
 from govsi.store.schema import DEFAULT_CRAWLDB_URL, SCHEMA
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
 
 logger = logging.getLogger(__name__)
 

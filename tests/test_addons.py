@@ -1,0 +1,76 @@
+"""The add-on's settings: Scrapy components switched off are not even imported."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scrapy.settings import Settings
+
+from govsi.addons import unlisted_when_off
+
+REMOTE = "scrapy.extensions.remote_control.RemoteControl"
+ROOT = Path(__file__).resolve().parent.parent
+COOKIES = "scrapy.downloadermiddlewares.cookies.CookiesMiddleware"
+
+
+def project(**overrides: object) -> Settings:
+    s = Settings()
+    s.setmodule("govsi.settings", priority="project")
+    s.setdict(overrides, priority="cmdline")
+    return s
+
+
+@pytest.mark.parametrize(
+    ("overrides", "extension_listed", "cookies_listed"),
+    [
+        ({}, False, False),
+        ({"COOKIES_ENABLED": True}, False, True),
+        ({"REMOTE_CONTROL_ENABLED": True}, True, False),
+        ({"COOKIES_ENABLED": True, "REMOTE_CONTROL_ENABLED": True}, True, True),
+    ],
+)
+def test_a_component_is_unlisted_only_while_its_switch_is_off(
+    overrides: dict[str, object], extension_listed: bool, cookies_listed: bool
+) -> None:
+    s = project(**overrides)
+    for name, components in unlisted_when_off(s).items():
+        s.set(name, components, priority="spider")
+    assert (REMOTE in s.getdict("EXTENSIONS_BASE")) is extension_listed
+    assert (COOKIES in s.getdict("DOWNLOADER_MIDDLEWARES_BASE")) is cookies_listed
+    # Everything else Scrapy lists stays.
+    assert "scrapy.extensions.corestats.CoreStats" in s.getdict("EXTENSIONS_BASE")
+    assert len(s.getdict("DOWNLOADER_MIDDLEWARES_BASE")) == 13 + cookies_listed
+
+
+def test_nothing_to_leave_out_sets_nothing() -> None:
+    assert unlisted_when_off(project(COOKIES_ENABLED=True, REMOTE_CONTROL_ENABLED=True)) == {}
+
+
+def test_a_crawler_with_the_project_settings_never_imports_them(tmp_path: Path) -> None:
+    # The remote control's aiohttp (~9 MB) and the cookies' tldextract and requests (~4 MB)
+    # stay out of the crawl's memory: every listed component is loaded, as Scrapy does.
+    code = (
+        "import os, sys;"
+        "os.environ['SCRAPY_SETTINGS_MODULE'] = 'govsi.settings';"
+        "from scrapy.utils.project import get_project_settings;"
+        "from scrapy.utils.misc import load_object;"
+        "from scrapy.utils.test import get_crawler;"
+        "from scrapy.utils.conf import build_component_list;"
+        "from scrapy.utils.reactor import install_reactor;"
+        "install_reactor('twisted.internet.asyncioreactor.AsyncioSelectorReactor');"
+        "from govsi.spiders.govsi import GovsiSpider;"
+        "c = get_crawler(GovsiSpider, get_project_settings().copy_to_dict());"
+        "names = ('EXTENSIONS', 'DOWNLOADER_MIDDLEWARES', 'SPIDER_MIDDLEWARES');"
+        "[load_object(p) for n in names for p in build_component_list(c.settings.getwithbase(n))];"
+        "print(sorted(m for m in ('aiohttp', 'tldextract', 'requests') if m in sys.modules))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
