@@ -4,6 +4,8 @@ connections that time out, and passwords that are never shown, in URLs nor in lo
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -175,3 +177,31 @@ def test_postgresql_connections_time_out_and_keep_alive(pg_cluster: Any) -> None
             conn.execute(text("SELECT pg_sleep(5)"))
     finally:
         engine.dispose()
+
+
+def test_head_revision_is_alembics_head(engine: Engine) -> None:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(database.migrations_dir()))
+    assert ScriptDirectory.from_config(cfg).get_current_head() == database.HEAD_REVISION
+    assert database.schema_revision(engine) == database.HEAD_REVISION
+
+
+def test_a_schema_at_head_is_recognised_without_alembic(engine: Engine) -> None:
+    code = (
+        "import sys; from govsi.store import database;"
+        f"database.migrate(database.make_engine({engine.url.render_as_string(False)!r}));"
+        "print(sorted(m for m in ('alembic', 'mako') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
+
+
+def test_no_schema_yet_has_no_revision(tmp_path: Path) -> None:
+    fresh = database.make_engine(f"sqlite:///{tmp_path / 'new.sqlite3'}")
+    assert database.schema_revision(fresh) is None
+    database.migrate(fresh)
+    assert database.schema_revision(fresh) == database.HEAD_REVISION

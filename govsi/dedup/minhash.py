@@ -1,52 +1,59 @@
-"""datasketch's ``MinHash``, imported without what govsi never calls.
+"""datasketch's ``MinHash``, imported without the rest of datasketch until it is used.
 
-Importing anything of datasketch runs its package ``__init__``, which imports its LSH
-classes, which import ``scipy.integrate`` (for ``MinHashLSH``'s parameter search). That
-costs ~55 MB of memory in every process that reads pages (the crawler and each worker)
-and half a second of start-up. govsi bands signatures itself (``signature.band_keys``) and
-never builds a ``MinHashLSH``. So ``scipy.integrate`` is first stood in for by a module whose
-``quad`` (the one name datasketch takes from it) and every other attribute import the real
-module on first use: nothing breaks if someone does call it, it only costs then.
+Importing anything of datasketch runs its package ``__init__``, which imports every class
+it has: LSH variants, HNSW, the async storages, ``WeightedMinHash`` and with it scipy.
+That is ~50 MB in every process that reads pages (the crawler and each worker); govsi
+bands signatures itself (``signature.band_keys``) and uses only ``MinHash``, whose module
+needs numpy and ``datasketch.hashfunc`` alone.
+
+So unless datasketch is already imported, the package is a stand-in that has its path
+but has not run its ``__init__``: ``datasketch.minhash`` loads under it (a pickled
+signature names that module, and importing it finds the stand-in, not the real
+``__init__``). The first use of any other name of the package (``datasketch.MinHashLSH``,
+``from datasketch import ...``) runs the real ``__init__`` in the stand-in, which then is
+the package: one ``MinHash`` class either way.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 import types
+from importlib.machinery import ModuleSpec
 from typing import Any
 
 __all__ = ["MinHash"]
 
-_HEAVY = "scipy.integrate"
+_PACKAGE = "datasketch"
 
 
-class _OnFirstUse(types.ModuleType):
-    """Stands in for ``scipy.integrate`` until something of it is used."""
+class _Package(types.ModuleType):
+    """datasketch before its ``__init__`` has run; runs it on the first missing name."""
+
+    def __init__(self, spec: ModuleSpec) -> None:
+        super().__init__(spec.name)
+        self.__spec__ = spec
+        self.__path__ = list(spec.submodule_search_locations or [])
+        self.__file__ = spec.origin
+        self._govsi_loading = False
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            # The import system asks (__path__, __file__): not a use.
+        if name.startswith("__") or self._govsi_loading:
+            # The import system asks (__loader__, __all__ ...): not a use.
             raise AttributeError(name)
-        if sys.modules.get(_HEAVY) is self:
-            del sys.modules[_HEAVY]
-        return getattr(importlib.import_module(_HEAVY), name)
+        self._govsi_loading = True
+        assert self.__spec__ is not None and self.__spec__.loader is not None
+        self.__spec__.loader.exec_module(self)
+        return self.__dict__[name] if name in self.__dict__ else super().__getattribute__(name)
 
 
-def _quad(*args: Any, **kwargs: Any) -> Any:
-    return _OnFirstUse.__getattr__(_stand_in, "quad")(*args, **kwargs)
+def _load() -> types.ModuleType:
+    if _PACKAGE not in sys.modules:
+        spec = importlib.util.find_spec(_PACKAGE)
+        if spec is not None and spec.loader is not None and spec.submodule_search_locations:
+            sys.modules[_PACKAGE] = _Package(spec)
+    return importlib.import_module(f"{_PACKAGE}.minhash")
 
 
-_stand_in = _OnFirstUse(_HEAVY)
-_stand_in.quad = _quad  # type: ignore[attr-defined]
-
-if _HEAVY not in sys.modules and "datasketch" not in sys.modules:
-    sys.modules[_HEAVY] = _stand_in
-    try:
-        from datasketch import MinHash
-    finally:
-        # Only datasketch sees the stand-in: a later import gets the real module.
-        if sys.modules.get(_HEAVY) is _stand_in:
-            del sys.modules[_HEAVY]
-else:
-    from datasketch import MinHash
+MinHash = _load().MinHash
