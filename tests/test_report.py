@@ -67,7 +67,7 @@ def fill(engine: Engine) -> None:
     sites = {A: (1, "10.0.0.1", 5.0), B: (2, "10.0.0.2", 5.0), C: (3, None, None)}
     with engine.begin() as conn:
         conn.execute(
-            insert(schema.Site),
+            insert(schema.SITE),
             [
                 {"id": i, "domain": d, "ip_address": ip, "crawl_delay": delay}
                 for d, (i, ip, delay) in sites.items()
@@ -77,7 +77,7 @@ def fill(engine: Engine) -> None:
         copies = [p for p in PAGES.items() if "duplicate_of" in p[1][6]]
         for batch in (originals, copies):
             conn.execute(
-                insert(schema.Page),
+                insert(schema.PAGE),
                 [
                     {
                         "id": pid,
@@ -94,10 +94,10 @@ def fill(engine: Engine) -> None:
                 ],
             )
         conn.execute(
-            insert(schema.PageData), [{"page_id": 5, "data_type_code": "PDF", "size": 1000}]
+            insert(schema.PAGE_DATA), [{"page_id": 5, "data_type_code": "PDF", "size": 1000}]
         )
         conn.execute(
-            insert(schema.Image),
+            insert(schema.IMAGE),
             [
                 {
                     "page_id": p,
@@ -109,7 +109,7 @@ def fill(engine: Engine) -> None:
                 for p, u, ct, done in IMAGES
             ],
         )
-        conn.execute(insert(schema.Link), [{"from_page": a, "to_page": b} for a, b in LINKS])
+        conn.execute(insert(schema.LINK), [{"from_page": a, "to_page": b} for a, b in LINKS])
 
 
 @pytest.fixture
@@ -541,17 +541,17 @@ def test_no_csv_file_of_the_report_starts_a_cell_with_a_formula(
     }
     with engine.begin() as conn:
         conn.execute(
-            update(schema.Page).where(schema.Page.id == 8).values(fetch_error=hostile["error"])
+            update(schema.PAGE).where(schema.PAGE.c.id == 8).values(fetch_error=hostile["error"])
         )
-        conn.execute(update(schema.Page).where(schema.Page.id == 6).values(fetch_error="+1\t"))
-        conn.execute(update(schema.Page).where(schema.Page.id == 10).values(fetch_error="\r=1"))
-        conn.execute(update(schema.Image).where(schema.Image.url.like("%i1.png"))
+        conn.execute(update(schema.PAGE).where(schema.PAGE.c.id == 6).values(fetch_error="+1\t"))
+        conn.execute(update(schema.PAGE).where(schema.PAGE.c.id == 10).values(fetch_error="\r=1"))
+        conn.execute(update(schema.IMAGE).where(schema.IMAGE.c.url.like("%i1.png"))
                      .values(content_type=hostile["content_type"]))  # fmt: skip
         conn.execute(
-            update(schema.Site).where(schema.Site.id == 3).values(domain=hostile["domain"])
+            update(schema.SITE).where(schema.SITE.c.id == 3).values(domain=hostile["domain"])
         )
         # No crawl stores a negative number, but one must stay a number in the file.
-        conn.execute(update(schema.Site).where(schema.Site.id == 1).values(crawl_delay=-1.5))
+        conn.execute(update(schema.SITE).where(schema.SITE.c.id == 1).values(crawl_delay=-1.5))
     reader = report_engine(engine.url.render_as_string(hide_password=False))
     try:
         report = build_report(reader, max_sites=10, max_pages=10)

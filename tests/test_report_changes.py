@@ -49,10 +49,10 @@ EXPECTED = {
 
 def fill(engine: Engine, started: str | None = f"{ROUND:%Y-%m-%d %H:%M:%S.%f}") -> None:
     with engine.begin() as conn:
-        conn.execute(insert(schema.Site), [{"id": 1, "domain": A}, {"id": 2, "domain": B}])
+        conn.execute(insert(schema.SITE), [{"id": 1, "domain": A}, {"id": 2, "domain": B}])
         site = {A: 1, B: 2}
         for batch in ([p for p in PAGES.items() if p[0] != 3], [(3, PAGES[3])]):
-            conn.execute(insert(schema.Page), [
+            conn.execute(insert(schema.PAGE), [
                 {
                     "id": pid, "site_id": site[host], "url": f"https://{host}{path}",
                     "page_type_code": kind, "http_status_code": status, "html_content": html,
@@ -64,10 +64,10 @@ def fill(engine: Engine, started: str | None = f"{ROUND:%Y-%m-%d %H:%M:%S.%f}") 
                 for pid, (host, path, kind, status, html, found, hours, extra) in batch
             ])  # fmt: skip
         conn.execute(
-            insert(schema.PageData), [{"page_id": 2, "data_type_code": "PDF", "size": 1000}]
+            insert(schema.PAGE_DATA), [{"page_id": 2, "data_type_code": "PDF", "size": 1000}]
         )
         if started is not None:
-            meta = schema.CrawlMeta.__table__
+            meta = schema.CRAWL_META
             conn.execute(insert(meta), [{"key": "round_started", "value": started}])
 
 
@@ -104,7 +104,7 @@ def test_without_a_round_the_table_is_empty_and_says_why(engine: Engine) -> None
     table = report_of(engine).scopes_by_name()["all"]["last_round"]
     assert table.rows == [] and table.note.startswith("No round recorded")
     with engine.begin() as conn:  # a value no govsi wrote: no round either
-        meta = schema.CrawlMeta.__table__
+        meta = schema.CRAWL_META
         conn.execute(insert(meta), [{"key": "round_started", "value": "soon"}])
     assert report_of(engine).scopes_by_name()["all"]["last_round"].rows == []
 

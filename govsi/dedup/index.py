@@ -265,8 +265,9 @@ class DuplicateIndex:
     def _remember(self, url: str, key: str, values: np.ndarray | None, keys: list[int]) -> None:
         self._recent_exact.setdefault(key, url)
         if values is not None:
+            entry = (url, values)  # one tuple in all its bands' lists: ~1.7 KB less a page
             for k in keys:
-                self._recent_bands.setdefault(k, []).append((url, values))
+                self._recent_bands.setdefault(k, []).append(entry)
             self._recent_order[url] = keys
         while len(self._recent_exact) > RECENT:
             self._recent_exact.popitem(last=False)

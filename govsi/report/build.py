@@ -106,7 +106,7 @@ def check_schema(conn: Connection) -> None:
     seen = inspect(conn)
     missing: list[str] = []
     for name in schema.STANDARD_TABLES:
-        model = schema.Base.metadata.tables[f"{schema.SCHEMA}.{name}"]
+        model = schema.METADATA.tables[f"{schema.SCHEMA}.{name}"]
         if not seen.has_table(name, schema=schema_name):
             missing.append(name)
             continue

@@ -1,4 +1,4 @@
-"""crawldb: the schema (``schema``, typed ORM models), opening it and migrating it
+"""crawldb: the schema (``schema``, Core tables), opening it and migrating it
 (``database``, ``migrations/``), batched writes (``writer``) with each page's visit written
 over its stored row (``visits``: the current copy, a change's earlier version), pictures
 stored once (``images``) and copies settled as they are written (``originals``), the reads

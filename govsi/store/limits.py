@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, insert
 
-from govsi.store.schema import CrawlLimit
+from govsi.store.schema import CRAWL_LIMIT
 
 __all__ = ["LIMIT_STATS", "limits_of", "record_limits", "run_name"]
 
@@ -64,8 +64,8 @@ def run_name(started: float, pid: int) -> str:
 
 def record_limits(conn: Connection, run: str, limits: Mapping[str, float]) -> None:
     """``run``'s rows in ``crawl_limit`` become ``limits`` (written again, never added)."""
-    conn.execute(delete(CrawlLimit).where(CrawlLimit.run == run))
+    conn.execute(delete(CRAWL_LIMIT).where(CRAWL_LIMIT.c.run == run))
     if limits:
         now = datetime.now(UTC).replace(tzinfo=None)
         rows = [{"run": run, "name": k, "value": v, "recorded_at": now} for k, v in limits.items()]
-        conn.execute(insert(CrawlLimit), rows)
+        conn.execute(insert(CRAWL_LIMIT), rows)

@@ -20,18 +20,16 @@ workers starting together); the report's last round is every visit since (``visi
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import cast
 
-from sqlalchemy import Connection, Table, delete, exists, select, update
+from sqlalchemy import Connection, delete, exists, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from govsi.store.schema import PAGE, CrawlMeta
+from govsi.store.schema import CRAWL_META, PAGE
 
 __all__ = ["STARTED", "end_round", "join_round", "mark_round", "round_started", "touch_round"]
 
 KEY = "revisit_round"
 STARTED = "round_started"
-CRAWL_META = cast(Table, CrawlMeta.__table__)
 
 
 def _value(start: datetime, last: datetime) -> str:
