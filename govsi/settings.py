@@ -95,7 +95,7 @@ NEAR_DUPLICATE_THRESHOLD = 0.75
 # 0 = always on the reactor.
 WORKER_MIN_PAGE_CHARS = 1
 # Worker processes for that work (pages, sitemaps). 0 = one per core the reactor leaves
-# (cores - 1, at least 1). Each costs ~51 MB once started (at its first job).
+# (cores - 1, at least 1). Each costs ~45 MB once started (at its first job).
 WORKER_PROCESSES = 0
 # A job (one page or sitemap) may hold its worker this many seconds; past it the process is
 # killed and only that page fails, with the reason in fetch_error. 0 = no bound.
@@ -206,9 +206,9 @@ DB_BATCH_SIZE = 200
 DB_FLUSH_INTERVAL = 2.0
 # Write the batches in a process of their own, so SQLAlchemy's work (about 1 ms of CPU per
 # page) runs on the other core instead of holding the crawl's GIL: an unthrottled crawl
-# fetched 31 % more pages, for ~55 MB more memory (the process's Python and SQLAlchemy).
-# false: in a thread of the crawl's process. An in-memory SQLite crawldb is always written
-# in the crawl's process.
+# fetched 31 % more pages, for ~70 MB more memory at the memory bench's peak (its Python,
+# SQLAlchemy and batches). false: in a thread of the crawl's process. An in-memory SQLite
+# crawldb is always written in the crawl's process.
 DB_WRITER_PROCESS = True
 # The page ids of this many recently written URLs are remembered (~130 bytes each, by their
 # fingerprint, whatever their length), so a link to a page already in crawldb (a site's
