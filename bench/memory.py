@@ -25,11 +25,12 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import create_engine, text
+from sqlalchemy import Engine, create_engine, text
 
 from bench.lib.crawl import log_findings, unthrottled_crawl
 from bench.lib.measure import helper_of, loadavg, memory_mb, pss_kb, rss_kb, slope
@@ -37,7 +38,7 @@ from bench.lib.plain_spider import start_plain
 from bench.lib.postgres import start_postgres
 from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
-from bench.lib.webs import FANOUT, MEM_HOSTS, memory_web
+from bench.lib.webs import FANOUT, MEM_HOSTS, mem_links, mem_node, memory_web
 from tests.simweb.server import SimWeb
 from tests.support.crawl import descendants
 
@@ -147,6 +148,33 @@ def drain(proc: subprocess.Popen[Any], wait: Callable[[], Any]) -> dict[str, Any
     return box
 
 
+def checked(web: SimWeb, engine: Engine) -> dict[str, int]:
+    """No URL fetched twice and none lost, from the web's request log and crawldb: each
+    page URL requested at most once; each one requested stored as fetched (not left in
+    the frontier, not missing); every link of each fetched page stored (fetched or queued)."""
+    hits = [h for h in web.requested() if h.target != "/robots.txt"]
+    requested = Counter(f"http://{h.host}{h.target}" for h in hits)
+    with engine.connect() as conn:
+        rows = dict(conn.execute(text("SELECT url, page_type_code FROM crawldb.page")).all())
+    links_lost = 0
+    for url, kind in rows.items():
+        host, _, path = url.removeprefix("http://").partition("/")
+        node = mem_node("/" + path)
+        if kind != "HTML" or node is None or not host.startswith("mem-"):
+            continue
+        number = int(host.split(".")[0].removeprefix("mem-"))
+        links = mem_links(number, node)
+        links[0] = f"http://{host}/"
+        links_lost += sum(1 for link in links if link not in rows)
+    return {
+        "requested": len(requested),
+        "requested_twice": sum(1 for n in requested.values() if n > 1),
+        "requested_not_stored": sum(1 for u in requested if rows.get(u) in (None, "FRONTIER")),
+        "links_not_stored": links_lost,
+        "page_rows": len(rows),
+    }
+
+
 def run_govsi(web: SimWeb, seeds: list[str], args: argparse.Namespace) -> dict[str, Any]:
     pg = start_postgres()
     try:
@@ -167,6 +195,8 @@ def run_govsi(web: SimWeb, seeds: list[str], args: argparse.Namespace) -> dict[s
 
         watched = watch(running.proc, counts, args.known, args.limit, 1e9, args.poll)
         final = counts()
+        watched["checked_against_crawldb"] = checked(web, engine)
+        print(f"checked against crawldb: {watched['checked_against_crawldb']}", flush=True)
         engine.dispose()
         for _ in range(100):
             if "run" in box:

@@ -16,7 +16,7 @@ from bench.lib.webs.delays import (
     skewed_web,
     tree_bench_web,
 )
-from bench.lib.webs.endless import FANOUT, MEM_HOSTS, mem_path, memory_web
+from bench.lib.webs.endless import FANOUT, MEM_HOSTS, mem_links, mem_node, mem_path, memory_web
 from bench.lib.webs.parts import robots_txt, text
 from bench.lib.webs.scripted import ADD, HEAD, endless_js_web, js_page, js_web, quiet_web
 from bench.lib.webs.tree import DISALLOWED, build_web
@@ -33,6 +33,8 @@ __all__ = [
     "js_page",
     "js_web",
     "many_web",
+    "mem_links",
+    "mem_node",
     "mem_path",
     "memory_web",
     "mix_in_javascript",

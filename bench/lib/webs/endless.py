@@ -27,20 +27,30 @@ def mem_path(node: int) -> str:
     return f"/{section}/{2015 + h % 10}/{a}-{b}-{node}.html"
 
 
-def _mem_page(host: int, target: str) -> Resource | None:
+def mem_node(target: str) -> int | None:
+    """The node id a path of the memory web names (0 for its root), None for another."""
     if target == "/":
-        node = 0
-    else:
-        m = _ID.search(target.split("?")[0])
-        if m is None:
-            return None
-        node = int(m.group(1))
-    # Child j of a node on host h lives on host (h + j) % MEM_HOSTS, with id 50*node + j:
-    # each (host, id) has exactly one parent, so every link is to a URL not seen before.
-    links = ["/"] + [
+        return 0
+    m = _ID.search(target.split("?")[0])
+    return None if m is None else int(m.group(1))
+
+
+def mem_links(host: int, node: int) -> list[str]:
+    """The links of node ``node`` on host number ``host``: its host's root, then its 50
+    children. Child j of a node on host h lives on host (h + j) % MEM_HOSTS, with id
+    50*node + j: each (host, id) has exactly one parent, so every link is to a URL not
+    seen before."""
+    return ["/"] + [
         f"http://{mem_host((host + j) % MEM_HOSTS)}{mem_path(FANOUT * node + j)}"
         for j in range(1, FANOUT + 1)
     ]
+
+
+def _mem_page(host: int, target: str) -> Resource | None:
+    node = mem_node(target)
+    if node is None:
+        return None
+    links = mem_links(host, node)
     rng = random.Random(node)
     return link_page(f"{mem_host(host)} {node}", ascii_text(rng, 120), links, [])
 
