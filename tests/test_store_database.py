@@ -3,6 +3,7 @@ connections that time out, and passwords that are never shown, in URLs nor in lo
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
@@ -205,3 +206,54 @@ def test_no_schema_yet_has_no_revision(tmp_path: Path) -> None:
     assert database.schema_revision(fresh) is None
     database.migrate(fresh)
     assert database.schema_revision(fresh) == database.HEAD_REVISION
+
+
+def _migrate_in_a_new_process(url: str, before: str = "") -> list[str]:
+    code = (
+        "import sys, threading; from govsi.store import database;"
+        f"{before}"
+        f"engine = database.make_engine({url!r}); database.migrate(engine);"
+        "assert database.schema_revision(engine) == database.HEAD_REVISION;"
+        "import json; print(json.dumps([m for m in ('alembic', 'mako') if m in sys.modules]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return list(json.loads(done.stdout))
+
+
+def test_a_new_schema_is_made_without_loading_alembic_here(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    # SQLite and PostgreSQL: Alembic runs in a forked copy of the process.
+    assert _migrate_in_a_new_process(f"sqlite:///{tmp_path / 'new.sqlite3'}") == []
+    url = request.getfixturevalue("pg_cluster").create_database("forked_migration")
+    assert _migrate_in_a_new_process(url) == []
+
+
+def test_with_other_threads_running_the_schema_is_made_here(tmp_path: Path) -> None:
+    # A fork copies only the calling thread: with others running it is not safe.
+    busy = "threading.Thread(target=__import__('time').sleep, args=(5,), daemon=True).start();"
+    url = f"sqlite:///{tmp_path / 'new.sqlite3'}"
+    assert _migrate_in_a_new_process(url, before=busy) == ["alembic", "mako"]
+
+
+def test_a_failed_upgrade_raises_with_its_reason(tmp_path: Path) -> None:
+    path = tmp_path / "odd.sqlite3"
+    with database.make_engine(f"sqlite:///{path}").begin() as conn:
+        conn.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)"))
+        conn.execute(text("INSERT INTO alembic_version VALUES ('9999')"))
+    code = (
+        "from govsi.store import database;"
+        f"database.migrate(database.make_engine('sqlite:///{path}'))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError: crawldb's schema could not be brought up to date: ")
+    assert "9999" in last
+
+
+def test_an_unreachable_database_raises_as_before(tmp_path: Path) -> None:
+    engine = database.make_engine("postgresql://nobody@127.0.0.1:9/none", connect_timeout=1)
+    with pytest.raises(OperationalError):
+        database.migrate(engine)

@@ -4,6 +4,7 @@ the drivers' bound-parameter limits (``chunks``)."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import importlib.resources
 import logging
@@ -11,6 +12,7 @@ import os
 import re
 import socket
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -235,29 +237,46 @@ def migrations_dir() -> Path:
 
 
 # The newest revision in migrations/versions (a test holds it to Alembic's head): a schema
-# already there is recognised without loading Alembic, whose modules (Mako and Pygments
-# with it, ~10 MB) would stay in a crawl's memory to its end. Every crawler process but the
-# first on a crawldb, and every resumed crawl, finds it there.
+# already there is recognised without loading Alembic. Every crawler process but the first
+# on a crawldb, and every resumed crawl, finds it there.
 HEAD_REVISION = "0015"
+
+# The longest reason a failed upgrade sends back from its process.
+_REASON_CHARS = 4000
 
 
 def schema_revision(engine: Engine) -> str | None:
-    """The Alembic revision crawldb's schema is at; None before it has one (or when the
-    database cannot be read: ``migrate`` then says why)."""
+    """The Alembic revision crawldb's schema is at; None before it has one. A database that
+    cannot be reached raises, as any other use of it would."""
     table = "alembic_version" if is_sqlite(str(engine.url)) else f"{SCHEMA}.alembic_version"
-    try:
-        with engine.connect() as conn:
+    with engine.connect() as conn:
+        try:
             found = conn.execute(text(f"SELECT version_num FROM {table}")).scalar()
-    except SQLAlchemyError:
-        return None
+        except SQLAlchemyError:  # no such table (or schema) yet
+            return None
     return None if found is None else str(found)
 
 
 def migrate(engine: Engine) -> None:
-    """Bring the schema to the newest Alembic revision (creates it on first run); a schema
-    at ``HEAD_REVISION`` already costs one query and no Alembic."""
+    """Bring the schema to the newest Alembic revision (creates it on first run).
+
+    A schema at ``HEAD_REVISION`` costs one query. Otherwise Alembic runs in a forked copy
+    of this process, so that its modules (with Mako and Pygments, ~10 MB) never stay in a
+    crawl's memory; a failure there raises ``RuntimeError`` with its reason. Where a fork
+    would not be safe (other threads running, which the copy would lack mid-work) or could
+    not reach the database (SQLite in memory), it runs here.
+    """
     if schema_revision(engine) == HEAD_REVISION:
         return
+    url = engine.url.render_as_string(hide_password=False)
+    if in_memory(url) or threading.active_count() > 1:
+        upgrade(engine)
+    else:
+        _upgrade_forked(url)
+
+
+def upgrade(engine: Engine) -> None:
+    """Alembic's upgrade to head, in this process."""
     from alembic import command
     from alembic.config import Config
 
@@ -271,6 +290,34 @@ def migrate(engine: Engine) -> None:
             conn.execute(text(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}"))
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")
+
+
+def _upgrade_forked(url: str) -> None:
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the copy: its own engine (never the parent's connections), then out
+        os.close(reader)
+        code = 1
+        try:
+            engine = make_engine(url)
+            upgrade(engine)
+            engine.dispose()
+            code = 0
+        except BaseException as e:  # every failure goes back as its reason
+            reason = hide_passwords(f"{type(e).__name__}: {e}")[:_REASON_CHARS]
+            with contextlib.suppress(OSError):
+                os.write(writer, reason.encode(errors="replace"))
+        finally:
+            # No exit handlers, no flushing of buffers: they are the parent's.
+            os._exit(code)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as pipe:
+        reason = pipe.read(_REASON_CHARS * 4).decode(errors="replace")
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(
+            f"crawldb's schema could not be brought up to date: {reason or 'its process died'}"
+        )
 
 
 def empty_tables(engine: Engine) -> None:
