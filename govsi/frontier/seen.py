@@ -3,7 +3,7 @@
 Requests are keyed by their canonical URL (``govsi.web.urls.canonicalize``), not by Scrapy's
 request fingerprint, so every spelling of a page is one page. Pages and images are keyed
 apart: an image URL that is also linked as a page is still fetched once as each. Keys are
-kept as 64-bit fingerprints in a flat table (``govsi.frontier.fingerprints``): 16 to 32
+kept as 64-bit fingerprints in flat tables (``govsi.frontier.fingerprints``): 11 to 32
 bytes per known URL, so ten million fit in 320 MB at most.
 
 The set lives in ``KnownUrls``, an extension, because two components need it: the
