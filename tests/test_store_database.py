@@ -3,7 +3,6 @@ connections that time out, and passwords that are never shown, in URLs nor in lo
 
 from __future__ import annotations
 
-import json
 import logging
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from govsi.store import database
 from govsi.store.extension import CrawlStore
 from govsi.store.writer import CrawlWriter
 from tests.support.crawldb import T, q
+from tests.support.imports import loaded_after
 
 
 def test_migrate_twice_is_harmless(engine: Engine) -> None:
@@ -192,13 +192,10 @@ def test_head_revision_is_alembics_head(engine: Engine) -> None:
 
 def test_a_schema_at_head_is_recognised_without_alembic(engine: Engine) -> None:
     code = (
-        "import sys; from govsi.store import database;"
-        f"database.migrate(database.make_engine({engine.url.render_as_string(False)!r}));"
-        "print(sorted(m for m in ('alembic', 'mako') if m in sys.modules))"
+        "from govsi.store import database;"
+        f"database.migrate(database.make_engine({engine.url.render_as_string(False)!r}))"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "[]"
+    assert loaded_after(code, ["alembic", "mako"]) == []
 
 
 def test_no_schema_yet_has_no_revision(tmp_path: Path) -> None:
@@ -210,15 +207,12 @@ def test_no_schema_yet_has_no_revision(tmp_path: Path) -> None:
 
 def _migrate_in_a_new_process(url: str, before: str = "") -> list[str]:
     code = (
-        "import sys, threading; from govsi.store import database;"
+        "import threading; from govsi.store import database;"
         f"{before}"
         f"engine = database.make_engine({url!r}); database.migrate(engine);"
-        "assert database.schema_revision(engine) == database.HEAD_REVISION;"
-        "import json; print(json.dumps([m for m in ('alembic', 'mako') if m in sys.modules]))"
+        "assert database.schema_revision(engine) == database.HEAD_REVISION"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return list(json.loads(done.stdout))
+    return loaded_after(code, ["alembic", "mako"])
 
 
 def test_a_new_schema_is_made_without_loading_alembic_here(
