@@ -45,13 +45,12 @@ class GovsiAddon:
 
 def unlisted_when_off(settings: BaseSettings) -> dict[str, dict[str, int]]:
     """The ``*_BASE`` component lists to set, each without the components whose switch is
-    off in ``settings`` (``_IMPORTED_WHEN_OFF``); a list with nothing to leave out is not
-    returned. A switch turned on (``-s COOKIES_ENABLED=true``) keeps its component."""
+    off in ``settings`` (``_IMPORTED_WHEN_OFF``). A switch turned on (``-s
+    COOKIES_ENABLED=true``) keeps its component, and its list is not returned."""
     lists: dict[str, dict[str, int]] = {}
     for switch, name, component in _IMPORTED_WHEN_OFF:
         if settings.getbool(switch):
             continue
-        listed = lists.get(name) or dict(settings.getdict(name))
-        if listed.pop(component, None) is not None:
-            lists[name] = listed
+        listed = lists.setdefault(name, dict(settings.getdict(name)))
+        listed.pop(component, None)
     return lists

@@ -45,7 +45,7 @@ class _Package(types.ModuleType):
         self._govsi_loading = True
         assert self.__spec__ is not None and self.__spec__.loader is not None
         self.__spec__.loader.exec_module(self)
-        return self.__dict__[name] if name in self.__dict__ else super().__getattribute__(name)
+        return getattr(self, name)  # a name the package lacks raises, loaded now
 
 
 def _load() -> types.ModuleType:
