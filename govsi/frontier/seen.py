@@ -79,11 +79,7 @@ class KnownUrls:
 
     def add(self, key: str) -> bool:
         """Mark ``key``; True if it was new."""
-        fp = fingerprint(key)
-        if fp in self._seen:
-            return False
-        self._seen.add(fp)
-        return True
+        return self._seen.add(fingerprint(key))
 
     def __len__(self) -> int:
         return len(self._seen)
