@@ -268,11 +268,10 @@ def migrate(engine: Engine) -> None:
     """
     if schema_revision(engine) == HEAD_REVISION:
         return
-    url = engine.url.render_as_string(hide_password=False)
-    if in_memory(url) or threading.active_count() > 1:
+    if in_memory(str(engine.url)) or threading.active_count() > 1:
         upgrade(engine)
     else:
-        _upgrade_forked(url)
+        _upgrade_forked(engine)
 
 
 def upgrade(engine: Engine) -> None:
@@ -292,16 +291,15 @@ def upgrade(engine: Engine) -> None:
         command.upgrade(cfg, "head")
 
 
-def _upgrade_forked(url: str) -> None:
+def _upgrade_forked(engine: Engine) -> None:
     reader, writer = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the copy: its own engine (never the parent's connections), then out
+    if pid == 0:  # the copy: the engine's settings, none of the parent's connections
         os.close(reader)
         code = 1
         try:
-            engine = make_engine(url)
+            engine.dispose(close=False)
             upgrade(engine)
-            engine.dispose()
             code = 0
         except BaseException as e:  # every failure goes back as its reason
             reason = hide_passwords(f"{type(e).__name__}: {e}")[:_REASON_CHARS]
