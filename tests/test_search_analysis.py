@@ -8,7 +8,9 @@ import pytest
 from govsi.search.analysis import (
     ascii_term,
     ascii_terms,
+    common_stems,
     fold,
+    pairs,
     restorations,
     stem,
     term,
@@ -82,3 +84,30 @@ def test_restorations_key_each_written_word_by_its_stem() -> None:
     assert restorations(words("Občinah je prebivališče")) == {
         ("obcin", "obcina"), ("prebivalisc", "prebivalisce")
     }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("stems_", "common", "expected"),
+    [
+        (["uredb", "obcin", "vlad"], {"uredb", "obcin", "vlad"}, ["uredb+obcin", "obcin+vlad"]),
+        (["uredb", "xyz", "obcin"], {"uredb", "obcin"}, []),  # neighbours only
+        (["uredb", "obcin", "uredb"], {"uredb", "obcin"}, ["uredb+obcin", "obcin+uredb"]),
+        (["obcin", "obcin"], {"obcin"}, ["obcin+obcin"]),
+        (["obcin"], {"obcin"}, []),
+        ([], {"obcin"}, []),
+        (["uredb", "obcin"], set(), []),
+    ],
+)
+def test_pairs_join_neighbouring_common_stems(
+    stems_: list[str], common: set[str], expected: list[str]
+) -> None:
+    assert pairs(stems_, frozenset(common)) == expected
+
+
+def test_common_stems_are_in_a_share_of_the_texts_at_most_so_many() -> None:
+    texts = [["a", "b", "a"], ["a", "c"], ["a", "b"], ["d"]]  # a in 3, b in 2, c and d in 1
+    assert common_stems(texts, 0.5, 10) == {"a", "b"}  # a text counts each stem once
+    assert common_stems(texts, 0.75, 10) == {"a"}
+    assert common_stems(texts, 0.5, 1) == {"a"}
+    assert common_stems(texts, 0.0, 10) == {"a", "b", "c", "d"}  # at least once
+    assert common_stems([], 0.5, 10) == frozenset()

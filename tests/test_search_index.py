@@ -273,3 +273,51 @@ def test_a_batch_that_fails_is_not_committed_by_the_next(tmp_path: Path) -> None
     index.write([doc(3, "Razpis", "Razpis tri")], [])
     assert [h.page_id for h in Searcher(index).search("razpis").hits] == [3]
     assert set(index.marks()) == {3}
+
+
+PHRASES = ["Uredba o javnih naročilih za občine.", "Občine in uredba o naročilih.",
+           "Javna naročila občin.", "Naročila, javna in druga."]  # fmt: skip
+
+
+def test_a_phrase_of_common_words_finds_and_scores_the_same_through_its_pairs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("govsi.search.index.COMMON_FROM", 40)
+    docs = [doc(n, f"Stran {n}", PHRASES[n % 4] + f" Številka {n}.") for n in range(1, 41)]
+    paired = SearchIndex.open(tmp_path / "paired")
+    paired.write(docs, [])
+    assert {"javn", "narocil", "obcin", "uredb"} <= (paired.common or set())
+    plain = SearchIndex.open(tmp_path / "plain")
+    plain.common = frozenset()  # chosen, and none: phrases by their positions alone
+    plain.write(docs, [])
+    assert paired.searcher().doc_freq("body_pair", "javn+narocil") == 20
+    assert plain.searcher().doc_freq("body_pair", "javn+narocil") == 0
+    for phrase in ('"javnih naročil"', '"javna narocila"', '"uredba o narocilih"',
+                   '"naročila javna"', '"številka 7"', '"občine uredba"'):  # fmt: skip
+        hits = [
+            (h.page_id, round(h.score, 4)) for h in Searcher(paired).search(phrase, limit=50).hits
+        ]
+        assert hits == [(h.page_id, round(h.score, 4))
+                        for h in Searcher(plain).search(phrase, limit=50).hits]  # fmt: skip
+    assert Searcher(paired).search('"javnih naročil"').total == 20
+
+
+def test_the_common_stems_are_chosen_once_and_the_pages_held_written_again(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("govsi.search.index.COMMON_FROM", 20)
+    crawled(engine, 5, "Uredba o javnih naročilih številka {n}")
+    folder = tmp_path / "index"
+    index = SearchIndex.open(folder)
+    assert update(engine, index).added == 5 and index.common is None  # too few to choose
+    writer = CrawlWriter(engine)
+    for i in range(5, 25):
+        writer.add(page(f"{G}/p{i}", f"Javna naročila in uredba številka {i}"))
+    assert writer.flush()
+    # The 5 pages held are written again with their pairs, or the phrase misses them.
+    assert update(engine, index).added == 25
+    assert {"javn", "narocil", "uredb"} <= (index.common or set())
+    assert Searcher(index).search('"javna naročila"', limit=50).total == 25
+    index.close()
+    reopened = SearchIndex.open(folder)
+    assert reopened.common == index.common and update(engine, reopened).added == 0

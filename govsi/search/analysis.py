@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import pairwise
 from typing import Literal
 
 Analysis = Literal["raw", "folded", "lemmas"]
@@ -124,6 +126,29 @@ def stems(text: str | list[str]) -> list[str]:
     out: what meets a word's inflections when lemmagen3 gives them different lemmas."""
     ws = words(text) if isinstance(text, str) else text
     return [stem(fold(w)) for w in ws if fold(w) not in STOP_WORDS]
+
+
+# Joins the two stems of a pair term (``pairs``); no word holds it.
+PAIR_JOIN = "+"
+
+
+def pairs(stems_: list[str], common: frozenset[str]) -> list[str]:
+    """The pair terms of a text's ``stems_``: each two neighbours that are both ``common``,
+    joined by ``PAIR_JOIN``. A two-word phrase of common words is found by its pair term,
+    not by walking both words' positions in most pages (common grams)."""
+    return [f"{a}{PAIR_JOIN}{b}" for a, b in pairwise(stems_) if a in common and b in common]
+
+
+def common_stems(texts: Iterable[list[str]], share: float, most: int) -> frozenset[str]:
+    """The stems found in at least ``share`` of ``texts`` (each text's stems), at most the
+    ``most`` most widespread: those whose pairs are worth a term (``pairs``)."""
+    seen: Counter[str] = Counter()
+    n = 0
+    for text in texts:
+        seen.update(set(text))
+        n += 1
+    least = max(1.0, share * n)
+    return frozenset(s for s, k in seen.most_common(most) if k >= least)
 
 
 @dataclass

@@ -5,7 +5,9 @@ in-links (the link prior), so that an update reads only what changed.
 Fields: ``body`` and ``title`` hold each word's ``term`` (lemma, folded), ``body_ascii`` and
 ``title_ascii`` its ``ascii_term`` (what the word typed without diacritics becomes),
 ``body_stem`` and ``title_stem`` the ``stem`` of its folded form (its inflections, when
-lemmagen3 gives them different lemmas), all with positions for phrases; ``page_id``,
+lemmagen3 gives them different lemmas), all with positions for phrases; ``body_pair`` the
+``pairs`` of neighbouring common stems (chosen once per index, ``choose_common``), which
+narrow a phrase of common words to the pages holding it before positions are read; ``page_id``,
 ``url``, ``host``, ``kind``, ``title_text`` and ``date`` are stored for results; ``host``,
 ``kind``, ``domains`` and ``date`` filter and facet.
 """
@@ -24,19 +26,25 @@ from typing import Any
 
 import tantivy
 
-from govsi.search.analysis import Analysis, analyzed, stem, terms, words
+from govsi.search.analysis import Analysis, analyzed, common_stems, pairs, stem, stems, terms, words
 from govsi.search.document import SearchDocument, domains
 from govsi.store.database import chunks
 
 logger = logging.getLogger(__name__)
 
-TEXT_FIELDS = ("body", "body_ascii", "body_stem", "title", "title_ascii", "title_stem")
+TEXT_FIELDS = ("body", "body_ascii", "body_stem", "body_pair", "title", "title_ascii", "title_stem")
 # Tantivy's indexing memory: the writer flushes a segment when it is full.
 WRITER_HEAP = 128 * 1024 * 1024
 
 
 # Pages a pool's process analyses per job.
 CHUNK = 200
+# Common stems (whose neighbouring pairs get a term, ``body_pair``): those in at least this
+# share of the pages of the index's first COMMON_FROM or more, at most COMMON_MOST of them.
+# A phrase of two such words is in most pages word by word, in few as a phrase.
+COMMON_SHARE = 0.1
+COMMON_MOST = 1000
+COMMON_FROM = 1000
 
 
 @dataclass(frozen=True)
@@ -48,13 +56,15 @@ class Analyzed:
     vocabulary: set[tuple[str, str]]
 
 
-def analyze(doc: SearchDocument, analysis: Analysis = "lemmas") -> Analyzed:
-    """The terms ``doc``'s text fields hold (pure)."""
-    return Analyzed(doc, *fields_of(doc, analysis))
+def analyze(
+    doc: SearchDocument, analysis: Analysis = "lemmas", common: frozenset[str] = frozenset()
+) -> Analyzed:
+    """The terms ``doc``'s text fields hold (pure); ``common``: the index's common stems."""
+    return Analyzed(doc, *fields_of(doc, analysis, common))
 
 
 def fields_of(
-    doc: SearchDocument, analysis: Analysis = "lemmas"
+    doc: SearchDocument, analysis: Analysis = "lemmas", common: frozenset[str] = frozenset()
 ) -> tuple[dict[str, str], set[tuple[str, str]]]:
     """``analyze``'s fields and vocabulary rows of ``doc``."""
     fields: dict[str, str] = {}
@@ -69,15 +79,16 @@ def fields_of(
         fields[f"{prefix}_ascii"] = " ".join(found.ascii_terms)
         fields[f"{prefix}_stem"] = " ".join(found.stems)
         vocabulary |= found.restorations
+    fields["body_pair"] = " ".join(pairs(fields["body_stem"].split(), common))
     return fields, vocabulary
 
 
 def analyze_all(
-    docs: list[SearchDocument], analysis: Analysis = "lemmas"
+    docs: list[SearchDocument], analysis: Analysis = "lemmas", common: frozenset[str] = frozenset()
 ) -> list[tuple[dict[str, str], set[tuple[str, str]]]]:
     """``fields_of`` each of ``docs``: a pool's job (what comes back is the analysis, not
     the texts again)."""
-    return [fields_of(doc, analysis) for doc in docs]
+    return [fields_of(doc, analysis, common) for doc in docs]
 
 
 def _joined(
@@ -110,8 +121,8 @@ def schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
     sb.add_unsigned_field("page_id", stored=True, indexed=True, fast=True)
     for name in TEXT_FIELDS:
-        # Phrases are matched by lemmas or stems; an ascii term only ever alone.
-        positions = "freq" if name.endswith("_ascii") else "position"
+        # Phrases are matched by lemmas or stems; an ascii or pair term only ever alone.
+        positions = "freq" if name.endswith(("_ascii", "_pair")) else "position"
         sb.add_text_field(name, tokenizer_name="whitespace", index_option=positions)
     sb.add_text_field("title_text", stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_text_field("url", stored=True, tokenizer_name="raw", index_option="basic")
@@ -130,6 +141,8 @@ class SearchIndex:
     index: tantivy.Index
     state: sqlite3.Connection
     analysis: Analysis = "lemmas"
+    # The stems whose pairs are indexed (``choose_common``); None until chosen.
+    common: frozenset[str] | None = None
     # One writer for every ``write`` until ``close``: a writer per batch waited for its
     # merges each time (half of a rebuild's time).
     _writer: Any = None
@@ -157,8 +170,33 @@ class SearchIndex:
             "CREATE TABLE IF NOT EXISTS writing (page_id INTEGER PRIMARY KEY);"
             "CREATE TABLE IF NOT EXISTS vocabulary (folded TEXT, term TEXT,"
             " PRIMARY KEY (folded, term)) WITHOUT ROWID;"
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
         )
-        return cls(folder, index, state, analysis)
+        row = state.execute("SELECT value FROM meta WHERE key = 'common_stems'").fetchone()
+        common = frozenset(json.loads(row[0])) if row else None
+        return cls(folder, index, state, analysis, common)
+
+    def needs_common(self, pages: int) -> bool:
+        """Whether the common stems are still to be chosen, with ``pages`` to choose from."""
+        return self.common is None and self.analysis == "lemmas" and pages >= COMMON_FROM
+
+    def choose_common(self, docs: list[SearchDocument]) -> bool:
+        """Choose the common stems once, from ``docs`` (COMMON_FROM or more; True when
+        chosen): pair terms must be in every page written after, so the choice is kept
+        in the state file. Pages already held are marked changed, for the update to
+        write them again with their pairs."""
+        if not self.needs_common(len(docs)):
+            return False
+        common = common_stems((stems(d.text) for d in docs), COMMON_SHARE, COMMON_MOST)
+        with self.state:
+            self.state.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('common_stems', ?)",
+                (json.dumps(sorted(common)),),
+            )
+            self.state.execute("UPDATE indexed SET mark = ''")
+        self.common = common
+        logger.info("search index: %d common stems, their pairs indexed", len(common))
+        return True
 
     def close(self) -> None:
         """Wait for the segments' merges (the commits are already durable) and let go."""
@@ -176,8 +214,10 @@ class SearchIndex:
         (the analysis is the cost and holds the GIL), so the next batch's analysis runs
         while this one is written; in this process, as it is read, without one."""
         docs = list(batch)
+        if self.needs_common(len(docs)) and not self._holds_any():
+            self.choose_common(docs)
         parts = [docs[i : i + CHUNK] for i in range(0, len(docs), CHUNK)]
-        job = partial(analyze_all, analysis=self.analysis)
+        job = partial(analyze_all, analysis=self.analysis, common=self.common or frozenset())
         if pool is None:
             return Pending(docs, (page for part in parts for page in _joined(part, job(part))))
         futures = [(part, pool.submit(job, part)) for part in parts]
@@ -243,6 +283,10 @@ class SearchIndex:
             f"SELECT page_id, n FROM inlinks WHERE page_id IN ({marks})", wanted
         )
         return dict(rows)
+
+    def _holds_any(self) -> bool:
+        sql = "SELECT 1 FROM indexed UNION ALL SELECT 1 FROM writing LIMIT 1"
+        return self.state.execute(sql).fetchone() is not None
 
     def _held(self, ids: list[int]) -> set[int]:
         """Those of ``ids`` the index may hold a version of: recorded, or written by a

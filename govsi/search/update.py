@@ -48,6 +48,11 @@ def update(
     analyse the pages when there are more than ``POOL_FROM`` (1: in this one)."""
     started = time.monotonic()
     current = source.versions(engine)
+    if index.needs_common(len(current)):
+        # The pairs' stems are chosen from the first pages of a big enough update (those
+        # already held are then written again: the index was small).
+        first = sorted(current)[:BATCH]
+        index.choose_common(list(source.documents(engine, first)))
     held = index.marks()
     todo = sorted(pid for pid, mark in current.items() if held.get(pid) != mark)
     gone = [pid for pid in held if pid not in current]
