@@ -166,12 +166,14 @@ class Searcher:
         return tantivy.Query.disjunction_max_query(queries, tie_breaker=0.5)
 
     def _narrowed(self, phrase: Any, stemmed: list[str]) -> Any:
-        """The body's ``phrase`` of ``stemmed``, asked only of the pages holding its
-        common pairs (``body_pair``, scoring nothing): the same matches and scores, but
-        positions read in few pages when its words are in most."""
+        """The body's ``phrase`` of ``stemmed`` through its common pairs (``body_pair``):
+        two words, their pair term (the same pages, no positions read); more, the
+        phrase asked only of the pages holding all its pairs (they score nothing)."""
         held = pairs(stemmed, self.index.common or frozenset())
         if not held:
             return phrase
+        if len(stemmed) == 2:
+            return tantivy.Query.term_query(self.schema, "body_pair", held[0])
         narrow = [tantivy.Query.const_score_query(
             tantivy.Query.term_query(self.schema, "body_pair", p), 0.0) for p in held]  # fmt: skip
         occur = tantivy.Occur.Must
