@@ -1,0 +1,76 @@
+"""The reactor's thread keeps a CPU and the crawl's helper processes get the others
+(govsi/health/cpus.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from govsi.health.cpus import descendants, split_cpus
+from tests.support.crawl import project_env
+
+
+@pytest.mark.parametrize(
+    ("allowed", "wanted", "current", "expected"),
+    [
+        ({0, 1}, "auto", 1, (1, {0})),
+        ({0, 1, 2, 3}, "auto", 2, (2, {0, 1, 3})),
+        ({0, 1, 2, 3}, "3", 0, (3, {0, 1, 2})),
+        ({0}, "auto", 0, None),  # one CPU: nothing to share
+        ({0, 1}, "off", 0, None),
+        ({0, 1}, "5", 0, None),  # a CPU this process may not use
+        ({2, 3}, "auto", 0, None),  # running elsewhere than allowed: unknown, left alone
+        ({0, 1}, "auto", None, None),
+    ],
+)
+def test_split_cpus(
+    allowed: set[int], wanted: str, current: int | None, expected: tuple[int, set[int]] | None
+) -> None:
+    assert split_cpus(allowed, wanted, current) == expected
+
+
+def test_descendants_are_every_process_below_the_root() -> None:
+    parents = {10: 1, 11: 10, 12: 10, 13: 11, 14: 13, 20: 1, 21: 20}
+    assert sorted(descendants(10, parents)) == [11, 12, 13, 14]
+    assert descendants(14, parents) == []
+    assert sorted(descendants(1, parents)) == [10, 11, 12, 13, 14, 20, 21]
+
+
+PROBE = """
+import json, os, subprocess, sys
+from govsi.health.cpus import CpuSharing
+allowed = os.sched_getaffinity(0)
+sharing = CpuSharing("auto", 60.0)
+sharing.spider_opened()
+reactor = os.sched_getaffinity(0)
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+inherited = os.sched_getaffinity(child.pid)
+moved = sharing.place_helpers()
+placed = os.sched_getaffinity(child.pid)
+sharing.spider_closed()
+print(json.dumps({"allowed": sorted(allowed), "reactor": sorted(reactor),
+                  "inherited": sorted(inherited), "placed": sorted(placed), "moved": moved,
+                  "after": sorted(os.sched_getaffinity(0))}))
+child.kill()
+"""
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="needs Linux and two CPUs",
+)
+def test_the_reactor_keeps_its_cpu_and_the_helpers_get_the_others() -> None:
+    out = subprocess.run([sys.executable, "-c", PROBE], env=project_env(), check=True,
+                         capture_output=True, text=True)  # fmt: skip
+    seen = json.loads(out.stdout)
+    (cpu,) = seen["reactor"]
+    assert cpu in seen["allowed"]
+    # A process the reactor's thread starts shares its CPU until it is placed.
+    assert seen["inherited"] == [cpu]
+    assert seen["placed"] == [c for c in seen["allowed"] if c != cpu] and seen["moved"] >= 1
+    # After the crawl, the thread has every CPU back (the index update runs there).
+    assert seen["after"] == seen["allowed"]
