@@ -4,9 +4,9 @@ processes (worker pool, crawldb's writer, the archive, the browser) get the othe
 The reactor's thread is the crawl's bottleneck: it runs nearly all the time and holds the
 GIL. Left to the kernel, the helpers that work beside it keep landing on its CPU and it on
 theirs, and each hand-over of the GIL to the crawl's own threads wakes a thread on another
-CPU. On this 2-CPU machine (``bench/render_cost.py``'s web of 2 KB pages, 2 560 pages)
-an unthrottled crawl took 11.3-12.4 s with ``REACTOR_CPU = "off"`` and 8.6-10.5 s with
-it: the crawler process's CPU fell from 12-12.8 s to 8.6-10.2 s.
+CPU. On this 2-CPU machine (``bench/render_cost.py``'s web of 2 KB pages, 2 560 pages,
+``RENDER_JS=off``) an unthrottled crawl took 11.3-12.4 s with ``REACTOR_CPU = "off"`` and
+8.0-9.1 s with ``"auto"``; the crawler process's CPU fell from 12-12.8 s to 8.3-10.0 s.
 
 ``REACTOR_CPU``: ``"auto"`` takes the CPU the reactor's thread runs on when the crawl
 starts (the kernel's choice: several crawls on one machine get different ones), a number
