@@ -407,7 +407,7 @@ EXTENSIONS = {
     "govsi.health.memory.ProcessMemory": 140,
     # The helper threads get the GIL within GIL_SWITCH_INTERVAL (govsi/health/switching.py).
     "govsi.health.switching.ThreadSwitching": 150,
-    # The reactor's thread keeps a CPU, the helper processes the others (REACTOR_CPU).
+    # The reactor's thread keeps a CPU, the helpers yield to it (REACTOR_CPU, HELPER_NICE).
     "govsi.health.cpus.CpuSharing": 160,
     # Brings the search index up to date as the crawl ends (SEARCH_INDEX set).
     "govsi.search.extension.SearchIndexUpdate": 800,
@@ -460,12 +460,16 @@ GC_FREEZE = True
 # outcomes, duplicate lookups and crawldb writes come back through threads; at 5 ms a small
 # page waited ~120 ms for its outcome, at 0.5 ms ~30 ms (govsi/health/switching.py).
 GIL_SWITCH_INTERVAL = 0.0005
-# The CPU the reactor's thread keeps to itself while the crawl runs; the crawl's helper
-# processes (worker pool, crawldb's writer, archive, browser) get the others
-# (govsi/health/cpus.py). "auto": the one it runs on when the crawl opens; a number: that
-# CPU; "off": the kernel places everything. Nothing changes with a single CPU.
+# The CPU the reactor's thread is pinned to while the crawl runs (govsi/health/cpus.py):
+# "auto", the one it runs on when the crawl opens; a number, that CPU; "off", the kernel
+# moves it. Nothing is pinned with a single CPU. Several crawls on one machine: see
+# docs/running.md.
 REACTOR_CPU = "auto"
-# Seconds between two passes moving new helper processes off the reactor's CPU.
+# How much lower the priority (nice) of the crawl's helper processes (worker pool,
+# crawldb's writer, archive, browser) is than the crawl's own: they take the CPUs the
+# reactor's thread leaves idle, not its own. 0 = the same.
+HELPER_NICE = 10
+# Seconds between two passes placing new helper processes.
 CPU_SHARING_INTERVAL = 2.0
 # Write the final crawl stats as JSON to this file ("" = don't).
 STATS_FILE = ""

@@ -44,17 +44,24 @@ PROBE = """
 import json, os, subprocess, sys
 from govsi.health.cpus import CpuSharing
 allowed = os.sched_getaffinity(0)
-sharing = CpuSharing("auto", 60.0)
+sharing = CpuSharing("auto", 10, 60.0)
 sharing.spider_opened()
 reactor = os.sched_getaffinity(0)
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+import threading, time
+thread = threading.Thread(target=time.sleep, args=(30,), daemon=True)
+thread.start()
 inherited = os.sched_getaffinity(child.pid)
-moved = sharing.place_helpers()
+changed = sharing.place_helpers()
 placed = os.sched_getaffinity(child.pid)
+own_thread = os.sched_getaffinity(thread.native_id)
+seen = {"allowed": sorted(allowed), "reactor": sorted(reactor), "inherited": sorted(inherited),
+        "placed": sorted(placed), "changed": changed, "own_thread": sorted(own_thread),
+        "nice": [os.getpriority(os.PRIO_PROCESS, 0), os.getpriority(os.PRIO_PROCESS, child.pid)],
+        "again": sharing.place_helpers()}
 sharing.spider_closed()
-print(json.dumps({"allowed": sorted(allowed), "reactor": sorted(reactor),
-                  "inherited": sorted(inherited), "placed": sorted(placed), "moved": moved,
-                  "after": sorted(os.sched_getaffinity(0))}))
+seen["after"] = sorted(os.sched_getaffinity(0))
+print(json.dumps(seen))
 child.kill()
 """
 
@@ -63,14 +70,20 @@ child.kill()
     not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
     reason="needs Linux and two CPUs",
 )
-def test_the_reactor_keeps_its_cpu_and_the_helpers_get_the_others() -> None:
+def test_the_reactor_keeps_its_cpu_and_the_helpers_yield_to_it() -> None:
     out = subprocess.run([sys.executable, "-c", PROBE], env=project_env(), check=True,
                          capture_output=True, text=True)  # fmt: skip
     seen = json.loads(out.stdout)
     (cpu,) = seen["reactor"]
     assert cpu in seen["allowed"]
-    # A process the reactor's thread starts shares its CPU until it is placed.
+    # A process the reactor's thread starts shares its CPU until it is placed: then it
+    # has every CPU, at a priority 10 below the crawl's.
     assert seen["inherited"] == [cpu]
-    assert seen["placed"] == [c for c in seen["allowed"] if c != cpu] and seen["moved"] >= 1
+    assert seen["placed"] == seen["allowed"] and seen["changed"] >= 1
+    own, child = seen["nice"]
+    assert child == min(19, own + 10)
+    assert seen["again"] == 0  # placed once
+    # The crawl's own other threads run on every CPU, beside the reactor's.
+    assert seen["own_thread"] == seen["allowed"]
     # After the crawl, the thread has every CPU back (the index update runs there).
     assert seen["after"] == seen["allowed"]

@@ -1,23 +1,28 @@
-"""Scrapy extension ``CpuSharing``: the reactor's thread keeps one CPU, the crawl's helper
-processes (worker pool, crawldb's writer, the archive, the browser) get the others.
+"""Scrapy extension ``CpuSharing``: the reactor's thread keeps one CPU, and the crawl's
+helper processes (worker pool, crawldb's writer, the archive, the browser) run at a lower
+priority, on every CPU.
 
 The reactor's thread is the crawl's bottleneck: it runs nearly all the time and holds the
-GIL. Left to the kernel, the helpers that work beside it keep landing on its CPU and it on
-theirs, and each hand-over of the GIL to the crawl's own threads wakes a thread on another
-CPU. On this 2-CPU machine (``bench/render_cost.py``'s web of 2 KB pages, 2 560 pages,
-``RENDER_JS=off``) an unthrottled crawl took 11.3-12.4 s with ``REACTOR_CPU = "off"`` and
-8.0-9.1 s with ``"auto"``; the crawler process's CPU fell from 12-12.8 s to 8.3-10.0 s.
+GIL. Left to the kernel, it keeps moving between CPUs, the helpers that work beside it
+take its CPU from it, and each hand-over of the GIL to the crawl's own threads wakes a
+thread on another CPU (12 000 voluntary switches of the reactor's thread in a crawl of
+2 560 pages; 300 with both measures). The helpers still get every CPU the reactor leaves
+idle: they need more than one CPU when pages are large and the browser renders.
 
 ``REACTOR_CPU``: ``"auto"`` takes the CPU the reactor's thread runs on when the crawl
-starts (the kernel's choice: several crawls on one machine get different ones), a number
-takes that CPU, ``"off"`` leaves placement to the kernel. With a single CPU allowed there
-is nothing to share. Threads the reactor's thread starts later share its CPU (they run
-when it waits); helper processes it starts are moved to the others when the crawl opens
-and every ``CPU_SHARING_INTERVAL`` seconds (a browser's new renderers inherit the CPUs of
-the process that forks them, already moved). Linux only: elsewhere, or when the system
-refuses, the crawl runs as before, with a log line.
+opens (the kernel's choice: several crawls on one machine usually get different ones), a
+number takes that CPU, ``"off"`` leaves it to the kernel; with a single CPU allowed
+nothing is pinned. The crawl's other threads run on every CPU (they pass large messages
+to the helpers without the GIL, beside the reactor). ``HELPER_NICE``: how much lower the
+helpers' priority is than the crawl's (0: the same). Helper processes are found below the
+crawl's process when it opens and every ``CPU_SHARING_INTERVAL`` seconds (a browser's new
+renderers inherit from the processes that fork them, already placed); each gets every CPU
+the crawl may use. The reactor's thread gets them all back when the crawl closes (what
+runs after it, the search index's update, uses them). Linux only: elsewhere, or when the
+system refuses, a log line and the crawl runs as before.
 
-``split_cpus`` and ``descendants`` are the pure decisions.
+Measured on this 2-CPU machine in docs/running.md ("CPUs"). ``split_cpus`` and
+``descendants`` are the pure decisions.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Mapping
+from contextlib import suppress
 from pathlib import Path
 
 from scrapy import signals
@@ -91,74 +97,87 @@ def _current_cpu() -> int | None:
 
 
 class CpuSharing:
-    def __init__(self, wanted: str, interval: float) -> None:
+    def __init__(self, wanted: str, nice: int, interval: float) -> None:
         self.wanted = wanted
+        self.nice = nice
         self.interval = interval
-        self.helper_cpus: frozenset[int] = frozenset()
+        self.helper_priority = 0
         self._allowed: set[int] = set()
+        self._pinned = False
         self._loop: task.LoopingCall | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CpuSharing:
         wanted = str(crawler.settings.get("REACTOR_CPU", "auto")).strip().lower()
-        if wanted == "off":
+        nice = crawler.settings.getint("HELPER_NICE")
+        if wanted == "off" and nice <= 0:
             raise NotConfigured
         if not hasattr(os, "sched_setaffinity"):
-            logger.info("REACTOR_CPU: this system cannot place threads on CPUs; not shared")
+            logger.info("REACTOR_CPU, HELPER_NICE: this system cannot place threads; left alone")
             raise NotConfigured
-        extension = cls(wanted, crawler.settings.getfloat("CPU_SHARING_INTERVAL"))
+        extension = cls(wanted, nice, crawler.settings.getfloat("CPU_SHARING_INTERVAL"))
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension
 
     def spider_opened(self) -> None:
-        """Place the reactor's thread (this one), then the helpers, now and periodically."""
+        """Pin the reactor's thread (this one), then place the helpers, now and periodically."""
         self._allowed = os.sched_getaffinity(0)
+        self.helper_priority = min(19, os.getpriority(os.PRIO_PROCESS, 0) + max(0, self.nice))
         split = split_cpus(self._allowed, self.wanted, _current_cpu())
-        if split is None:
-            if len(self._allowed) > 1:
-                logger.warning("REACTOR_CPU = %r: not one of the CPUs allowed (%s); not shared",
-                               self.wanted, sorted(self._allowed))  # fmt: skip
-            return
-        try:
-            os.sched_setaffinity(0, {split[0]})
-        except OSError as e:
-            logger.warning("REACTOR_CPU: the reactor's thread could not be placed (%s)", e)
-            return
-        self.helper_cpus = split[1]
-        logger.info("The reactor's thread on CPU %d, the crawl's helper processes on %s",
-                    split[0], sorted(split[1]))  # fmt: skip
+        if split is None and self.wanted != "off" and len(self._allowed) > 1:
+            logger.warning("REACTOR_CPU = %r: not one of the CPUs allowed (%s); not pinned",
+                           self.wanted, sorted(self._allowed))  # fmt: skip
+        if split is not None:
+            try:
+                os.sched_setaffinity(0, {split[0]})
+                self._pinned = True
+                logger.info("The reactor's thread on CPU %d", split[0])
+            except OSError as e:
+                logger.warning("REACTOR_CPU: the reactor's thread could not be pinned (%s)", e)
         self._loop = task.LoopingCall(self.place_helpers)
         self._loop.start(self.interval, now=True)
 
     def spider_closed(self) -> None:
-        """Give the reactor's thread every CPU back: what runs after the crawl (the search
-        index's update, its processes) uses them all."""
-        if self._loop is None:
-            return
-        if self._loop.running:
+        if self._loop is not None and self._loop.running:
             self._loop.stop()
         self._loop = None
-        try:
-            os.sched_setaffinity(0, self._allowed)
-        except OSError as e:
-            logger.warning("REACTOR_CPU: the reactor's thread could not be given back its CPUs"
-                           " (%s)", e)  # fmt: skip
+        if self._pinned:
+            try:
+                os.sched_setaffinity(0, self._allowed)
+                self._pinned = False
+            except OSError as e:
+                logger.warning("REACTOR_CPU: the reactor's thread could not be given back its"
+                               " CPUs (%s)", e)  # fmt: skip
 
     def place_helpers(self) -> int:
-        """Move every thread of the processes below this one to the helpers' CPUs; how
-        many were moved."""
-        moved = 0
-        for pid in descendants(os.getpid(), _parents()):
+        """Give every thread of the processes below this one every CPU and the helpers'
+        priority, and the crawl's own threads but the reactor's every CPU; how many threads
+        were changed."""
+        changed = 0
+        me = os.getpid()
+        # The crawl's own threads but the reactor's: every CPU (they write and read large
+        # messages to the helpers without the GIL, beside the reactor), their priority kept.
+        for tid in map(int, os.listdir(PROC / str(me) / "task")):
+            with suppress(OSError):
+                if tid != me and os.sched_getaffinity(tid) != self._allowed:
+                    os.sched_setaffinity(tid, self._allowed)
+                    changed += 1
+        for pid in descendants(me, _parents()):
             try:
                 tasks = os.listdir(PROC / str(pid) / "task")
             except OSError:
                 continue  # gone
             for tid in map(int, tasks):
                 try:
-                    if os.sched_getaffinity(tid) != self.helper_cpus:
-                        os.sched_setaffinity(tid, self.helper_cpus)
-                        moved += 1
+                    done = False
+                    if os.sched_getaffinity(tid) != self._allowed:
+                        os.sched_setaffinity(tid, self._allowed)
+                        done = True
+                    if os.getpriority(os.PRIO_PROCESS, tid) < self.helper_priority:
+                        os.setpriority(os.PRIO_PROCESS, tid, self.helper_priority)
+                        done = True
+                    changed += done
                 except OSError:
-                    continue  # gone, or not ours to place
-        return moved
+                    continue  # gone, or not ours to change
+        return changed
