@@ -12,8 +12,9 @@ idle: they need more than one CPU when pages are large and the browser renders.
 ``REACTOR_CPU``: ``"auto"`` takes the CPU the reactor's thread runs on when the crawl
 opens (the kernel's choice: several crawls on one machine usually get different ones), a
 number takes that CPU, ``"off"`` leaves it to the kernel; with a single CPU allowed
-nothing is pinned. The crawl's other threads run on every CPU (they pass large messages
-to the helpers without the GIL, beside the reactor). ``HELPER_NICE``: how much lower the
+nothing is pinned. Threads the reactor's thread starts share its CPU: the GIL passes
+between them without waking a thread on another CPU (letting them run on every CPU undid
+the gain: docs/running.md). ``HELPER_NICE``: how much lower the
 helpers' priority is than the crawl's (0: the same). Helper processes are found below the
 crawl's process when it opens and every ``CPU_SHARING_INTERVAL`` seconds (a browser's new
 renderers inherit from the processes that fork them, already placed); each gets every CPU
@@ -30,7 +31,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Mapping
-from contextlib import suppress
 from pathlib import Path
 
 from scrapy import signals
@@ -152,18 +152,9 @@ class CpuSharing:
 
     def place_helpers(self) -> int:
         """Give every thread of the processes below this one every CPU and the helpers'
-        priority, and the crawl's own threads but the reactor's every CPU; how many threads
-        were changed."""
+        priority; how many threads were changed."""
         changed = 0
-        me = os.getpid()
-        # The crawl's own threads but the reactor's: every CPU (they write and read large
-        # messages to the helpers without the GIL, beside the reactor), their priority kept.
-        for tid in map(int, os.listdir(PROC / str(me) / "task")):
-            with suppress(OSError):
-                if tid != me and os.sched_getaffinity(tid) != self._allowed:
-                    os.sched_setaffinity(tid, self._allowed)
-                    changed += 1
-        for pid in descendants(me, _parents()):
+        for pid in descendants(os.getpid(), _parents()):
             try:
                 tasks = os.listdir(PROC / str(pid) / "task")
             except OSError:
