@@ -79,7 +79,8 @@ def fields_of(
         fields[f"{prefix}_ascii"] = " ".join(found.ascii_terms)
         fields[f"{prefix}_stem"] = " ".join(found.stems)
         vocabulary |= found.restorations
-    fields["body_pair"] = " ".join(pairs(fields["body_stem"].split(), common))
+        if prefix == "body":
+            fields["body_pair"] = " ".join(pairs(found.stems, common))
     return fields, vocabulary
 
 
