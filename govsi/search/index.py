@@ -6,8 +6,9 @@ Fields: ``body`` and ``title`` hold each word's ``term`` (lemma, folded), ``body
 ``title_ascii`` its ``ascii_term`` (what the word typed without diacritics becomes),
 ``body_stem`` and ``title_stem`` the ``stem`` of its folded form (its inflections, when
 lemmagen3 gives them different lemmas), all with positions for phrases; ``body_pair`` the
-``pairs`` of neighbouring common stems (chosen once per index, ``choose_common``), which
-narrow a phrase of common words to the pages holding it before positions are read; ``page_id``,
+``pairs`` of neighbouring common stems (chosen once per index, ``choose_common``): a
+phrase of two common words is its pair term, a longer one is asked only of the pages
+holding its pairs; ``page_id``,
 ``url``, ``host``, ``kind``, ``title_text`` and ``date`` are stored for results; ``host``,
 ``kind``, ``domains`` and ``date`` filter and facet.
 """
