@@ -6,15 +6,21 @@ from __future__ import annotations
 import pytest
 
 from govsi.search.analysis import (
+    GAP,
+    TITLE_KEYS,
+    analyzed,
     ascii_term,
     ascii_terms,
     common_stems,
     fold,
+    forms,
     pairs,
     restorations,
     stem,
+    stem_field,
     term,
     terms,
+    word_keys,
     words,
 )
 
@@ -111,3 +117,45 @@ def test_common_stems_are_in_a_share_of_the_texts_at_most_so_many() -> None:
     assert common_stems(texts, 0.5, 1) == {"a"}
     assert common_stems(texts, 0.0, 10) == {"a", "b", "c", "d"}  # at least once
     assert common_stems([], 0.5, 10) == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("word", "keys"),
+    [
+        ("občinah", ("obcin",)),  # the stem is the lemma's stem: one key
+        ("obcina", ("obcin",)),
+        ("postopkom", ("postopk", "postopek")),  # the lemma's stem is another
+        ("ljudje", ("ljudj", "clovek")),  # a lemma no ending meets
+        ("psa", ("psa", "pes")),
+        ("2024", ("2024",)),
+    ],
+)
+def test_a_words_keys_are_its_stem_and_its_lemmas_stem(word: str, keys: tuple[str, ...]) -> None:
+    found = forms(word)
+    assert found is not None and word_keys(found[0], found[2]) == keys
+    assert (found[2], found[3]) == (*keys, "")[:2]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "meet"),
+    [
+        ("postopkom", "postopek", True),  # one lemma
+        ("ljudje", "človek", True),
+        ("psa", "pes", True),
+        ("občinah", "obcina", True),  # one stem, no diacritics
+        ("občinskih", "občinah", False),  # another word
+        ("pes", "uredba", False),
+    ],
+)
+def test_words_of_one_stem_or_one_lemma_share_a_key(a: str, b: str, meet: bool) -> None:
+    fa, fb = forms(a), forms(b)
+    assert fa is not None and fb is not None
+    assert bool({*word_keys(fa[0], fa[2])} & {*word_keys(fb[0], fb[2])}) == meet
+
+
+def test_the_stem_field_keeps_the_bodys_stems_in_order_then_the_other_keys() -> None:
+    body, title = analyzed(words("Postopkom o občinah")), analyzed(words("Ljudje"))
+    assert stem_field(body, title) == [
+        "postopk", "obcin", GAP, "postopek", *[GAP, "ljudj", "clovek"] * TITLE_KEYS
+    ]  # fmt: skip
+    assert GAP not in words(GAP)  # no word is the gap

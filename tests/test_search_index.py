@@ -213,6 +213,67 @@ def test_a_phrase_is_found_in_its_other_forms_and_without_diacritics(
     assert set(found(index, phrase)) == {1, 5}
 
 
+# Pages for queries of several words, each word asked of the stem field alone.
+SEVERAL = [
+    doc(11, "Ljudje in uredbe", "Besedilo brez drugih besed."),  # both words in the title only
+    doc(12, "Novice", "S postopkom za ljudi se ukvarja uredba."),  # other forms of one lemma
+    doc(13, "Uredba", "Samo uredba in nič drugega."),  # one of the words
+    doc(14, "Seznam", "Uredba o postopku za občine."),
+]
+
+
+def fields_union(index: SearchIndex, query: str) -> set[int]:
+    """The pages the union of each word's fields (``Searcher._unit``) finds for ``query``."""
+    s = Searcher(index)
+    units = [u for u in (s._unit([w]) for w in query.split()) if u is not None]
+    searcher = index.searcher()
+    hits = searcher.search(
+        tantivy.Query.boolean_query([(tantivy.Occur.Must, u) for u in units]), 50
+    )
+    return set(searcher.fast_field_values("page_id", [address for _, address in hits.hits]))
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("človek uredba", {11, 12}),  # ljudje, ljudi: lemma človek
+        ("ljudje uredbe", {11, 12}),
+        ("postopek uredba", {12, 14}),  # postopkom, postopku
+        ("postopkom obcine", {14}),
+        ("uredba obcina", {1, 14}),
+        ("javna narocila", {1, 5}),
+        ("stalno prebivalisce potrdilo", {2}),
+        ("uredba in za", {1, 11, 12, 13, 14}),  # one word left: not asked this way
+    ],
+)
+def test_several_words_find_in_the_stem_field_what_the_union_of_fields_finds(
+    tmp_path: Path, query: str, expected: set[int]
+) -> None:
+    index = SearchIndex.open(tmp_path / "index")
+    index.write(DOCS + SEVERAL, [])
+    assert set(found(index, query)) == fields_union(index, query) == expected
+
+
+def test_in_several_words_the_title_weighs_more_than_the_body(tmp_path: Path) -> None:
+    filler = " ".join(f"beseda{n}" for n in range(40))
+    index = SearchIndex.open(tmp_path / "index")
+    index.write([doc(22, "Novice", f"Uredba o občinah. {filler}"),
+                 doc(21, "Uredba o občinah", f"{filler} besedilo")], [])  # fmt: skip
+    assert found(index, "uredba občine") == [21, 22]
+
+
+def test_a_phrase_never_runs_from_the_body_into_the_title(tmp_path: Path) -> None:
+    index = SearchIndex.open(tmp_path / "index")
+    index.write([doc(31, "Občina", "Sprejeta je uredba")], [])
+    assert found(index, '"uredba občina"') == [] and found(index, "uredba občina") == [31]
+
+
+def test_a_phrase_without_the_stem_ranking_still_walks_the_stems(index: SearchIndex) -> None:
+    # The body's lemmas keep no positions: the variants measured without stems (bench)
+    # find phrases as the default does.
+    assert set(found(index, '"javna naročila"', Ranking(stems=False))) == {1, 5}
+
+
 def test_an_index_of_another_layout_is_emptied_and_built_again(
     engine: Engine, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -331,3 +392,15 @@ def test_the_common_stems_are_chosen_once_and_the_pages_held_written_again(
     index.close()
     reopened = SearchIndex.open(folder)
     assert reopened.common == index.common and update(engine, reopened).added == 0
+
+
+def test_the_vocabulary_of_every_batch_is_recorded_once(tmp_path: Path) -> None:
+    index = SearchIndex.open(tmp_path / "index")
+    index.write([doc(1, "Občine", "Seznam občin.")], [])
+    index.write([doc(2, "Občine", "Občine, občani in ministrstva.")], [])
+    index.close()
+    with sqlite3.connect(tmp_path / "index" / "state.sqlite3") as state:
+        rows = state.execute("SELECT folded, term FROM vocabulary ORDER BY 1, 2").fetchall()
+    # "ministrstva" is written without diacritics: nothing to restore.
+    assert rows == [("obcan", "obcan"), ("obcin", "obcina")]
+    assert set(found(SearchIndex.open(tmp_path / "index"), "obcin")) == {1, 2}

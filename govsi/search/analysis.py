@@ -113,8 +113,7 @@ MIN_STEM = 3
 @lru_cache(maxsize=262_144)
 def stem(folded: str) -> str:
     """A folded word without its inflectional ending (the longest that leaves at least
-    ``MIN_STEM`` letters): *obcinah*, *obcina*, *obcine* → *obcin*. Only a key for
-    ``restorations``: never indexed."""
+    ``MIN_STEM`` letters): *obcinah*, *obcina*, *obcine* → *obcin*."""
     for ending in _ENDINGS:
         if folded.endswith(ending) and len(folded) - len(ending) >= MIN_STEM:
             return folded[: -len(ending)]
@@ -158,31 +157,67 @@ class Fields:
     terms: list[str] = field(default_factory=list)
     ascii_terms: list[str] = field(default_factory=list)
     stems: list[str] = field(default_factory=list)
+    lemma_stems: list[str] = field(default_factory=list)  # the other ``word_keys``
     restorations: set[tuple[str, str]] = field(default_factory=set)
 
 
+# What ``forms`` gives of a word: term, ascii term, stem, lemma stem ("" when it is the
+# stem), restoration (None for a word without diacritics).
+Forms = tuple[str, str, str, str, tuple[str, str] | None]
+
+
 @lru_cache(maxsize=524_288)
-def forms(word: str) -> tuple[str, str, str] | None:
-    """(``term``, ``ascii_term``, ``stem`` of the folded form) of a lower-cased word; None
-    for a stop word. Cached: a language's frequent words are few."""
+def forms(word: str) -> Forms | None:
+    """(``term``, ``ascii_term``, ``stem`` of the folded form, the lemma's stem when it is
+    another ``word_keys``, else "", the ``restorations`` pair of a word written with
+    diacritics, else None) of a lower-cased word; None for a stop word. Cached: a
+    language's frequent words are few."""
     folded = fold(word)
     if folded in STOP_WORDS:
         return None
     if word.isdigit():
-        return folded, folded, folded
-    return fold(lemma(word)), lemma(folded), stem(folded)
+        return folded, folded, folded, "", None
+    term_, stem_ = fold(lemma(word)), stem(folded)
+    keys = word_keys(term_, stem_)
+    restoration = None if word.isascii() else (stem_, term_)
+    return term_, lemma(folded), stem_, keys[1] if len(keys) > 1 else "", restoration
+
+
+def word_keys(term_: str, stem_: str) -> tuple[str, ...]:
+    """A word's keys, from its ``term`` and its ``stem``: the stem, and its lemma's stem
+    when that differs. A query word and a page's word that share a stem or a lemma (what
+    the stem and lemma fields match) share a key, found in one field's postings."""
+    lemma_stem = stem(term_)
+    return (stem_,) if lemma_stem == stem_ else (stem_, lemma_stem)
 
 
 def analyzed(ws: list[str]) -> Fields:
-    """``terms``, ``ascii_terms``, ``stems`` and ``restorations`` of the words ``ws``
-    (analysis ``lemmas``) in one pass: what the index writes of a text."""
-    pairs = [(w, f) for w, f in zip(ws, map(forms, ws), strict=True) if f is not None]
+    """``terms``, ``ascii_terms``, ``stems``, ``lemma_stems`` and ``restorations`` of the
+    words ``ws`` (analysis ``lemmas``) in one pass: what the index writes of a text."""
+    found = [f for f in map(forms, ws) if f is not None]
     return Fields(
-        [f[0] for _, f in pairs],
-        [f[1] for _, f in pairs],
-        [f[2] for _, f in pairs],
-        {(f[2], f[0]) for w, f in pairs if not w.isascii()},
+        [f[0] for f in found],
+        [f[1] for f in found],
+        [f[2] for f in found],
+        [f[3] for f in found if f[3]],
+        {f[4] for f in found if f[4] is not None},
     )
+
+
+# How many times a title's keys are written into the stem field (``stem_field``): the
+# title's weight against the body's in a query of several words.
+TITLE_KEYS = 4
+# Between the stem field's parts: no phrase runs from one part into the next.
+GAP = "|"
+
+
+def stem_field(body: Fields, title: Fields) -> list[str]:
+    """The body's stem field: the body's stems, where phrases are matched; then, each part
+    after a ``GAP``, the lemma stems that are not the word's own stem, and ``TITLE_KEYS``
+    times the title's keys. Every ``word_keys`` of the page is in it, so a query of several
+    words asks one field for each word (one term, or two), never a union of fields."""
+    title_keys = [GAP, *title.stems, *title.lemma_stems]
+    return [*body.stems, GAP, *body.lemma_stems, *(title_keys * TITLE_KEYS)]
 
 
 def restorations(ws: list[str]) -> set[tuple[str, str]]:

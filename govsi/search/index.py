@@ -20,14 +20,24 @@ import logging
 import sqlite3
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import tantivy
 
-from govsi.search.analysis import Analysis, analyzed, common_stems, pairs, stem, stems, terms, words
+from govsi.search.analysis import (
+    Analysis,
+    analyzed,
+    common_stems,
+    pairs,
+    stem,
+    stem_field,
+    stems,
+    terms,
+    words,
+)
 from govsi.search.document import SearchDocument, domains
 from govsi.store.database import chunks
 
@@ -46,6 +56,8 @@ CHUNK = 200
 COMMON_SHARE = 0.1
 COMMON_MOST = 1000
 COMMON_FROM = 1000
+# Vocabulary rows ``SearchIndex`` remembers having recorded (~150 bytes each).
+KNOWN_MOST = 500_000
 
 
 @dataclass(frozen=True)
@@ -74,14 +86,14 @@ def fields_of(
         fields["body"] = " ".join(terms(doc.text, analysis))
         fields["title"] = " ".join(terms(doc.title, analysis))
         return fields, vocabulary
-    for prefix, text in (("body", doc.text), ("title", doc.title)):
-        found = analyzed(words(text))
+    body, title = analyzed(words(doc.text)), analyzed(words(doc.title))
+    for prefix, found in (("body", body), ("title", title)):
         fields[prefix] = " ".join(found.terms)
         fields[f"{prefix}_ascii"] = " ".join(found.ascii_terms)
         fields[f"{prefix}_stem"] = " ".join(found.stems)
         vocabulary |= found.restorations
-        if prefix == "body":
-            fields["body_pair"] = " ".join(pairs(found.stems, common))
+    fields["body_pair"] = " ".join(pairs(body.stems, common))
+    fields["body_stem"] = " ".join(stem_field(body, title))
     return fields, vocabulary
 
 
@@ -119,12 +131,15 @@ def _empty(folder: Path) -> None:
             (folder / name).unlink(missing_ok=True)
 
 
-def schema() -> tantivy.Schema:
+def schema(analysis: Analysis = "lemmas") -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
     sb.add_unsigned_field("page_id", stored=True, indexed=True, fast=True)
+    # Phrases are matched by stems in the body, by lemmas or stems in the title: an ascii,
+    # pair or body lemma term is only ever asked alone (the body's positions are a third
+    # of a rebuild's indexing). Other analyses have no stems: their words keep positions.
+    alone = ("body", "body_ascii", "body_pair", "title_ascii") if analysis == "lemmas" else ()
     for name in TEXT_FIELDS:
-        # Phrases are matched by lemmas or stems; an ascii or pair term only ever alone.
-        positions = "freq" if name.endswith(("_ascii", "_pair")) else "position"
+        positions = "freq" if name in alone else "position"
         sb.add_text_field(name, tokenizer_name="whitespace", index_option=positions)
     sb.add_text_field("title_text", stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_text_field("url", stored=True, tokenizer_name="raw", index_option="basic")
@@ -148,6 +163,9 @@ class SearchIndex:
     # One writer for every ``write`` until ``close``: a writer per batch waited for its
     # merges each time (half of a rebuild's time).
     _writer: Any = None
+    # Vocabulary rows this process has recorded (at most KNOWN_MOST): a rebuild meets the
+    # same words in every batch, and writing them again was a tenth of its main thread.
+    _known: set[tuple[str, str]] = field(default_factory=set)
 
     @classmethod
     def open(cls, path: str | Path, analysis: Analysis = "lemmas") -> SearchIndex:
@@ -155,7 +173,7 @@ class SearchIndex:
         folder = Path(path)
         folder.mkdir(parents=True, exist_ok=True)
         try:
-            index = tantivy.Index(schema(), path=str(folder), reuse=True)
+            index = tantivy.Index(schema(analysis), path=str(folder), reuse=True)
         except ValueError as e:
             if "schema does not match" not in str(e):
                 raise
@@ -164,7 +182,7 @@ class SearchIndex:
                 " update (scrapy index) builds it again", folder,
             )  # fmt: skip
             _empty(folder)
-            index = tantivy.Index(schema(), path=str(folder), reuse=True)
+            index = tantivy.Index(schema(analysis), path=str(folder), reuse=True)
         state = sqlite3.connect(folder / "state.sqlite3")
         state.executescript(
             "CREATE TABLE IF NOT EXISTS indexed (page_id INTEGER PRIMARY KEY, mark TEXT);"
@@ -270,8 +288,11 @@ class SearchIndex:
         with self.state:
             self.state.executemany("DELETE FROM indexed WHERE page_id = ?", [(p,) for p in gone])
             self.state.executemany("INSERT OR REPLACE INTO indexed VALUES (?, ?)", added)
-            self.state.executemany("INSERT OR IGNORE INTO vocabulary VALUES (?, ?)", vocabulary)
+            new = vocabulary - self._known
+            self.state.executemany("INSERT OR IGNORE INTO vocabulary VALUES (?, ?)", new)
             self.state.execute("DELETE FROM writing")
+        if len(self._known) < KNOWN_MOST:
+            self._known |= new
 
     def set_inlinks(self, counts: dict[int, int]) -> None:
         with self.state:

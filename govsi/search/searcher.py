@@ -12,7 +12,17 @@ from typing import Any
 
 import tantivy
 
-from govsi.search.analysis import STOP_WORDS, ascii_term, fold, pairs, stems, term, words
+from govsi.search.analysis import (
+    STOP_WORDS,
+    ascii_term,
+    fold,
+    pairs,
+    stem,
+    stems,
+    term,
+    word_keys,
+    words,
+)
 from govsi.search.config import DEFAULT_RANKING, Ranking
 from govsi.search.index import SearchIndex
 from govsi.search.query import ParsedQuery, parse
@@ -64,7 +74,9 @@ class Searcher:
 
     def search(self, query: str | ParsedQuery, offset: int = 0, limit: int = 10) -> Results:
         parsed = parse(query) if isinstance(query, str) else query
-        units = [u for u in (self._unit(words_) for words_ in parsed.units) if u is not None]
+        units = self._keyed(parsed)
+        if units is None:
+            units = [u for u in (self._unit(words_) for words_ in parsed.units) if u is not None]
         filters = self._filters(parsed)
         wanted, wanted_ascii, wanted_stems = self._wanted(parsed)
         if not units and not filters:
@@ -128,11 +140,12 @@ class Searcher:
             return None
         own = [term(w, self.index.analysis) for w in kept]
         r = self.ranking
-        stems_only = self.lemmas and r.stems and len(kept) > 1
+        stems_only = self.lemmas and len(kept) > 1
         if stems_only:
             # A phrase query walks the positions of its words in every page having them
             # all: in the body, only the stems' (they meet the phrase's inflections and
-            # diacritics alike); the short title also the lemmas' (measured better).
+            # diacritics alike; the body's lemmas keep none); the short title also the
+            # lemmas' (measured better).
             stemmed = stems(kept)
             choices = [("body_stem", stemmed), ("title_stem", stemmed), ("title", own)]
         else:
@@ -164,6 +177,29 @@ class Searcher:
                 q = tantivy.Query.boost_query(q, boost)
             queries.append(q)
         return tantivy.Query.disjunction_max_query(queries, tie_breaker=0.5)
+
+    def _keyed(self, parsed: ParsedQuery) -> list[Any] | None:
+        """Two or more words, none in a phrase: each word's ``word_keys`` in the stem field
+        (``stem_field``), one or two terms where ``_unit`` asks a union of four fields or
+        more (whose walk over common words' pages was most of a query's time). BM25 over
+        that field ranks; the title counts by ``TITLE_KEYS``. None for other queries."""
+        if not (self.lemmas and self.ranking.stems):
+            return None
+        kept = []
+        for typed in parsed.units:
+            unit = [w for w in words(" ".join(typed)) if fold(w) not in STOP_WORDS]
+            if len(unit) > 1:
+                return None
+            kept += unit
+        if len(kept) < 2:
+            return None
+        out = []
+        for w in kept:
+            keys = [tantivy.Query.term_query(self.schema, "body_stem", k)
+                    for k in word_keys(term(w), stem(fold(w)))]  # fmt: skip
+            out.append(keys[0] if len(keys) == 1 else tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, k) for k in keys]))  # fmt: skip
+        return out
 
     def _narrowed(self, phrase: Any, stemmed: list[str]) -> Any:
         """The body's ``phrase`` of ``stemmed`` through its common pairs (``body_pair``):
