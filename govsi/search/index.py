@@ -5,12 +5,13 @@ in-links (the link prior), so that an update reads only what changed.
 Fields: ``body`` and ``title`` hold each word's ``term`` (lemma, folded), ``body_ascii`` and
 ``title_ascii`` its ``ascii_term`` (what the word typed without diacritics becomes),
 ``body_stem`` and ``title_stem`` the ``stem`` of its folded form (its inflections, when
-lemmagen3 gives them different lemmas), all with positions for phrases; ``body_pair`` the
+lemmagen3 gives them different lemmas); ``body_stem`` then every other key of the page
+(``stem_field``: a query of several words asks each word there alone); ``body_pair`` the
 ``pairs`` of neighbouring common stems (chosen once per index, ``choose_common``): a
 phrase of two common words is its pair term, a longer one is asked only of the pages
-holding its pairs; ``page_id``,
-``url``, ``host``, ``kind``, ``title_text`` and ``date`` are stored for results; ``host``,
-``kind``, ``domains`` and ``date`` filter and facet.
+holding its pairs. Positions, for phrases, only in ``body_stem`` and the title's lemmas
+and stems. ``page_id``, ``url``, ``host``, ``kind``, ``title_text`` and ``date`` are
+stored for results; ``host``, ``kind``, ``domains`` and ``date`` filter and facet.
 """
 
 from __future__ import annotations
@@ -135,8 +136,9 @@ def schema(analysis: Analysis = "lemmas") -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
     sb.add_unsigned_field("page_id", stored=True, indexed=True, fast=True)
     # Phrases are matched by stems in the body, by lemmas or stems in the title: an ascii,
-    # pair or body lemma term is only ever asked alone (the body's positions are a third
-    # of a rebuild's indexing). Other analyses have no stems: their words keep positions.
+    # pair or body lemma term is only ever asked alone (the body's lemmas' positions were
+    # a fifth of the index and a quarter of Tantivy's indexing). Other analyses have no
+    # stems: their words keep positions.
     alone = ("body", "body_ascii", "body_pair", "title_ascii") if analysis == "lemmas" else ()
     for name in TEXT_FIELDS:
         positions = "freq" if name in alone else "position"

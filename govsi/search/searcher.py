@@ -1,6 +1,7 @@
-"""Running a query against the index: BM25 over the analysed fields, the title boosted,
-every word or phrase required (any of them when none matches all), filters, facets by
-host and type, then the link prior over the best ``RERANK`` (pure but for the index)."""
+"""Running a query against the index: BM25 over the analysed fields, the title boosted
+(several words: over the stem field, the title weighed in it), every word or phrase
+required (any of them when none matches all), filters, facets by host and type, then the
+link prior over the best ``RERANK`` (pure but for the index)."""
 
 from __future__ import annotations
 
