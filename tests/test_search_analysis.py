@@ -15,7 +15,6 @@ from govsi.search.analysis import (
     fold,
     forms,
     pairs,
-    restorations,
     stem,
     stem_field,
     term,
@@ -87,7 +86,7 @@ def test_a_stem_joins_a_words_inflections_typed_without_diacritics(
 
 
 def test_restorations_key_each_written_word_by_its_stem() -> None:
-    assert restorations(words("Občinah je prebivališče")) == {
+    assert analyzed(words("Občinah je prebivališče in Ljubljana")).restorations == {
         ("obcin", "obcina"), ("prebivalisc", "prebivalisce")
     }  # fmt: skip
 

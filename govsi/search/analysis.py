@@ -158,6 +158,8 @@ class Fields:
     ascii_terms: list[str] = field(default_factory=list)
     stems: list[str] = field(default_factory=list)
     lemma_stems: list[str] = field(default_factory=list)  # the other ``word_keys``
+    # (stem, term) of each word written with diacritics: the terms a query word typed
+    # without them may stand for, whatever its inflection (the index's vocabulary).
     restorations: set[tuple[str, str]] = field(default_factory=set)
 
 
@@ -218,10 +220,3 @@ def stem_field(body: Fields, title: Fields) -> list[str]:
     words asks one field for each word (one term, or two), never a union of fields."""
     title_keys = [GAP, *title.stems, *title.lemma_stems]
     return [*body.stems, GAP, *body.lemma_stems, *(title_keys * TITLE_KEYS)]
-
-
-def restorations(ws: list[str]) -> set[tuple[str, str]]:
-    """(stem of the folded word, term) of each word of ``ws`` written with diacritics: the
-    terms a query word typed without them may stand for, whatever its inflection
-    (``govsi.search.index``'s vocabulary)."""
-    return {(stem(fold(w)), term(w)) for w in set(ws) if not w.isascii()}

@@ -58,7 +58,7 @@ COMMON_SHARE = 0.1
 COMMON_MOST = 1000
 COMMON_FROM = 1000
 # Vocabulary rows ``SearchIndex`` remembers having recorded (~150 bytes each).
-KNOWN_MOST = 500_000
+KNOWN_MOST = 200_000
 
 
 @dataclass(frozen=True)
