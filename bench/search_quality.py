@@ -7,7 +7,9 @@ nDCG@10, overall and per query kind, for each analysis and ranking choice:
 - ``+ascii``, ``+vocabulary``, ``+stems``: what else a query word is matched by
   (``govsi.search.searcher.Ranking``), alone and together;
 - ``+title``: and the title boost (SEARCH_TITLE_BOOST's default);
-- ``+title+prior``: and the link prior (SEARCH_LINK_PRIOR's default): the default.
+- ``+title+prior``: and the link prior (SEARCH_LINK_PRIOR's default): the default;
+- ``title keys xN``: the default with the title's keys written N times into the stem field
+  (``TITLE_KEYS``, 4 by default; once: no title weight in queries of several words).
 
     PYTHONPATH=. python -m bench.search_quality
 
@@ -27,6 +29,7 @@ from typing import Any
 from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.search_corpus import QUERY_KINDS, Query, corpus
 from bench.lib.sysinfo import code, machine
+from govsi.search import analysis as search_analysis
 from govsi.search.analysis import Analysis
 from govsi.search.index import SearchIndex
 from govsi.search.searcher import Ranking, Searcher
@@ -49,7 +52,7 @@ VARIANTS: list[tuple[str, Analysis, Ranking]] = [
 
 
 def dcg(grades: list[int]) -> float:
-    return sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(grades))
+    return float(sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(grades)))
 
 
 def measure(searcher: Searcher, q: Query) -> tuple[float, float]:
@@ -108,6 +111,16 @@ def main(argv: list[str] | None = None) -> int:
         for name, analysis, ranking in VARIANTS:
             folder = Path(tmp) / analysis
             results[name] = run_variant(folder, analysis, ranking, docs, inlinks, queries)
+        for n in (1, 2):
+            # An index-time choice: an index of its own, built with the constant changed.
+            default_keys, search_analysis.TITLE_KEYS = search_analysis.TITLE_KEYS, n
+            try:
+                folder = Path(tmp) / f"title-keys-{n}"
+                results[f"title keys x{n}"] = run_variant(
+                    folder, "lemmas", DEFAULT, docs, inlinks, queries
+                )
+            finally:
+                search_analysis.TITLE_KEYS = default_keys
     print(f"{len(queries)} queries over {len(docs)} pages\n")
     kinds_head = "  ".join(f"{k:>9}" for k in QUERY_KINDS)
     print(f"{'variant':<24} {'MRR':>6} {'nDCG@10':>8}  {kinds_head}")
