@@ -489,7 +489,8 @@ REPORT_FOLDER = "report"
 # folder; when set, a crawl also brings the index up to date as it ends. scrapy index and
 # scrapy search use ./search-index when it is not set.
 SEARCH_INDEX = ""
-# A match in the title counts this many times a match in the text.
+# A match in the title counts this many times a match in the text, in a query of one word
+# or with a phrase (several words weigh the title as it was indexed: docs/search.md).
 SEARCH_TITLE_BOOST = 2.0
 # The link prior: a result's score times 1 + SEARCH_LINK_PRIOR * ln(1 + its in-links), so a
 # page many pages link to comes first among equals (0 = BM25 alone).
