@@ -91,10 +91,10 @@ def fields_of(
     for prefix, found in (("body", body), ("title", title)):
         fields[prefix] = " ".join(found.terms)
         fields[f"{prefix}_ascii"] = " ".join(found.ascii_terms)
-        fields[f"{prefix}_stem"] = " ".join(found.stems)
         vocabulary |= found.restorations
-    fields["body_pair"] = " ".join(pairs(body.stems, common))
     fields["body_stem"] = " ".join(stem_field(body, title))
+    fields["title_stem"] = " ".join(title.stems)
+    fields["body_pair"] = " ".join(pairs(body.stems, common))
     return fields, vocabulary
 
 
