@@ -15,7 +15,7 @@ from govsi.items import FetchedPage, PageText
 from govsi.search.analysis import ascii_term, term
 from govsi.search.document import SearchDocument, domains
 from govsi.search.index import SearchIndex
-from govsi.search.searcher import Ranking, Searcher
+from govsi.search.searcher import Ranking, Searcher, kept_words
 from govsi.search.snippets import TITLE, highlight, render, snippet
 from govsi.search.update import update
 from govsi.store.writer import CrawlWriter
@@ -225,7 +225,7 @@ SEVERAL = [
 def fields_union(index: SearchIndex, query: str) -> set[int]:
     """The pages the union of each word's fields (``Searcher._unit``) finds for ``query``."""
     s = Searcher(index)
-    units = [u for u in (s._unit([w]) for w in query.split()) if u is not None]
+    units = [s._unit(kept) for kept in (kept_words([w]) for w in query.split()) if kept]
     searcher = index.searcher()
     hits = searcher.search(
         tantivy.Query.boolean_query([(tantivy.Occur.Must, u) for u in units]), 50

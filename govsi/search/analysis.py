@@ -180,17 +180,20 @@ def forms(word: str) -> Forms | None:
     if word.isdigit():
         return folded, folded, folded, "", None
     term_, stem_ = fold(lemma(word)), stem(folded)
-    keys = word_keys(term_, stem_)
-    restoration = None if word.isascii() else (stem_, term_)
-    return term_, lemma(folded), stem_, keys[1] if len(keys) > 1 else "", restoration
-
-
-def word_keys(term_: str, stem_: str) -> tuple[str, ...]:
-    """A word's keys, from its ``term`` and its ``stem``: the stem, and its lemma's stem
-    when that differs. A query word and a page's word that share a stem or a lemma (what
-    the stem and lemma fields match) share a key, found in one field's postings."""
     lemma_stem = stem(term_)
-    return (stem_,) if lemma_stem == stem_ else (stem_, lemma_stem)
+    restoration = None if word.isascii() else (stem_, term_)
+    return term_, lemma(folded), stem_, "" if lemma_stem == stem_ else lemma_stem, restoration
+
+
+def word_keys(word: str) -> tuple[str, ...]:
+    """A lower-cased word's keys (none for a stop word): its stem, and its lemma's stem
+    when that differs (``forms``). A query word and a page's word that share a stem or a
+    lemma (what the stem and lemma fields match) share a key, found in one field's
+    postings."""
+    found = forms(word)
+    if found is None:
+        return ()
+    return (found[2], found[3]) if found[3] else (found[2],)
 
 
 def analyzed(ws: list[str]) -> Fields:

@@ -18,7 +18,6 @@ from govsi.search.analysis import (
     ascii_term,
     fold,
     pairs,
-    stem,
     stems,
     term,
     word_keys,
@@ -75,11 +74,13 @@ class Searcher:
 
     def search(self, query: str | ParsedQuery, offset: int = 0, limit: int = 10) -> Results:
         parsed = parse(query) if isinstance(query, str) else query
-        units = self._keyed(parsed)
-        if units is None:
-            units = [u for u in (self._unit(words_) for words_ in parsed.units) if u is not None]
+        kept = [k for k in map(kept_words, parsed.units) if k]
+        # Several words, none in a phrase: each asked by its keys alone (``_keys``).
+        keyed = self.lemmas and self.ranking.stems and len(kept) > 1
+        keyed = keyed and all(len(k) == 1 for k in kept)
+        units = [self._keys(k[0]) if keyed else self._unit(k) for k in kept]
         filters = self._filters(parsed)
-        wanted, wanted_ascii, wanted_stems = self._wanted(parsed)
+        wanted, wanted_ascii, wanted_stems = self._wanted(kept)
         if not units and not filters:
             return Results(0, [])
         searcher = self.index.searcher()
@@ -133,12 +134,9 @@ class Searcher:
         return Hit(first("page_id"), first("url"), first("title_text") or "", first("kind"),
                    first("host"), first("date"), score)  # fmt: skip
 
-    def _unit(self, typed: list[str]) -> Any:
-        """The query of one word or phrase: over the body and the boosted title, and over
-        the ascii fields when it was typed without diacritics; None for stop words only."""
-        kept = [w for w in words(" ".join(typed)) if fold(w) not in STOP_WORDS]
-        if not kept:
-            return None
+    def _unit(self, kept: list[str]) -> Any:
+        """The query of one word or phrase (its ``kept_words``): over the body and the
+        boosted title, and over the ascii fields when it was typed without diacritics."""
         own = [term(w, self.index.analysis) for w in kept]
         r = self.ranking
         stems_only = self.lemmas and len(kept) > 1
@@ -179,28 +177,15 @@ class Searcher:
             queries.append(q)
         return tantivy.Query.disjunction_max_query(queries, tie_breaker=0.5)
 
-    def _keyed(self, parsed: ParsedQuery) -> list[Any] | None:
-        """Two or more words, none in a phrase: each word's ``word_keys`` in the stem field
-        (``stem_field``), one or two terms where ``_unit`` asks a union of four fields or
-        more (whose walk over common words' pages was most of a query's time). BM25 over
-        that field ranks; the title counts by ``TITLE_KEYS``. None for other queries."""
-        if not (self.lemmas and self.ranking.stems):
-            return None
-        kept = []
-        for typed in parsed.units:
-            unit = [w for w in words(" ".join(typed)) if fold(w) not in STOP_WORDS]
-            if len(unit) > 1:
-                return None
-            kept += unit
-        if len(kept) < 2:
-            return None
-        out = []
-        for w in kept:
-            keys = [tantivy.Query.term_query(self.schema, "body_stem", k)
-                    for k in word_keys(term(w), stem(fold(w)))]  # fmt: skip
-            out.append(keys[0] if len(keys) == 1 else tantivy.Query.boolean_query(
-                [(tantivy.Occur.Should, k) for k in keys]))  # fmt: skip
-        return out
+    def _keys(self, word: str) -> Any:
+        """A word of a query of several words and no phrase: its ``word_keys`` in the stem
+        field (``stem_field``), one or two terms where ``_unit`` asks a union of four fields
+        or more (whose walk over common words' pages was most of a query's time). BM25 over
+        that field ranks; the title counts by ``TITLE_KEYS``."""
+        keys = [tantivy.Query.term_query(self.schema, "body_stem", k) for k in word_keys(word)]
+        if len(keys) == 1:
+            return keys[0]
+        return tantivy.Query.boolean_query([(tantivy.Occur.Should, k) for k in keys])
 
     def _narrowed(self, phrase: Any, stemmed: list[str]) -> Any:
         """The body's ``phrase`` of ``stemmed`` through its common pairs (``body_pair``):
@@ -229,14 +214,21 @@ class Searcher:
             ))  # fmt: skip
         return out
 
-    def _wanted(self, parsed: ParsedQuery) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-        """The query's terms as ``snippets`` matches them: lemmas, ascii terms, stems."""
-        typed = [w for unit in parsed.units for w in words(" ".join(unit))]
-        kept = [w for w in typed if fold(w) not in STOP_WORDS]
+    def _wanted(
+        self, units: list[list[str]]
+    ) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+        """The terms of the query's ``units`` (each its ``kept_words``) as ``snippets``
+        matches them: lemmas, ascii terms, stems."""
+        kept = [w for unit in units for w in unit]
         typed_ascii = [w for w in kept if w.isascii()] if self.lemmas else []
         wanted = frozenset(term(w, self.index.analysis) for w in kept)
         stemmed = frozenset(stems(kept)) if self.lemmas and self.ranking.stems else frozenset()
         return wanted, frozenset(ascii_term(w) for w in typed_ascii), stemmed
+
+
+def kept_words(typed: list[str]) -> list[str]:
+    """The words of a word or phrase as typed that a query asks for: stop words left out."""
+    return [w for w in words(" ".join(typed)) if fold(w) not in STOP_WORDS]
 
 
 # Readings of a phrase typed without diacritics tried, at most (each word may stand for
