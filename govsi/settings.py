@@ -191,7 +191,8 @@ STORE_BINARY_DATA = False
 # text read in the worker pool, within the bounds below; an unreadable one gets a status
 # and the reason.
 TEXT_EXTRACTION = True
-# At most this many characters of one page's or document's text are kept.
+# At most this many characters of one page's or document's text are kept (and read by
+# scrapy index, whatever crawldb holds).
 TEXT_MAX_CHARS = 1_000_000
 # A document's pages (PDF) or slides (PPTX) read, at most.
 DOCUMENT_TEXT_MAX_PAGES = 2_000

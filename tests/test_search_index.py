@@ -170,6 +170,17 @@ def test_an_update_reads_only_what_changed(engine: Engine, tmp_path: Path) -> No
     assert found(index, "obcina")
 
 
+def test_an_update_reads_a_pages_text_up_to_its_bound(engine: Engine, tmp_path: Path) -> None:
+    # A crawldb written with a larger TEXT_MAX_CHARS, or by another tool: the index reads
+    # as much as its own bound, whatever the row holds.
+    crawled(engine, 1, "Uredba " + "x " * 10 + "občina")
+    index = SearchIndex.open(tmp_path / "index")
+    assert update(engine, index, text_chars=20).added == 1
+    assert found(index, "uredba") and not found(index, "občina")
+    later = SearchIndex.open(tmp_path / "whole")
+    assert update(engine, later).added == 1 and found(later, "občina")
+
+
 def test_an_update_analyses_in_a_pool_of_processes_as_in_this_one(
     engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

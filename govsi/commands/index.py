@@ -50,7 +50,7 @@ class Command(ScrapyCommand):
         index = SearchIndex.open(config.folder)
         try:
             done = update(engine, index, lambda n, todo: logger.info("indexed %d of %d", n, todo),
-                          config.processes)  # fmt: skip
+                          config.processes, config.text_chars)  # fmt: skip
         finally:
             index.close()
             engine.dispose()

@@ -36,10 +36,14 @@ class SearchConfig:
     at_crawl_end: bool  # SEARCH_INDEX set: a crawl updates the index as it closes
     ranking: Ranking  # SEARCH_TITLE_BOOST, SEARCH_LINK_PRIOR
     processes: int  # SEARCH_INDEX_PROCESSES, 0 made the CPU count
+    text_chars: int  # TEXT_MAX_CHARS: what the index reads of a page's text, at most
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> SearchConfig:
         folder = (s.get("SEARCH_INDEX") or "").strip()
         ranking = Ranking(s.getfloat("SEARCH_TITLE_BOOST"), s.getfloat("SEARCH_LINK_PRIOR"))
         processes = s.getint("SEARCH_INDEX_PROCESSES") or os.cpu_count() or 1
-        return cls(Path(folder or DEFAULT_FOLDER), bool(folder), ranking, max(1, processes))
+        text_chars = max(1, s.getint("TEXT_MAX_CHARS"))
+        return cls(
+            Path(folder or DEFAULT_FOLDER), bool(folder), ranking, max(1, processes), text_chars
+        )

@@ -50,7 +50,8 @@ class SearchIndexUpdate:
         engine = database.make_engine(self.crawldb_url)
         index = SearchIndex.open(self.config.folder)
         try:
-            return update(engine, index, processes=self.config.processes)
+            return update(engine, index, processes=self.config.processes,
+                          text_chars=self.config.text_chars)  # fmt: skip
         finally:
             index.close()
             engine.dispose()

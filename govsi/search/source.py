@@ -11,6 +11,12 @@ from sqlalchemy import Engine, bindparam, text
 
 from govsi.search.document import SearchDocument
 from govsi.store.database import chunks
+from govsi.text.limits import MAX_TITLE_CHARS
+
+# What the index reads of a page's text, at most: TEXT_MAX_CHARS's default, which bounds
+# what a crawl stores (a crawldb written with a larger bound, or by another tool, is read
+# up to this much: one page's analysis costs up to ~65 bytes and 2 µs per character).
+TEXT_CHARS = 1_000_000
 
 # Texts worth finding: read whole, or in part before the time ran out.
 _FINDABLE = "t.status IN ('ok', 'timeout') AND t.text IS NOT NULL"
@@ -25,17 +31,23 @@ def versions(engine: Engine) -> dict[int, str]:
         return {pid: str(mark) for pid, mark in rows}
 
 
-def documents(engine: Engine, ids: Sequence[int]) -> Iterator[SearchDocument]:
-    """The ``SearchDocument`` of each of ``ids`` still findable, read in chunks."""
+def documents(
+    engine: Engine, ids: Sequence[int], text_chars: int = TEXT_CHARS
+) -> Iterator[SearchDocument]:
+    """The ``SearchDocument`` of each of ``ids`` still findable, read in chunks: at most
+    ``text_chars`` of its text and ``MAX_TITLE_CHARS`` of its title, cut in the query."""
     sql = text(
-        "SELECT t.page_id, p.url, s.domain, t.kind, t.title, t.text, t.language, "
+        "SELECT t.page_id, p.url, s.domain, t.kind, substr(t.title, 1, :title_chars), "
+        "substr(t.text, 1, :text_chars), t.language, "
         "t.document_date, p.accessed_time, p.depth, t.extracted_at "
         "FROM page_text t JOIN page p ON p.id = t.page_id JOIN site s ON s.id = p.site_id "
         f"WHERE {_FINDABLE} AND t.page_id IN :ids"
     ).bindparams(bindparam("ids", expanding=True))
     with engine.connect() as conn:
         for part in chunks(list(ids), 500):
-            for row in conn.execute(sql, {"ids": list(part)}):
+            values = {"ids": list(part), "text_chars": text_chars,
+                      "title_chars": MAX_TITLE_CHARS}  # fmt: skip
+            for row in conn.execute(sql, values):
                 yield _document(row)
 
 

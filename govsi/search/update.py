@@ -42,17 +42,19 @@ def update(
     index: SearchIndex,
     progress: Callable[[int, int], None] | None = None,
     processes: int = 1,
+    text_chars: int = source.TEXT_CHARS,
 ) -> Updated:
     """Index the new and changed pages of ``engine``'s crawldb, drop the gone ones, and
     refresh the in-link counts; ``progress(done, todo)`` after each batch. ``processes``
-    analyse the pages when there are more than ``POOL_FROM`` (1: in this one)."""
+    analyse the pages when there are more than ``POOL_FROM`` (1: in this one); each
+    page's first ``text_chars`` characters are indexed."""
     started = time.monotonic()
     current = source.versions(engine)
     if index.needs_common(len(current)):
         # The pairs' stems are chosen from the first pages of a big enough update (those
         # already held are then written again: the index was small).
         first = sorted(current)[:BATCH]
-        index.choose_common(list(source.documents(engine, first)))
+        index.choose_common(list(source.documents(engine, first, text_chars)))
     held = index.marks()
     todo = sorted(pid for pid, mark in current.items() if held.get(pid) != mark)
     gone = [pid for pid in held if pid not in current]
@@ -65,7 +67,7 @@ def update(
             # spawn, not fork: this may run in the crawl's process, among its threads.
             context = multiprocessing.get_context("spawn")
             pool = stack.enter_context(ProcessPoolExecutor(processes, mp_context=context))
-        batches = (source.documents(engine, part) for part in chunks(todo, BATCH))
+        batches = (source.documents(engine, part, text_chars) for part in chunks(todo, BATCH))
         for n, count in enumerate(write_batches(index, batches, gone, pool)):
             added += count
             if progress is not None:

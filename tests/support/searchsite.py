@@ -47,4 +47,4 @@ def build(engine: Engine, folder: Path) -> SearchConfig:
         update(engine, index)
     finally:
         index.close()
-    return SearchConfig(folder, False, Ranking(), 1)
+    return SearchConfig(folder, False, Ranking(), 1, 1_000_000)
