@@ -153,3 +153,16 @@ def test_chain_is_off_at_zero_and_keeps_links_that_are_not_new() -> None:
 def test_a_canonical_url_is_cut_into_the_parts_the_parser_gives(url: str) -> None:
     parts = ada_url.parse_url(url, ("hostname", "pathname", "search"))
     assert _parts(url) == (parts["hostname"], parts["pathname"], parts["search"])
+
+
+def test_a_page_without_a_query_heads_no_chain_and_costs_no_lookups() -> None:
+    def never(url: str) -> bool:
+        raise AssertionError("a page without a query needs no lookup of its links")
+
+    links = [f"{A}/koledar?mesec=1", f"{A}/koledar?mesec=2", f"{A}/"]
+    assert TrapGuard(max_query_chain=1).chain(f"{A}/koledar", links, never) == links
+
+
+def test_query_family_of_hosts_the_fast_cut_leaves_to_the_parser() -> None:
+    assert query_family("http://[::1]:8080/k?b=1&a=2") == ("[::1]", "/k", ("a", "b"))
+    assert query_family("http://u@a.gov.si/k?x=1") == ("a.gov.si", "/k", ("x",))

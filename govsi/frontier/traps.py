@@ -38,12 +38,12 @@ Family = tuple[str, str, tuple[str, ...]]
 
 
 def query_family(url: str) -> Family:
-    """Host, path and the sorted names of the query's parameters: what the pages of one
-    query chain share while their values change."""
-    parts = ada_url.parse_url(url, ("hostname", "pathname", "search"))
-    query = parts["search"][1:]
+    """Host, path and the sorted names of the query's parameters of a canonical URL: what
+    the pages of one query chain share while their values change."""
+    host, path, search = _parts(url)
+    query = search[1:]
     names = sorted({p.partition("=")[0] for p in query.split("&") if p}) if query else []
-    return parts["hostname"], parts["pathname"], tuple(names)
+    return host, path, tuple(names)
 
 
 def repeated_segment(path: str, max_repeats: int) -> bool:
@@ -96,7 +96,8 @@ class TrapGuard:
         """``links`` of the page at ``page_url`` without those that would take a query
         chain past ``max_query_chain`` hops. ``is_new(url)``: not known to the crawl yet.
         Linear in the number of links."""
-        if self.max_query_chain <= 0 or not links:
+        # A page without a query heads no chain: none of its links can continue one.
+        if self.max_query_chain <= 0 or not links or "?" not in page_url:
             return links
         family = query_family(page_url)
         new = [(url, query_family(url)) for url in links if url != page_url and is_new(url)]
