@@ -138,15 +138,11 @@ RENDER_TIMEOUT = 60.0
 # the crawler) has been open for this many seconds: what its scripts fetch on load is in.
 RENDER_SETTLE_QUIET = 0.2
 # Pages rendering at once, and pages waiting for the browser beyond those (for a turn, or
-# for their script signature's samples), in number and in the bytes fetched for them
-# (0: no byte bound); when the wait queue is full by either, the frontier holds pages back
-# (robots.txt, sitemaps and the requests of pages being rendered still go) until it
-# drains, so memory stays bounded. Room for what hundreds of hosts fetch while the browser
-# starts and takes its first samples (a second or two): a smaller queue held the crawl for
-# that long (docs/rendering.md).
+# for their script signature's samples); when the wait queue is full, the frontier holds
+# pages back (robots.txt, sitemaps and the requests of pages being rendered still go)
+# until it drains, so memory stays bounded.
 RENDER_MAX_PAGES = 4
-RENDER_QUEUE_PAGES = 512
-RENDER_QUEUE_BYTES = 16 * 1024**2
+RENDER_QUEUE_PAGES = 32
 # When this many of the waiting pages are one host's, only that host's pages are held
 # back: a host whose every page needs a browser waits for it, the others' crawl goes on.
 RENDER_QUEUE_HOST_PAGES = 8

@@ -1,7 +1,6 @@
 """The Renderer's queue (govsi.render.renderer): at most RENDER_MAX_PAGES render at once;
 a host with RENDER_QUEUE_HOST_PAGES pages waiting is held back alone, every host when the
-whole queue is full (RENDER_QUEUE_PAGES pages, or RENDER_QUEUE_BYTES of them), and
-released as the queue drains."""
+whole queue (RENDER_QUEUE_PAGES) is full, and released as the queue drains."""
 
 from __future__ import annotations
 
@@ -33,9 +32,9 @@ def renderer(browser: HeldBrowser, holds: list[tuple[str | None, bool]]) -> Rend
     return r
 
 
-async def _render(r: Renderer, url: str, body: bytes = b"<html></html>") -> None:
+async def _render(r: Renderer, url: str) -> None:
     with contextlib.suppress(RenderFailed):
-        await r.render(url, Document(200, (), body))
+        await r.render(url, Document(200, (), b"<html></html>"))
 
 
 def test_one_host_filling_the_queue_holds_only_that_host() -> None:
@@ -58,28 +57,5 @@ def test_one_host_filling_the_queue_holds_only_that_host() -> None:
         assert [h for h in holds if h[0] is None] == [(None, True), (None, False)]
         assert r.waiting == 0 and not r.saturated() and not r.waiting_by_host
         assert r.stats.get("govsi/render/host_held") == 1  # type: ignore[attr-defined]
-
-    asyncio.run(scenario())
-
-
-def test_the_bytes_waiting_fill_the_queue_before_its_pages_do() -> None:
-    async def scenario() -> None:
-        browser, holds = HeldBrowser(), []  # type: ignore[var-annotated]
-        r = make_renderer(browser, mode="always", max_pages=1, queue_pages=100,
-                          host_queue_pages=100, queue_bytes=2500)  # fmt: skip
-        r.bind(lambda url: None, lambda host, held: holds.append((host, held)), lambda rs: [])
-        page = b"x" * 1000
-        # One renders; two wait with 2000 bytes: below the bound.
-        tasks = [asyncio.ensure_future(_render(r, f"http://h{i}.gov.si/", page)) for i in range(3)]
-        await asyncio.sleep(0)
-        assert r.waiting == 2 and r.waiting_bytes == 2000 and not r.saturated() and holds == []
-        # A third waiting page passes 2500 bytes: every host waits, far below 100 pages.
-        tasks.append(asyncio.ensure_future(_render(r, "http://h3.gov.si/", page)))
-        await asyncio.sleep(0)
-        assert r.saturated() and holds == [(None, True)]
-        assert r.stats.get("govsi/render/queue_max_bytes") == 3000  # type: ignore[attr-defined]
-        browser.go.set()
-        await asyncio.gather(*tasks)
-        assert holds == [(None, True), (None, False)] and r.waiting_bytes == 0
 
     asyncio.run(scenario())

@@ -89,9 +89,7 @@ class HtmlPages:
                 # The served HTML's links go out now, not after the render, nor after the
                 # samples a page waits for: its rendering never holds up the pages below.
                 await self._follow_now(record, found)
-                plan = await self.rendering.decide(
-                    record.url, plan, reading.signature, len(response.body)
-                )
+                plan = await self.rendering.decide(record.url, plan, reading.signature)
                 if plan != "plain":
                     rendered = await self._rendered(response, record, reading, plan)
                     if rendered is not None:

@@ -94,16 +94,13 @@ class Rendering:
         self.count(f"govsi/render/plan/{plan}")
         return plan
 
-    async def decide(
-        self, url: str, plan: RenderPlan, signature: str | None, size: int
-    ) -> RenderPlan:
+    async def decide(self, url: str, plan: RenderPlan, signature: str | None) -> RenderPlan:
         """The plan ``plan`` gave, once the samples of the page's signature are in when it
-        said "wait" (bounded: a sample that never returns counts as plain); ``size``: the
-        page's bytes, held meanwhile."""
+        said "wait" (bounded: a sample that never returns counts as plain)."""
         while plan == "wait" and signature is not None and self.renderer is not None:
             event = self.decisions.setdefault(signature, asyncio.Event())
             try:
-                with self.renderer.waiting_for(url, size):
+                with self.renderer.waiting_for(url):
                     await asyncio.wait_for(event.wait(), 2 * self.renderer.timeout + 5)
             except TimeoutError:
                 self.count("govsi/render/wait_timeout")

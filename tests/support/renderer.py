@@ -20,7 +20,6 @@ def make_renderer(
     max_pages: int = 4,
     queue_pages: int = 32,
     host_queue_pages: int = 8,
-    queue_bytes: int = 0,
     max_requests: int = 150,
 ) -> Renderer:
     return Renderer(
@@ -31,7 +30,6 @@ def make_renderer(
         max_pages=max_pages,
         queue_pages=queue_pages,
         host_queue_pages=host_queue_pages,
-        queue_bytes=queue_bytes,
         max_dom=1_000_000,
         timeout=5.0,
         idle_close=60.0,
