@@ -3,7 +3,10 @@
 Renders ``--pages`` of ``bench.lib.webs.js_web``'s app-host pages (a script adds a link on
 DOMContentLoaded), ``--at-once`` at a time, each tab reused for the next page as govsi
 does (``--new-pages``: a new tab per page), its document fulfilled from memory and every
-other request aborted (without govsi's 0.2 s quiet wait and without scrapy-playwright).
+other request aborted. Each page goes the way govsi's renders go, without
+scrapy-playwright: committed, then one message waiting in the page for its load
+(``govsi.render.routes.LOADED``), ``--quiet`` seconds (RENDER_SETTLE_QUIET), and one
+message taking its DOM (``govsi.render.renderer.SNAPSHOT``).
 Reports wall time and CPU per render: the machine's busy CPU less this process's own
 (``system``: renderer processes that exit, as a closed tab's do, are counted) and that of
 the live Chromium and driver processes (``browser``). The floor any crawl that renders
@@ -20,22 +23,45 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import time
+from pathlib import Path
 from typing import Any
 
 from bench.lib.measure import browser_processes, cpu_seconds, system_cpu
 from bench.lib.webs import ADD, js_page
 from govsi.render.engine import find_chromium
 from govsi.render.fence import chromium_args
+from govsi.render.renderer import SNAPSHOT
+from govsi.render.routes import LOADED
+from govsi.settings import RENDER_SETTLE_QUIET
 
 
-def browser_cpu_seconds() -> float:
-    """User + system CPU of the machine's live Chromium and node processes."""
-    return sum(cpu_seconds(pid) for pid in browser_processes((b"chrom", b"node")))
+def browser_cpu_by_kind() -> dict[str, float]:
+    """User + system CPU of the machine's live Chromium and node processes, by kind:
+    ``browser``, ``renderer``, ``gpu-process``, ``utility`` (the network service...),
+    ``zygote``, and ``driver`` (Playwright's node)."""
+    spent: dict[str, float] = {}
+    for pid in browser_processes((b"chrom", b"node")):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        kind = re.search(rb"--type=([a-z-]+)", cmd)
+        if kind is not None:
+            name = kind.group(1).decode()
+        else:
+            name = "driver" if b"node" in cmd.split(b"\0", 1)[0] else "browser"
+        spent[name] = spent.get(name, 0.0) + cpu_seconds(pid)
+    return spent
 
 
 async def measure(
-    pages: int, at_once: int, new_pages: bool = False, switches: tuple[str, ...] = ()
+    pages: int,
+    at_once: int,
+    new_pages: bool = False,
+    switches: tuple[str, ...] = (),
+    quiet: float = RENDER_SETTLE_QUIET,
 ) -> dict[str, Any]:
     from playwright.async_api import async_playwright
 
@@ -57,9 +83,10 @@ async def measure(
         async def render(page: Any, i: int) -> None:
             url = f"http://s0.gov.si/p{i}"
             page.govsi_url = url
-            await page.goto(url, wait_until="domcontentloaded")
-            await page.wait_for_function("document.readyState === 'complete'")
-            html = await page.content()
+            await page.goto(url, wait_until="commit")
+            await page.evaluate(LOADED)
+            await asyncio.sleep(quiet)
+            html = (await page.evaluate(SNAPSHOT, 10**8))[2]
             assert f"/js-{i}" in html, "the script did not run"
 
         async def answer(route: Any) -> None:
@@ -85,9 +112,11 @@ async def measure(
                     page = None
 
         busy0, own0 = system_cpu()[0], cpu_seconds(os.getpid())
-        cpu0, t0 = browser_cpu_seconds(), time.perf_counter()
+        cpu0, t0 = browser_cpu_by_kind(), time.perf_counter()
         await asyncio.gather(*(worker(k) for k in range(at_once)))
-        wall, cpu = time.perf_counter() - t0, browser_cpu_seconds() - cpu0
+        wall = time.perf_counter() - t0
+        by_kind = {k: v - cpu0.get(k, 0.0) for k, v in browser_cpu_by_kind().items()}
+        cpu = sum(by_kind.values())
         system = system_cpu()[0] - busy0 - (cpu_seconds(os.getpid()) - own0)
         await browser.close()
     return {
@@ -100,6 +129,9 @@ async def measure(
         "system_cpu_per_render_ms": round(system / pages * 1000),
         # Renderer processes that exited are not counted here.
         "browser_cpu_per_render_ms": round(cpu / pages * 1000),
+        "browser_cpu_per_render_ms_by_kind": {
+            kind: round(spent / pages * 1000, 1) for kind, spent in sorted(by_kind.items())
+        },
     }
 
 
@@ -108,9 +140,11 @@ def main() -> int:
     ap.add_argument("--pages", type=int, default=80)
     ap.add_argument("--at-once", type=int, default=4)
     ap.add_argument("--new-pages", action="store_true")
+    ap.add_argument("--quiet", type=float, default=RENDER_SETTLE_QUIET)
     ap.add_argument("switches", nargs="*", help="Chromium switches (after --)")
     args = ap.parse_args()
-    print(asyncio.run(measure(args.pages, args.at_once, args.new_pages, tuple(args.switches))))
+    switches = tuple(args.switches)
+    print(asyncio.run(measure(args.pages, args.at_once, args.new_pages, switches, args.quiet)))
     return 0
 
 

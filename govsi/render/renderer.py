@@ -38,7 +38,7 @@ from govsi.render.resources import PageRequests, ResourceCancel, ResourceFetcher
 from govsi.render.routes import Document, PageRoutes
 from govsi.web.urls import host_of, in_scope
 
-__all__ = ["RenderFailed", "RenderOff", "Rendered", "Renderer"]
+__all__ = ["SNAPSHOT", "RenderFailed", "RenderOff", "Rendered", "Renderer"]
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class Refused(Exception):
 # the page's own world, where its scripts could replace what it calls: what they could
 # make it return, they could as well have written into the DOM; anything but a string is
 # refused, and a script that never returns meets the render's time bound.
-_SNAPSHOT = """max => {
+SNAPSHOT = """max => {
   let dom = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '';
   if (document.documentElement) dom += document.documentElement.outerHTML;
   return [location.href, dom.length, dom.length <= max ? dom : null];
@@ -308,7 +308,7 @@ class Renderer:
         """The settled page's DOM. It must still be our document (same origin:
         history.pushState may change its path) and no larger than DOWNLOAD_MAXSIZE; a larger
         one never leaves the page."""
-        where, size, dom = await page.evaluate(_SNAPSHOT, self.max_dom)
+        where, size, dom = await page.evaluate(SNAPSHOT, self.max_dom)
         if _origin(str(where)) != origin:
             self.stats.inc_value("govsi/render/navigated_away")
             raise Refused(f"the page became another document ({str(where)[:200]})")

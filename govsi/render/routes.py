@@ -13,7 +13,7 @@ from typing import Any
 
 from govsi.render.fence import DOCUMENT, FETCH, document_headers, verdict
 
-__all__ = ["Document", "PageRoutes", "Reply"]
+__all__ = ["LOADED", "Document", "PageRoutes", "Reply"]
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ class PageRoutes:
         """
         deadline = time.monotonic() + timeout
         try:
-            await asyncio.wait_for(page.evaluate(_LOADED), timeout)
+            await asyncio.wait_for(page.evaluate(LOADED), timeout)
         except TimeoutError:
             raise TimeoutError(f"the page did not load within {timeout:.0f} s") from None
         while True:
@@ -188,7 +188,7 @@ async def _close_quietly(page: Any) -> None:
 # makes the document complete without ever firing load. Not wait_for_function: that polls
 # on every animation frame, and each frame makes a headless Chromium lay the loading page
 # out and paint it again.
-_LOADED = """() => document.readyState === 'complete' || new Promise(done => {
+LOADED = """() => document.readyState === 'complete' || new Promise(done => {
   addEventListener('load', () => done(true), {once: true});
   document.addEventListener('readystatechange', () => {
     if (document.readyState === 'complete') done(true);
