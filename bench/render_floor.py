@@ -6,13 +6,20 @@ does (``--new-pages``: a new tab per page), its document fulfilled from memory a
 other request aborted. Each page goes the way govsi's renders go, without
 scrapy-playwright: committed, then one message waiting in the page for its load
 (``govsi.render.routes.LOADED``), ``--quiet`` seconds (RENDER_SETTLE_QUIET), and one
-message taking its DOM (``govsi.render.renderer.SNAPSHOT``).
+message taking its DOM (``govsi.render.renderer.SNAPSHOT``). The document is handed over
+with govsi's headers (``govsi.render.fence.document_headers``), so the browser refuses
+pictures, fonts and stylesheet files itself; ``--routed``: without that policy, each is
+asked for and refused by the route, as before. ``--images`` and ``--stylesheets`` add
+that many of each to every page (a ministry's page shows dozens of pictures).
 Reports wall time and CPU per render: the machine's busy CPU less this process's own
-(``system``: renderer processes that exit, as a closed tab's do, are counted) and that of
-the live Chromium and driver processes (``browser``). The floor any crawl that renders
-these pages pays, whatever the crawler itself costs.
+(``system``: renderer processes that exit, as a closed tab's do, are counted), that of
+the live Chromium and driver processes (``browser``, also by kind of process), and this
+process's own (``client``: Playwright's client and the routes, which in a crawl run on
+the reactor's thread). The floor any crawl that renders these pages pays, whatever the
+crawler itself costs.
 
     PYTHONPATH=. python -m bench.render_floor            # ~15 s
+    PYTHONPATH=. python -m bench.render_floor --images 30 --stylesheets 5 [--routed]
     PYTHONPATH=. python -m bench.render_floor -- --renderer-process-limit=1
 
 Switches after ``--`` are passed to Chromium.
@@ -31,7 +38,7 @@ from typing import Any
 from bench.lib.measure import browser_processes, cpu_seconds, system_cpu
 from bench.lib.webs import ADD, js_page
 from govsi.render.engine import find_chromium
-from govsi.render.fence import chromium_args
+from govsi.render.fence import chromium_args, document_headers
 from govsi.render.renderer import SNAPSHOT
 from govsi.render.routes import LOADED
 from govsi.settings import RENDER_SETTLE_QUIET
@@ -62,15 +69,28 @@ async def measure(
     new_pages: bool = False,
     switches: tuple[str, ...] = (),
     quiet: float = RENDER_SETTLE_QUIET,
+    images: int = 0,
+    stylesheets: int = 0,
+    routed: bool = False,
 ) -> dict[str, Any]:
     from playwright.async_api import async_playwright
 
     chromium = find_chromium()
     if chromium is None:
         raise SystemExit("no Chromium")
+
+    def extras(i: int) -> str:
+        pictures = "".join(f'<img src="/slike/{i}-{k}.png" alt="">' for k in range(images))
+        styles = "".join(f'<link rel="stylesheet" href="/{k}.css">' for k in range(stylesheets))
+        return pictures + styles
+
     bodies = [
-        js_page(f"s0 p{i}", f'<a href="/p{i + 1}">p</a>' + ADD.format(n=i)) for i in range(pages)
+        js_page(f"s0 p{i}", f'<a href="/p{i + 1}">p</a>' + ADD.format(n=i) + extras(i))
+        for i in range(pages)
     ]
+    served = [("Content-Type", "text/html; charset=utf-8")]
+    headers = dict(served) if routed else document_headers(served, page=True)
+    refused: dict[str, int] = {}
     async with async_playwright() as p:
         browser = await p.chromium.launch(
             executable_path=chromium,
@@ -94,10 +114,12 @@ async def measure(
             if route.request.is_navigation_request() and route.request.url == url:
                 await route.fulfill(
                     status=200,
-                    headers={"content-type": "text/html; charset=utf-8"},
+                    headers=headers,
                     body=bodies[int(url.rsplit("p", 1)[1])],
                 )
             else:
+                kind = route.request.resource_type
+                refused[kind] = refused.get(kind, 0) + 1
                 await route.abort()
 
         async def worker(first: int) -> None:
@@ -117,16 +139,24 @@ async def measure(
         wall = time.perf_counter() - t0
         by_kind = {k: v - cpu0.get(k, 0.0) for k, v in browser_cpu_by_kind().items()}
         cpu = sum(by_kind.values())
-        system = system_cpu()[0] - busy0 - (cpu_seconds(os.getpid()) - own0)
+        own = cpu_seconds(os.getpid()) - own0
+        system = system_cpu()[0] - busy0 - own
         await browser.close()
     return {
         "pages": pages,
         "at_once": at_once,
         "tabs": "new per page" if new_pages else "reused",
         "switches": list(switches),
+        "images": images,
+        "stylesheets": stylesheets,
+        "routed": routed,
+        # What reached the routes, to be refused there, by kind.
+        "refused_by_routes": refused,
         "wall_s": round(wall, 2),
         "wall_per_render_ms": round(wall / pages * 1000),
         "system_cpu_per_render_ms": round(system / pages * 1000),
+        # This process: Playwright's client and the routes, as the crawler's thread runs them.
+        "client_cpu_per_render_ms": round(own / pages * 1000),
         # Renderer processes that exited are not counted here.
         "browser_cpu_per_render_ms": round(cpu / pages * 1000),
         "browser_cpu_per_render_ms_by_kind": {
@@ -141,10 +171,14 @@ def main() -> int:
     ap.add_argument("--at-once", type=int, default=4)
     ap.add_argument("--new-pages", action="store_true")
     ap.add_argument("--quiet", type=float, default=RENDER_SETTLE_QUIET)
+    ap.add_argument("--images", type=int, default=0)
+    ap.add_argument("--stylesheets", type=int, default=0)
+    ap.add_argument("--routed", action="store_true")
     ap.add_argument("switches", nargs="*", help="Chromium switches (after --)")
     args = ap.parse_args()
     switches = tuple(args.switches)
-    print(asyncio.run(measure(args.pages, args.at_once, args.new_pages, switches, args.quiet)))
+    print(asyncio.run(measure(args.pages, args.at_once, args.new_pages, switches, args.quiet,
+                              args.images, args.stylesheets, args.routed)))  # fmt: skip
     return 0
 
 

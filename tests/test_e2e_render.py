@@ -135,6 +135,11 @@ def test_always_renders_every_html_page_from_one_download(js_web: SimWeb, tmp_pa
     served += run.stats.get("govsi/render/browser/shared", 0)
     assert served >= len(jsweb.CMS_PAGES)
     never_requested(js_web)
+    # Every page asks for a stylesheet and a font: the browser never asked the routes for
+    # them (the document's REFUSED_AT_SOURCE policy), while the out-of-scope script was.
+    refused = {k.rpartition("/")[2] for k in run.stats if "/browser/refused/" in k}
+    assert refused.isdisjoint({"stylesheet", "font", "image", "media"}), refused
+    assert run.stats["govsi/render/browser/refused/out_of_scope"] >= 1
     # A page that hangs the renderer is kept as fetched, with the reason.
     db_url = f"sqlite:///{tmp_path / 'crawldb.sqlite3'}"
     ((was_rendered, error, html),) = query(

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from govsi.render.fence import DOCUMENT, FETCH, chromium_args, document_headers, verdict
+from govsi.render.fence import (
+    DOCUMENT,
+    FETCH,
+    REFUSED_AT_SOURCE,
+    chromium_args,
+    document_headers,
+    verdict,
+)
 from govsi.render.sandbox import sandbox_problem, sandboxed_launch
 
 PAGE = "https://e-uprava.gov.si/storitve"
@@ -87,6 +94,20 @@ def test_document_headers_drop_transfer_headers_and_join_repeats() -> None:
         "content-security-policy": "script-src 'self'",
         "link": "</a>; rel=preload, </b>; rel=preload",
     }
+
+
+def test_the_page_document_refuses_pictures_styles_fonts_and_media_at_the_source() -> None:
+    ours = document_headers([("Content-Type", "text/html")], page=True)
+    assert ours["content-security-policy"] == REFUSED_AT_SOURCE
+    # The site's own policy stays and ours is one more (a comma separates policies).
+    both = document_headers([("Content-Security-Policy", "script-src 'self'")], page=True)
+    assert both["content-security-policy"] == f"script-src 'self', {REFUSED_AT_SOURCE}"
+    # A script or data a page fetches is handed over as it came.
+    assert "content-security-policy" not in document_headers([("Content-Type", "text/css")])
+    directives = dict(d.strip().split(" ", 1) for d in REFUSED_AT_SOURCE.split(";"))
+    # Scripts and their requests are never refused here: the routes decide on those.
+    assert not {"default-src", "script-src", "connect-src", "worker-src"} & set(directives)
+    assert directives["style-src"] == "'unsafe-inline'"  # inline styles apply
 
 
 def test_chromium_has_no_network_of_its_own() -> None:

@@ -133,7 +133,7 @@ class PageRoutes:
             if decided == DOCUMENT:
                 self.served = True
                 self.count("document")
-                await self._fulfill(route, self.document)
+                await self._fulfill(route, self.document, page=True)
                 return
             if decided == FETCH:
                 reply = await self.fetch(url, _wanted_headers(request.headers))
@@ -149,10 +149,9 @@ class PageRoutes:
             logger.debug("route of %s for %s not answered: %s", url, self.url, e)
 
     @staticmethod
-    async def _fulfill(route: Any, reply: Reply) -> None:
-        await route.fulfill(
-            status=reply.status, headers=document_headers(reply.headers), body=reply.body
-        )
+    async def _fulfill(route: Any, reply: Reply, page: bool = False) -> None:
+        headers = document_headers(reply.headers, page=page)
+        await route.fulfill(status=reply.status, headers=headers, body=reply.body)
 
     async def _refuse_popup(self, route: Any) -> None:
         self.count("refused/popup")
