@@ -8,8 +8,9 @@ RENDER_JS=off and a plain Scrapy spider (issue 15). Four parts, each its own web
 - ``speed``: ``bench.lib.webs.js_web`` of ``--hosts`` x ``--pages`` with no delay: one host
   whose every page adds a link by script, the others with an inline analytics snippet
   (the same on every host: one script signature, sampled, then fetched plainly). Pages/s
-  of the default, ``off`` and the plain spider, one after the other in one run, each by
-  Scrapy's ``elapsed_time_seconds`` (spider opened to closed; start-up not counted).
+  of the default, ``off``, the plain spider and the typical one, one after the other in
+  each of ``--rounds`` rounds, each by Scrapy's ``elapsed_time_seconds`` (spider opened to
+  closed; start-up not counted): ratios within each round, their medians reported.
 - ``memory``: the same shape of web, but whose only scripts need a user (onclick footers,
   ``javascript:`` links, JSON-LD): peak RSS of the whole crawl (the crawler and every
   process below it, so a browser would count) with the default and with ``off``.
@@ -29,9 +30,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -154,32 +157,55 @@ def unthrottled(web: SimWeb, seeds: list[str], work: Path, mode: str) -> dict[st
     return r
 
 
+SPEED_RUNS = ("auto", "off", "plain", "typical")
+
+
 def part_speed(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """``--rounds`` rounds of the four crawls, one after the other in each; every ratio is
+    taken within a round (the machine's speed drifts from minute to minute), and the
+    figures reported are the medians over the rounds."""
     web, seeds, js_only = js_web(args.hosts, args.pages, args.page_chars)
     web.start()
-    out: dict[str, Any] = {"pages_needing_a_browser": len(js_only)}
+    rounds: list[dict[str, Any]] = []
     try:
-        for mode in ("auto", "off"):
-            r = out[mode] = unthrottled(web, seeds, work / f"speed-{mode}", mode)
-            print(f"speed  {mode:>5}: {r['pages_per_s']:6.1f} pages/s  {r['html_pages']} pages "
-                  f"in {r['crawl_s']} s  rendered {r['rendered']} (need {len(js_only)})  "
-                  f"twice {r['urls_requested_twice']}  CPU {r['cpu']}", flush=True)  # fmt: skip
-        for name, typical in (("plain", False), ("typical", True)):
-            r = out[name] = plain_run(web, seeds, work / f"speed-{name}", typical=typical)
-            print(f"speed {name:>6}: {r['pages_per_s']:6.1f} pages/s  {r['html_pages']} pages "
-                  f"in {r['crawl_s']} s (process {r['wall_s']} s)  CPU {r['cpu']}",
-                  flush=True)  # fmt: skip
+        for n in range(args.rounds):
+            runs: dict[str, Any] = {}
+            for mode in ("auto", "off"):
+                r = runs[mode] = unthrottled(web, seeds, work / f"speed-{n}-{mode}", mode)
+                print(f"speed  {mode:>5}: {r['pages_per_s']:6.1f} pages/s  {r['html_pages']} pages "
+                      f"in {r['crawl_s']} s  rendered {r['rendered']} (need {len(js_only)})  "
+                      f"twice {r['urls_requested_twice']}  CPU {r['cpu']}", flush=True)  # fmt: skip
+            for name, typical in (("plain", False), ("typical", True)):
+                r = runs[name] = plain_run(web, seeds, work / f"speed-{n}-{name}", typical=typical)
+                print(f"speed {name:>6}: {r['pages_per_s']:6.1f} pages/s  {r['html_pages']} pages "
+                      f"in {r['crawl_s']} s (process {r['wall_s']} s)  CPU {r['cpu']}",
+                      flush=True)  # fmt: skip
+            rounds.append(runs)
     finally:
         web.stop()
+    out: dict[str, Any] = {"pages_needing_a_browser": len(js_only), "rounds": rounds}
+    # The last round's runs in full, as before rounds; the medians below are the figures.
+    out.update(rounds[-1])
+
+    def median_of(value: Callable[[dict[str, Any]], float]) -> float:
+        return round(statistics.median(value(runs) for runs in rounds), 3)
+
     # CPU per page of the process and everything below it (worker pool, browser).
-    out["cpu_ms_per_page"] = {
-        name: cpu_ms_per_page(out[name]) for name in ("auto", "off", "plain", "typical")
-    }
-    out["cpu_default_vs_typical"] = round(
-        out["cpu_ms_per_page"]["auto"] / out["cpu_ms_per_page"]["typical"], 3
+    out["pages_per_s"], out["cpu_ms_per_page"] = {}, {}
+    for m in SPEED_RUNS:
+        out["pages_per_s"][m] = round(statistics.median(r[m]["pages_per_s"] for r in rounds), 1)
+        cpu = statistics.median(cpu_ms_per_page(r[m]) for r in rounds)
+        out["cpu_ms_per_page"][m] = round(cpu, 2)
+    out["cpu_default_vs_typical"] = median_of(
+        lambda r: cpu_ms_per_page(r["auto"]) / cpu_ms_per_page(r["typical"])
     )
-    out["default_vs_plain"] = round(out["auto"]["pages_per_s"] / out["plain"]["pages_per_s"], 3)
-    out["off_vs_plain"] = round(out["off"]["pages_per_s"] / out["plain"]["pages_per_s"], 3)
+    out["default_vs_plain"] = median_of(
+        lambda r: r["auto"]["pages_per_s"] / r["plain"]["pages_per_s"]
+    )
+    out["off_vs_plain"] = median_of(lambda r: r["off"]["pages_per_s"] / r["plain"]["pages_per_s"])
+    print(f"speed medians of {len(rounds)} rounds: default/plain {out['default_vs_plain']}, "
+          f"off/plain {out['off_vs_plain']}, CPU default/typical "
+          f"{out['cpu_default_vs_typical']}; CPU ms/page {out['cpu_ms_per_page']}")  # fmt: skip
     return out
 
 
@@ -215,6 +241,7 @@ def main() -> int:
         help="speed: a template of this many characters and a menu of links to "
         "every page of the host on each page (0: 2 KB pages of 3 links)",
     )
+    ap.add_argument("--rounds", type=int, default=3, help="speed: rounds of the four crawls")
     ap.add_argument("--polite-hosts", type=int, default=100)
     ap.add_argument("--js-share", type=float, default=0.05)
     args = ap.parse_args()
