@@ -203,9 +203,23 @@ def part_speed(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         lambda r: r["auto"]["pages_per_s"] / r["plain"]["pages_per_s"]
     )
     out["off_vs_plain"] = median_of(lambda r: r["off"]["pages_per_s"] / r["plain"]["pages_per_s"])
+
+    def crawler_ms(run: dict[str, Any], parts: tuple[str, ...]) -> float:
+        return float(sum(run["cpu"][p] for p in parts)) / max(1, int(run["html_pages"]))
+
+    def over_off(parts: tuple[str, ...]) -> Callable[[dict[str, Any]], float]:
+        return lambda r: crawler_ms(r["auto"], parts) / crawler_ms(r["off"], parts) - 1
+
+    # Issue 30: what rendering costs the crawler per page over ``off`` (its process alone,
+    # and with the helpers working for it: the worker pool and crawldb's writer).
+    helpers = ("crawler_s", "worker_pool_s", "crawldb_writer_s")
+    for name, parts in (("crawler", ("crawler_s",)), ("crawler_and_helpers", helpers)):
+        out[f"render_cost_to_{name}"] = median_of(over_off(parts))
     print(f"speed medians of {len(rounds)} rounds: default/plain {out['default_vs_plain']}, "
           f"off/plain {out['off_vs_plain']}, CPU default/typical "
-          f"{out['cpu_default_vs_typical']}; CPU ms/page {out['cpu_ms_per_page']}")  # fmt: skip
+          f"{out['cpu_default_vs_typical']}; CPU ms/page {out['cpu_ms_per_page']}; rendering's "
+          f"cost over off: crawler {out['render_cost_to_crawler']:+.1%}, with its helpers "
+          f"{out['render_cost_to_crawler_and_helpers']:+.1%}")  # fmt: skip
     return out
 
 
