@@ -300,3 +300,20 @@ def test_a_lookup_returns_originals_not_every_earlier_copy(engine: Engine) -> No
     rows = later.lookup(question)
     assert [(r[0], r[2], r[4]) for r in rows if r[0] == 0] == [(0, "https://a.gov.si/0/", "HTML")]
     later.close()
+
+
+def test_a_lookup_without_band_keys_still_finds_the_exact_copy(engine: Engine) -> None:
+    # SQLite's lookup goes straight to its driver, its IN list written for the band keys
+    # there are: none is a valid query that matches no band.
+    first = index(engine)
+    page = fetched(first, "https://a.gov.si/1/", semantic(NEWS_1))
+    assert writer(engine).write([page])
+    asked = index(engine).prepare("https://b.gov.si/1/", semantic(NEWS_1))
+    bare = type(asked)(asked.url, asked.key, None, [])
+    ((kind, _, url, _, page_type),) = index(engine).lookup(bare)
+    assert (kind, url, page_type) == (0, "https://a.gov.si/1/", "HTML")
+    # With its band keys, the stored original comes back by those too.
+    assert {(r[0], r[2]) for r in index(engine).lookup(asked)} == {
+        (0, "https://a.gov.si/1/"),
+        (1, "https://a.gov.si/1/"),
+    }
