@@ -11,12 +11,12 @@ from sqlalchemy import Engine, bindparam, text
 
 from govsi.search.document import SearchDocument
 from govsi.store.database import chunks
-from govsi.text.limits import MAX_TITLE_CHARS
+from govsi.text.limits import MAX_TITLE_CHARS, TextLimits
 
-# What the index reads of a page's text, at most: TEXT_MAX_CHARS's default, which bounds
-# what a crawl stores (a crawldb written with a larger bound, or by another tool, is read
-# up to this much: one page's analysis costs up to ~65 bytes and 2 µs per character).
-TEXT_CHARS = 1_000_000
+# What the index reads of a page's text, at most: what a crawl keeps of one by default
+# (TEXT_MAX_CHARS); a crawldb written with a larger bound, or by another tool, is read up
+# to this much (one page's analysis costs up to ~65 bytes and 2 µs per character).
+TEXT_CHARS = TextLimits.max_chars
 
 # Texts worth finding: read whole, or in part before the time ran out.
 _FINDABLE = "t.status IN ('ok', 'timeout') AND t.text IS NOT NULL"
