@@ -190,12 +190,12 @@ def part_speed(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     def median_of(value: Callable[[dict[str, Any]], float]) -> float:
         return round(statistics.median(value(runs) for runs in rounds), 3)
 
+    def of_run(name: str, value: Callable[[dict[str, Any]], float]) -> Callable[..., float]:
+        return lambda runs: value(runs[name])
+
+    out["pages_per_s"] = {m: median_of(of_run(m, lambda r: r["pages_per_s"])) for m in SPEED_RUNS}
     # CPU per page of the process and everything below it (worker pool, browser).
-    out["pages_per_s"], out["cpu_ms_per_page"] = {}, {}
-    for m in SPEED_RUNS:
-        out["pages_per_s"][m] = round(statistics.median(r[m]["pages_per_s"] for r in rounds), 1)
-        cpu = statistics.median(cpu_ms_per_page(r[m]) for r in rounds)
-        out["cpu_ms_per_page"][m] = round(cpu, 2)
+    out["cpu_ms_per_page"] = {m: median_of(of_run(m, cpu_ms_per_page)) for m in SPEED_RUNS}
     out["cpu_default_vs_typical"] = median_of(
         lambda r: cpu_ms_per_page(r["auto"]) / cpu_ms_per_page(r["typical"])
     )
