@@ -32,10 +32,9 @@ import asyncio
 import os
 import re
 import time
-from pathlib import Path
 from typing import Any
 
-from bench.lib.measure import browser_processes, cpu_seconds, system_cpu
+from bench.lib.measure import cpu_seconds, processes_with, system_cpu
 from bench.lib.webs import ADD, js_page
 from govsi.render.engine import find_chromium
 from govsi.render.fence import chromium_args, document_headers
@@ -49,11 +48,7 @@ def browser_cpu_by_kind() -> dict[str, float]:
     ``browser``, ``renderer``, ``gpu-process``, ``utility`` (the network service...),
     ``zygote``, and ``driver`` (Playwright's node)."""
     spent: dict[str, float] = {}
-    for pid in browser_processes((b"chrom", b"node")):
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
+    for pid, cmd in processes_with((b"chrom", b"node")):
         kind = re.search(rb"--type=([a-z-]+)", cmd)
         if kind is not None:
             name = kind.group(1).decode()

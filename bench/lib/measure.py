@@ -107,6 +107,12 @@ def helper_of(pid: int) -> str | None:
 
 def browser_processes(marks: tuple[bytes, ...] = (b"chromium",)) -> Iterator[int]:
     """The machine's processes whose command line has one of ``marks``."""
+    return (pid for pid, _ in processes_with(marks))
+
+
+def processes_with(marks: tuple[bytes, ...]) -> Iterator[tuple[int, bytes]]:
+    """(pid, command line) of the machine's processes whose command line has one of
+    ``marks``."""
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
@@ -115,7 +121,7 @@ def browser_processes(marks: tuple[bytes, ...] = (b"chromium",)) -> Iterator[int
         except OSError:
             continue
         if any(m in cmd for m in marks):
-            yield int(proc.name)
+            yield int(proc.name), cmd
 
 
 def loadavg() -> list[float]:
