@@ -7,6 +7,7 @@ import pytest
 
 from govsi.search.analysis import (
     GAP,
+    MAX_WORD,
     TITLE_KEYS,
     analyzed,
     ascii_term,
@@ -14,6 +15,7 @@ from govsi.search.analysis import (
     common_stems,
     fold,
     forms,
+    lemma,
     pairs,
     stem,
     stem_field,
@@ -156,3 +158,15 @@ def test_the_stem_field_keeps_the_bodys_stems_in_order_then_the_other_keys() -> 
         "postopk", "obcin", GAP, "postopek", *[GAP, "ljudj", "clovek"] * TITLE_KEYS
     ]  # fmt: skip
     assert GAP not in words(GAP)  # no word is the gap
+
+
+def test_a_run_of_letters_longer_than_a_word_is_left_out() -> None:
+    longest = "č" * MAX_WORD
+    assert words(f"Uredba {longest} o {longest}x občinah") == ["uredba", longest, "o", "občinah"]
+
+
+def test_a_word_lemmagen3_fails_on_stands_for_itself(caplog: pytest.LogCaptureFixture) -> None:
+    # Such words no longer come from ``words``; a caller's own still gets an answer.
+    hostile = "ab" + "č" * 130 + "x"
+    assert lemma(hostile) == hostile
+    assert "lemmagen3 failed on a word of 133 letters" in caplog.text

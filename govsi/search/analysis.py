@@ -17,6 +17,7 @@ query word *obcina* stands for the term of *občinah* too. Stop words (function 
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from collections import Counter
@@ -27,6 +28,8 @@ from itertools import pairwise
 from typing import Literal
 
 Analysis = Literal["raw", "folded", "lemmas"]
+
+logger = logging.getLogger(__name__)
 
 _WORD = re.compile(r"[^\W_]+")
 # Letters NFD does not split into a base and a mark.
@@ -42,9 +45,17 @@ vsa vse vsi vsak z za zaradi ze zdaj"""
 STOP_WORDS = frozenset(_STOP.split())
 
 
+# Letters a word has at most: a longer run (a hash, encoded data, a hostile page's filler)
+# is no word and is left out. lemmagen3 fails on words of more than about 128 letters with
+# diacritics (it cuts their UTF-8 inside a character), and every word is an entry in the
+# analysis's caches, whatever its length.
+MAX_WORD = 64
+
+
 def words(text: str) -> list[str]:
-    """The words of ``text`` (runs of letters and digits), lower-cased."""
-    return _WORD.findall(text.lower())
+    """The words of ``text`` (runs of letters and digits, at most ``MAX_WORD`` of them),
+    lower-cased."""
+    return [w for w in _WORD.findall(text.lower()) if len(w) <= MAX_WORD]
 
 
 @lru_cache(maxsize=65_536)
@@ -72,7 +83,12 @@ def lemma(word: str) -> str:
 @lru_cache(maxsize=262_144)
 def _cached_lemma(word: str) -> str:
     assert _lemmatizer is not None
-    return _lemmatizer(word) or word
+    try:
+        return _lemmatizer(word) or word
+    except Exception as e:  # lemmagen3's own failure on one word: the word stands for itself
+        logger.warning("lemmagen3 failed on a word of %d letters (%r); kept as it is",
+                       len(word), e)  # fmt: skip
+        return word
 
 
 def term(word: str, analysis: Analysis = "lemmas") -> str:
