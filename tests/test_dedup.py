@@ -21,6 +21,7 @@ from govsi.dedup.signature import (
     shingles,
     signature,
     signature_of_text,
+    signature_values,
     similarity,
 )
 from tests.support.govpages import COOKIE, FOOTER, MENU, NEWS_1, NEWS_2, semantic, soup
@@ -170,6 +171,31 @@ def test_a_signature_means_what_it_meant() -> None:
     assert sig is not None
     assert sig.hashvalues[:6].tolist() == [157858124, 228381502, 616413417, 568332763,
                                            333285079, 1057471636]  # fmt: skip
+
+
+def test_band_keys_mean_what_crawldb_holds() -> None:
+    # page_band rows of earlier crawls are looked up by these keys: their bytes are fixed.
+    sig = signature_of_text(
+        "uradni list republike slovenije objavlja predpise vlade in ministrstev za leto 2026"
+    )
+    assert sig is not None
+    assert band_keys(sig, 32, 4)[:3] == [5979503468900404595, -6765594869528129438,
+                                         1709993581909633446]  # fmt: skip
+    assert band_keys(sig, 16, 8)[-1] == -4992626166584086873
+    assert band_keys(sig, 128, 1)[5] == 4956351773132573710
+
+
+@pytest.mark.parametrize("words", [0, 1, 5, 250, SHINGLE_CHUNK + 700])
+def test_a_signatures_values_are_its_minhashs(words: int) -> None:
+    # A worker sends the values alone; the check reads and stores nothing else.
+    text = " ".join(f"beseda{i % 97}" for i in range(words))
+    values, minhash = signature_values(text), signature_of_text(text)
+    if minhash is None:
+        assert values is None
+        return
+    assert values is not None and values.dtype == minhash.hashvalues.dtype
+    assert (values == minhash.hashvalues).all()
+    assert band_keys(values, 32, 4) == band_keys(minhash, 32, 4)
 
 
 @pytest.mark.parametrize("threshold", [0.7, 0.8, 0.9])

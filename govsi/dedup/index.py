@@ -91,9 +91,10 @@ class Verdict:
     band_keys: list[int] = field(default_factory=list)
 
 
-def pack(minhash: MinHash) -> bytes:
+def pack(signature: MinHash | np.ndarray) -> bytes:
+    """A signature (a MinHash or its hash values) as crawldb's ``page.minhash`` holds it."""
     # The affine32 scheme's values are 32-bit (datasketch has no type information).
-    values: np.ndarray = minhash.hashvalues
+    values: np.ndarray = signature if isinstance(signature, np.ndarray) else signature.hashvalues
     return values.astype(np.uint32).tobytes()
 
 
@@ -171,10 +172,10 @@ class DuplicateIndex:
         if sig is None:
             self._remember(url, key, None, [])
             return Verdict(None, key)
-        original = self._nearest(url, sig.hashvalues, keys, near)
+        original = self._nearest(url, sig, keys, near)
         if original is not None:
             return Verdict(original, key)
-        self._remember(url, key, sig.hashvalues, keys)
+        self._remember(url, key, sig, keys)
         return Verdict(None, key, pack(sig), keys)
 
     def retract(self, url: str) -> None:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from lxml import etree
 
 from govsi.dedup.maincontent import main_text
-from govsi.dedup.minhash import MinHash
-from govsi.dedup.signature import band_keys, exact_key_of, signature_of_text
+from govsi.dedup.signature import band_keys, exact_key_of, signature_values
 
 __all__ = ["Question", "question", "question_of_text"]
 
@@ -23,7 +23,9 @@ class Question:
 
     url: str
     key: str
-    sig: MinHash | None
+    # The MinHash's hash values (``signature_values``): all the check reads of it, and a
+    # third of a whole MinHash to send from a worker.
+    sig: np.ndarray | None
     keys: list[int]
 
 
@@ -49,5 +51,5 @@ def question_of_text(
     url: str, key: str, text: str, *, num_perm: int, shingle_size: int, bands: int, rows: int
 ) -> Question:
     """The question of a page whose main ``text`` and exact ``key`` are known."""
-    sig = signature_of_text(text, num_perm=num_perm, shingle_size=shingle_size)
+    sig = signature_values(text, num_perm=num_perm, shingle_size=shingle_size)
     return Question(url, key, sig, band_keys(sig, bands, rows) if sig is not None else [])

@@ -35,6 +35,7 @@ __all__ = [
     "shingles",
     "signature",
     "signature_of_text",
+    "signature_values",
     "similarity",
 ]
 
@@ -138,32 +139,50 @@ def signature_of_text(
     text: str, *, num_perm: int = DEFAULT_NUM_PERM, shingle_size: int = DEFAULT_SHINGLE_SIZE
 ) -> MinHash | None:
     """The MinHash of ``text``'s shingles, within the bounds above; None for no words."""
+    values = signature_values(text, num_perm=num_perm, shingle_size=shingle_size)
+    return None if values is None else make_minhash(num_perm, values)
+
+
+def signature_values(
+    text: str, *, num_perm: int = DEFAULT_NUM_PERM, shingle_size: int = DEFAULT_SHINGLE_SIZE
+) -> np.ndarray | None:
+    """``signature_of_text(...).hashvalues`` without the MinHash around them (what a
+    worker sends for each page, and all the duplicate check reads); None for no words."""
     # The cut may split the last word: the same text is always cut in the same place.
     hashes = bounded_hashes(shingle_hashes(text[:MAX_TEXT_CHARS], shingle_size))
     if len(hashes) == 0:
         return None
-    minhash = make_minhash(num_perm)
+    values = _empty_values(num_perm)
+    a, b = permutations(num_perm)
     for start in range(0, len(hashes), SHINGLE_CHUNK):
-        _update(minhash, hashes[start : start + SHINGLE_CHUNK])
-    return minhash
+        values = np.minimum(values, _permuted_min(hashes[start : start + SHINGLE_CHUNK], a, b))
+    return values
+
+
+@lru_cache(maxsize=8)
+def _empty_values(num_perm: int) -> np.ndarray:
+    made: np.ndarray = make_minhash(num_perm).hashvalues
+    made.flags.writeable = False  # shared: np.minimum makes each signature its own
+    return made
 
 
 # murmur3's 32-bit finalizer (shifts and multipliers), as datasketch's affine32 scheme mixes.
 _S1, _M1, _S2, _M2, _S3 = (np.uint32(v) for v in (16, 0x85EBCA6B, 13, 0xC2B2AE35, 16))
 
 
-def _update(minhash: MinHash, hashes: np.ndarray) -> None:
-    """``minhash.update_batch(hashes.tolist())`` of the affine32 scheme, in numpy alone:
-    datasketch's makes a Python list and calls ``hashfunc`` on each value, half its cost
-    on a page of a few hundred words. Equal results: tests/test_dedup.py."""
+def _permuted_min(hashes: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """What ``MinHash.update_batch(hashes.tolist())`` of the affine32 scheme takes the
+    minimum with, in numpy alone: datasketch's makes a Python list and calls ``hashfunc``
+    on each value, half its cost on a page of a few hundred words. Equal results:
+    tests/test_dedup.py."""
     hv = hashes.astype(np.uint32).reshape(-1, 1)
     hv = hv ^ (hv >> _S1)
     hv = hv * _M1
     hv = hv ^ (hv >> _S2)
     hv = hv * _M2
     hv = hv ^ (hv >> _S3)
-    a, b = minhash.permutations
-    minhash.hashvalues = np.minimum(minhash.hashvalues, (hv * a + b).min(axis=0))
+    made: np.ndarray = (hv * a + b).min(axis=0)
+    return made
 
 
 def bounded_hashes(hashes: np.ndarray, limit: int = MAX_SHINGLES) -> np.ndarray:
@@ -219,12 +238,25 @@ def lsh_params(threshold: float, num_perm: int, min_recall: float = 0.95) -> tup
     return best
 
 
-def band_keys(minhash: MinHash, bands: int, rows: int) -> list[int]:
-    """One signed 64-bit key per band (PostgreSQL bigint), band number included."""
-    values = minhash.hashvalues
-    keys = []
-    for band in range(bands):
-        chunk = values[band * rows : (band + 1) * rows].tobytes()
-        digest = hashlib.blake2b(chunk, digest_size=8, person=band.to_bytes(2, "big")).digest()
-        keys.append(int.from_bytes(digest, "big", signed=True))
-    return keys
+@lru_cache(maxsize=8)
+def _band_persons(bands: int) -> tuple[bytes, ...]:
+    return tuple(band.to_bytes(2, "big") for band in range(bands))
+
+
+def band_keys(signature: MinHash | np.ndarray, bands: int, rows: int) -> list[int]:
+    """One signed 64-bit key per band (PostgreSQL bigint), band number included: the
+    BLAKE2b of the band's hash values as a MinHash holds them, personalised by the band
+    number. ``signature``: a MinHash or its ``hashvalues``. Stored in crawldb, so these
+    bytes never change."""
+    values: np.ndarray = signature if isinstance(signature, np.ndarray) else signature.hashvalues
+    raw = values.tobytes()
+    step = rows * values.itemsize
+    blake2b, from_bytes = hashlib.blake2b, int.from_bytes
+    return [
+        from_bytes(
+            blake2b(raw[band * step : band * step + step], digest_size=8, person=person).digest(),
+            "big",
+            signed=True,
+        )
+        for band, person in enumerate(_band_persons(bands))
+    ]
