@@ -106,8 +106,12 @@ def test_three_workers_share_one_crawl(
     stored = query(db_url, "SELECT count(*) FROM page WHERE page_type_code <> 'FRONTIER'")
     assert sum(f for f, *_ in rows) == stored[0][0]
     files = check_archive(warc, db_url, Counter((h.host, h.target) for h in hits))
-    # Named {prefix}-{time}-{serial}-{pid}-{host}: every worker wrote files of its own.
-    assert len({f.name.split("-")[3] for f in files}) == 3, files
+    # Named {prefix}-{time}-{serial}-{pid}-{host}: every worker that exchanged anything
+    # wrote files of its own (a worker may get no address at all, as above; the archive
+    # holding every exchange is checked just before).
+    exchanged = [int(r.stats.get("downloader/response_count", 0)) for r in runs]  # type: ignore[call-overload]
+    writers = {f.name.split("-")[3] for f in files}
+    assert len(writers) == sum(1 for n in exchanged if n) >= 2, (files, exchanged)
 
 
 def test_a_killed_worker_loses_nothing(
