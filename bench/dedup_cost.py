@@ -95,9 +95,9 @@ class Store:
             sig = signature_of_text(main)
             assert sig is not None
             key = exact_key_of(main, "")
-            blob = "\\\\x" + pack(sig).hex()
+            blob = "\\\\x" + pack(sig.hashvalues).hex()
             pages.write(f"{pid}\t{site}\tHTML\t{url}\t200\t{now}\t1\t{key}\t{blob}\n")
-            for k in band_keys(sig, self.bands, self.rows):
+            for k in band_keys(sig.hashvalues, self.bands, self.rows):
                 lsh.write(f"{k}\t{pid}\n")
         raw = self.engine.raw_connection()
         try:

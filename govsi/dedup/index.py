@@ -91,10 +91,9 @@ class Verdict:
     band_keys: list[int] = field(default_factory=list)
 
 
-def pack(signature: MinHash | np.ndarray) -> bytes:
-    """A signature (a MinHash or its hash values) as crawldb's ``page.minhash`` holds it."""
-    # The affine32 scheme's values are 32-bit (datasketch has no type information).
-    values: np.ndarray = signature if isinstance(signature, np.ndarray) else signature.hashvalues
+def pack(values: np.ndarray) -> bytes:
+    """A signature's hash values as crawldb's ``page.minhash`` holds them."""
+    # The affine32 scheme's values are 32-bit.
     return values.astype(np.uint32).tobytes()
 
 

@@ -243,12 +243,11 @@ def _band_persons(bands: int) -> tuple[bytes, ...]:
     return tuple(band.to_bytes(2, "big") for band in range(bands))
 
 
-def band_keys(signature: MinHash | np.ndarray, bands: int, rows: int) -> list[int]:
+def band_keys(values: np.ndarray, bands: int, rows: int) -> list[int]:
     """One signed 64-bit key per band (PostgreSQL bigint), band number included: the
-    BLAKE2b of the band's hash values as a MinHash holds them, personalised by the band
-    number. ``signature``: a MinHash or its ``hashvalues``. Stored in crawldb, so these
-    bytes never change."""
-    values: np.ndarray = signature if isinstance(signature, np.ndarray) else signature.hashvalues
+    BLAKE2b of the band's hash ``values`` (``signature_values``, a MinHash's
+    ``hashvalues``), personalised by the band number. Stored in crawldb, so these bytes
+    never change."""
     raw = values.tobytes()
     step = rows * values.itemsize
     blake2b, from_bytes = hashlib.blake2b, int.from_bytes
