@@ -3,7 +3,7 @@
 
 - ``traps``: ``TrapGuard.chain`` with a 30 MiB page URL and link (in a crawl both have
   passed MAX_URL_LENGTH first), and ``query_family`` of 3 M parameters;
-- ``headers``: ``fence.document_headers`` of a page's document with two 30 MiB headers;
+- ``headers``: ``fence.page_headers`` of a page's document with two 30 MiB headers;
 - ``words``: ``words`` of a 30 MiB run of letters, ``fields_of`` a document whose title and
   one word are 30 MiB each (an update cuts both in SQL before), ``analyzed`` of 1 M
   characters of text;
@@ -57,11 +57,11 @@ def traps(work: Path) -> None:
 
 
 def headers(work: Path) -> None:
-    from govsi.render.fence import document_headers
+    from govsi.render.fence import page_headers
 
     given = [("Content-Security-Policy", "script-src " + "a" * 30 * MiB), ("X", "y" * 30 * MiB)]
-    report("document_headers(page=True): two 30 MiB headers",
-           lambda: len(document_headers(given, page=True)["content-security-policy"]))  # fmt: skip
+    report("page_headers: two 30 MiB headers",
+           lambda: len(page_headers(given)["content-security-policy"]))  # fmt: skip
 
 
 def words_(work: Path) -> None:

@@ -7,7 +7,7 @@ other request aborted. Each page goes the way govsi's renders go, without
 scrapy-playwright: committed, then one message waiting in the page for its load
 (``govsi.render.routes.LOADED``), ``--quiet`` seconds (RENDER_SETTLE_QUIET), and one
 message taking its DOM (``govsi.render.renderer.SNAPSHOT``). The document is handed over
-with govsi's headers (``govsi.render.fence.document_headers``), so the browser refuses
+with govsi's headers (``govsi.render.fence.page_headers``), so the browser refuses
 pictures, fonts and stylesheet files itself; ``--routed``: without that policy, each is
 asked for and refused by the route, as before. ``--images`` and ``--stylesheets`` add
 that many of each to every page (a ministry's page shows dozens of pictures).
@@ -37,7 +37,7 @@ from typing import Any
 from bench.lib.measure import cpu_seconds, processes_with, system_cpu
 from bench.lib.webs import ADD, js_page
 from govsi.render.engine import find_chromium
-from govsi.render.fence import chromium_args, document_headers
+from govsi.render.fence import chromium_args, page_headers
 from govsi.render.renderer import SNAPSHOT
 from govsi.render.routes import LOADED
 from govsi.settings import RENDER_SETTLE_QUIET
@@ -84,7 +84,7 @@ async def measure(
         for i in range(pages)
     ]
     served = [("Content-Type", "text/html; charset=utf-8")]
-    headers = dict(served) if routed else document_headers(served, page=True)
+    headers = dict(served) if routed else page_headers(served)
     refused: dict[str, int] = {}
     async with async_playwright() as p:
         browser = await p.chromium.launch(

@@ -18,6 +18,7 @@ from govsi.render.fence import (
     REFUSED_AT_SOURCE,
     chromium_args,
     document_headers,
+    page_headers,
     verdict,
 )
 from govsi.render.sandbox import sandbox_problem, sandboxed_launch
@@ -97,10 +98,10 @@ def test_document_headers_drop_transfer_headers_and_join_repeats() -> None:
 
 
 def test_the_page_document_refuses_pictures_styles_fonts_and_media_at_the_source() -> None:
-    ours = document_headers([("Content-Type", "text/html")], page=True)
+    ours = page_headers([("Content-Type", "text/html")])
     assert ours["content-security-policy"] == REFUSED_AT_SOURCE
     # The site's own policy stays and ours is one more (a comma separates policies).
-    both = document_headers([("Content-Security-Policy", "script-src 'self'")], page=True)
+    both = page_headers([("Content-Security-Policy", "script-src 'self'")])
     assert both["content-security-policy"] == f"script-src 'self', {REFUSED_AT_SOURCE}"
     # A script or data a page fetches is handed over as it came.
     assert "content-security-policy" not in document_headers([("Content-Type", "text/css")])

@@ -39,6 +39,7 @@ __all__ = [
     "REFUSED_AT_SOURCE",
     "chromium_args",
     "document_headers",
+    "page_headers",
     "verdict",
 ]
 
@@ -99,20 +100,25 @@ _NOT_PASSED = frozenset(
 )
 
 
-def document_headers(headers: Iterable[tuple[str, str]], *, page: bool = False) -> dict[str, str]:
+def document_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     """The headers a fetched response is handed to the browser with. Repeated headers are
     joined as HTTP allows; Content-Security-Policy stays, so scripts run as a visitor's
-    browser would run them. The page's own document (``page``) gets REFUSED_AT_SOURCE as
-    one more policy: a comma separates policies, and each applies."""
+    browser would run them."""
     out: dict[str, str] = {}
     for name, value in headers:
         key = name.lower()
         if key in _NOT_PASSED:
             continue
         out[key] = f"{out[key]}, {value}" if key in out else value
-    if page:
-        csp = "content-security-policy"
-        out[csp] = f"{out[csp]}, {REFUSED_AT_SOURCE}" if out.get(csp) else REFUSED_AT_SOURCE
+    return out
+
+
+def page_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """``document_headers`` of the rendered page's own document, with REFUSED_AT_SOURCE as
+    one more policy: a comma separates policies, and each applies."""
+    out = document_headers(headers)
+    csp = "content-security-policy"
+    out[csp] = f"{out[csp]}, {REFUSED_AT_SOURCE}" if out.get(csp) else REFUSED_AT_SOURCE
     return out
 
 

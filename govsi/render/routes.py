@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from govsi.render.fence import DOCUMENT, FETCH, document_headers, verdict
+from govsi.render.fence import DOCUMENT, FETCH, document_headers, page_headers, verdict
 
 __all__ = ["LOADED", "Document", "PageRoutes", "Reply"]
 
@@ -133,13 +133,16 @@ class PageRoutes:
             if decided == DOCUMENT:
                 self.served = True
                 self.count("document")
-                await self._fulfill(route, self.document, page=True)
+                page = self.document
+                headers = page_headers(page.headers)
+                await route.fulfill(status=page.status, headers=headers, body=page.body)
                 return
             if decided == FETCH:
                 reply = await self.fetch(url, _wanted_headers(request.headers))
                 if reply is not None:
                     self.fetched += 1
-                    await self._fulfill(route, reply)
+                    headers = document_headers(reply.headers)
+                    await route.fulfill(status=reply.status, headers=headers, body=reply.body)
                     return
                 await route.abort("failed")
                 return
@@ -147,11 +150,6 @@ class PageRoutes:
             await route.abort(_refusal_code(request))
         except Exception as e:  # the page closed or crashed meanwhile: nothing to answer
             logger.debug("route of %s for %s not answered: %s", url, self.url, e)
-
-    @staticmethod
-    async def _fulfill(route: Any, reply: Reply, page: bool = False) -> None:
-        headers = document_headers(reply.headers, page=page)
-        await route.fulfill(status=reply.status, headers=headers, body=reply.body)
 
     async def _refuse_popup(self, route: Any) -> None:
         self.count("refused/popup")
