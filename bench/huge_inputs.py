@@ -9,7 +9,9 @@
   characters of text;
 - ``query``: a search of 30 MiB of words, and of one 30 MiB word;
 - ``source``: ``source.documents`` reading a page_text row of 30 MiB text and title;
-- ``lookup``: the duplicate lookup with a 30 MiB key.
+- ``lookup``: the duplicate lookup with a 30 MiB key;
+- ``question``: a page's duplicate question as a worker makes it (``question_of_text``:
+  signature values and band keys) of 30 MiB of text, and ``guess_language`` of it.
 
     PYTHONPATH=. python -m bench.huge_inputs                 # every part, ~1 min
     PYTHONPATH=. python -m bench.huge_inputs --parts words,query
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 MiB = 2**20
-PARTS = ("traps", "headers", "words", "query", "source", "lookup")
+PARTS = ("traps", "headers", "words", "query", "source", "lookup", "question")
 
 
 def report(name: str, run: Callable[[], Any]) -> None:
@@ -125,9 +127,23 @@ def lookup(work: Path) -> None:
     report("duplicate lookup: a 30 MiB key", lambda: len(index.lookup(asked)))
 
 
+def question(work: Path) -> None:
+    from govsi.dedup.question import question_of_text
+    from govsi.text.language import guess_language
+
+    measures = {"num_perm": 128, "shingle_size": 5, "bands": 32, "rows": 4}
+    repeated = ("občina uredba zakon vlada " * (30 * MiB // 26))[: 30 * MiB]
+    distinct = " ".join(f"w{i}" for i in range(4 * MiB))[: 30 * MiB]
+    for name, text in (("repeated words", repeated), ("distinct words", distinct),
+                       ("one word", "a" * 30 * MiB)):  # fmt: skip
+        asked = lambda text=text: len(question_of_text("u", "k", text, **measures).keys)  # noqa: E731
+        report(f"question_of_text: 30 MiB of {name}", asked)
+        report(f"guess_language: 30 MiB of {name}", lambda text=text: guess_language(text, "sl"))
+
+
 RUNS: dict[str, Callable[[Path], None]] = {
     "traps": traps, "headers": headers, "words": words_, "query": query, "source": source,
-    "lookup": lookup,
+    "lookup": lookup, "question": question,
 }  # fmt: skip
 
 
