@@ -120,9 +120,16 @@ def plain_run(
 
 
 def cpu_ms_per_page(run: dict[str, Any]) -> float:
+    """CPU per page of the crawl's process and everything below it (not the web's)."""
+    return round(1000 * cpu_s_per_page(run), 2)
+
+
+def cpu_s_per_page(run: dict[str, Any], parts: tuple[str, ...] = ()) -> float:
+    """CPU seconds per page of the run's ``parts`` (its ``cpu`` keys), by default of every
+    process but the web's server."""
     cpu = run["cpu"]
-    spent = sum(v for k, v in cpu.items() if k != "web_server_s" and k.endswith("_s"))
-    return round(1000 * spent / max(1, run["html_pages"]), 2)
+    names = parts or [k for k in cpu if k != "web_server_s" and k.endswith("_s")]
+    return float(sum(cpu[k] for k in names)) / max(1, int(run["html_pages"]))
 
 
 def part_polite(args: argparse.Namespace, work: Path) -> dict[str, Any]:
@@ -204,11 +211,8 @@ def part_speed(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     )
     out["off_vs_plain"] = median_of(lambda r: r["off"]["pages_per_s"] / r["plain"]["pages_per_s"])
 
-    def crawler_ms(run: dict[str, Any], parts: tuple[str, ...]) -> float:
-        return float(sum(run["cpu"][p] for p in parts)) / max(1, int(run["html_pages"]))
-
     def over_off(parts: tuple[str, ...]) -> Callable[[dict[str, Any]], float]:
-        return lambda r: crawler_ms(r["auto"], parts) / crawler_ms(r["off"], parts) - 1
+        return lambda r: cpu_s_per_page(r["auto"], parts) / cpu_s_per_page(r["off"], parts) - 1
 
     # Issue 30: what rendering costs the crawler per page over ``off`` (its process alone,
     # and with the helpers working for it: the worker pool and crawldb's writer).
