@@ -14,7 +14,7 @@ hostile host, linked from the ordinary home page. Figures per case:
 - whether the ordinary site was stored whole, the crawl's elapsed time, and what was
   recorded for the hostile input (its page row, the stats it raised).
 
-    PYTHONPATH=. python -m bench.hostile_crawl [--only NAME]   # ~5 min
+    PYTHONPATH=. python -m bench.hostile_crawl [--only NAME]   # ~8 min
 
 The "before" figures come from this ``bench/`` copied into a worktree of the old commit
 (``git worktree add /tmp/old 20e70c8``) and run there.
@@ -167,6 +167,23 @@ def image_variants(case: Case) -> list[Host]:
     return [host]
 
 
+APP_PAGES = 12
+
+
+def app_pages(case: Case) -> list[Host]:
+    # Pages an app shell renders from a 30 MiB JSON island (a few KB gzipped each): every
+    # one needs a browser, and each waits for its turn in memory.
+    island = b'{"d":"' + b"a" * (30 * 1024 * 1024) + b'"}'
+    body = (b'<html><head><script>addEventListener("load", () => document.getElementById'
+            b'("app").textContent = "aplikacija")</script></head><body><div id="app"></div>'
+            b'<script type="application/json">' + island + b"</script></body></html>")  # fmt: skip
+    page = Resource(_gz(body), 200, {"Content-Type": "text/html; charset=utf-8",
+                                     "Content-Encoding": "gzip"})  # fmt: skip
+    links = [f"/a{i}" for i in range(APP_PAGES)]
+    res = {"/": _page("Aplikacije", links), **{link: page for link in links}}
+    return [Host("aplikacije.gov.si", 1, res)]
+
+
 DEAD_SUBDOMAINS = 10_000
 
 
@@ -208,6 +225,8 @@ CASES = [
          "http://webrtc.gov.si/"),
     Case("image variants", f"{IMAGE_VARIANTS} <img src=/logo.png?v=N>", image_variants,
          "http://slike.gov.si/"),
+    Case("app pages", f"{APP_PAGES} pages of an empty app root and a 30 MiB JSON island",
+         app_pages, "http://aplikacije.gov.si/"),
     Case("dead DNS zone", f"a page linking {DEAD_SUBDOMAINS} hosts whose DNS never answers",
          dead_zone, "http://povezave.gov.si/",
          # The production resolver (the default), over bench/deadzone's socket functions.

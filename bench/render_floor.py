@@ -10,7 +10,9 @@ message taking its DOM (``govsi.render.renderer.SNAPSHOT``). The document is han
 with govsi's headers (``govsi.render.fence.page_headers``), so the browser refuses
 pictures, fonts and stylesheet files itself; ``--routed``: without that policy, each is
 asked for and refused by the route, as before. ``--images`` and ``--stylesheets`` add
-that many of each to every page (a ministry's page shows dozens of pictures).
+that many of each to every page (a ministry's page shows dozens of pictures);
+``--page-chars`` puts ``render_cost``'s site template of that size around each page (its
+48 KB pages with 80 links: ``--page-chars 40000``).
 Reports wall time and CPU per render: the machine's busy CPU less this process's own
 (``system``: renderer processes that exit, as a closed tab's do, are counted), that of
 the live Chromium and driver processes (``browser``, also by kind of process), and this
@@ -20,6 +22,7 @@ crawler itself costs.
 
     PYTHONPATH=. python -m bench.render_floor            # ~15 s
     PYTHONPATH=. python -m bench.render_floor --images 30 --stylesheets 5 [--routed]
+    PYTHONPATH=. python -m bench.render_floor --page-chars 40000
     PYTHONPATH=. python -m bench.render_floor -- --renderer-process-limit=1
 
 Switches after ``--`` are passed to Chromium.
@@ -31,11 +34,12 @@ import argparse
 import asyncio
 import os
 import re
+import statistics
 import time
 from typing import Any
 
 from bench.lib.measure import cpu_seconds, processes_with, system_cpu
-from bench.lib.webs import ADD, js_page
+from bench.lib.webs import ADD, js_page, site_template
 from govsi.render.engine import find_chromium
 from govsi.render.fence import chromium_args, page_headers
 from govsi.render.renderer import SNAPSHOT
@@ -67,6 +71,7 @@ async def measure(
     images: int = 0,
     stylesheets: int = 0,
     routed: bool = False,
+    page_chars: int = 0,
 ) -> dict[str, Any]:
     from playwright.async_api import async_playwright
 
@@ -79,8 +84,9 @@ async def measure(
         styles = "".join(f'<link rel="stylesheet" href="/{k}.css">' for k in range(stylesheets))
         return pictures + styles
 
+    template = site_template(40, page_chars) if page_chars else ""
     bodies = [
-        js_page(f"s0 p{i}", f'<a href="/p{i + 1}">p</a>' + ADD.format(n=i) + extras(i))
+        js_page(f"s0 p{i}", f'<a href="/p{i + 1}">p</a>' + ADD.format(n=i) + extras(i), template)
         for i in range(pages)
     ]
     served = [("Content-Type", "text/html; charset=utf-8")]
@@ -145,6 +151,7 @@ async def measure(
         "images": images,
         "stylesheets": stylesheets,
         "routed": routed,
+        "page_bytes": round(statistics.mean(len(b.encode()) for b in bodies)),
         # What reached the routes, to be refused there, by kind.
         "refused_by_routes": refused,
         "wall_s": round(wall, 2),
@@ -169,11 +176,13 @@ def main() -> int:
     ap.add_argument("--images", type=int, default=0)
     ap.add_argument("--stylesheets", type=int, default=0)
     ap.add_argument("--routed", action="store_true")
+    ap.add_argument("--page-chars", type=int, default=0)
     ap.add_argument("switches", nargs="*", help="Chromium switches (after --)")
     args = ap.parse_args()
     switches = tuple(args.switches)
     print(asyncio.run(measure(args.pages, args.at_once, args.new_pages, switches, args.quiet,
-                              args.images, args.stylesheets, args.routed)))  # fmt: skip
+                              args.images, args.stylesheets, args.routed,
+                              args.page_chars)))  # fmt: skip
     return 0
 
 

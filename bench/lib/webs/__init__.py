@@ -18,7 +18,15 @@ from bench.lib.webs.delays import (
 )
 from bench.lib.webs.endless import FANOUT, MEM_HOSTS, mem_links, mem_node, mem_path, memory_web
 from bench.lib.webs.parts import robots_txt, text
-from bench.lib.webs.scripted import ADD, HEAD, endless_js_web, js_page, js_web, quiet_web
+from bench.lib.webs.scripted import (
+    ADD,
+    HEAD,
+    endless_js_web,
+    js_page,
+    js_web,
+    quiet_web,
+    site_template,
+)
 from bench.lib.webs.tree import DISALLOWED, build_web
 
 __all__ = [
@@ -40,6 +48,7 @@ __all__ = [
     "mix_in_javascript",
     "quiet_web",
     "robots_txt",
+    "site_template",
     "skewed_web",
     "text",
     "tree_bench_web",
