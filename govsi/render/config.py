@@ -37,6 +37,7 @@ class RenderConfig:
     settle_quiet: float  # RENDER_SETTLE_QUIET
     max_pages: int  # RENDER_MAX_PAGES
     queue_pages: int  # RENDER_QUEUE_PAGES
+    queue_bytes: int  # RENDER_QUEUE_BYTES
     host_queue_pages: int  # RENDER_QUEUE_HOST_PAGES
     context_pages: int  # RENDER_CONTEXT_PAGES
     idle_close: float  # RENDER_IDLE_CLOSE
@@ -67,6 +68,7 @@ class RenderConfig:
             settle_quiet=s.getfloat("RENDER_SETTLE_QUIET"),
             max_pages=s.getint("RENDER_MAX_PAGES"),
             queue_pages=s.getint("RENDER_QUEUE_PAGES"),
+            queue_bytes=s.getint("RENDER_QUEUE_BYTES"),
             host_queue_pages=s.getint("RENDER_QUEUE_HOST_PAGES"),
             context_pages=s.getint("RENDER_CONTEXT_PAGES"),
             idle_close=s.getfloat("RENDER_IDLE_CLOSE"),

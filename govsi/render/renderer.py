@@ -3,14 +3,15 @@ holding the crawl.
 
 The spider has already fetched the page; ``render`` gives the browser that response as
 the page's document (``govsi.render.routes``), so the page is downloaded once. Up to
-``RENDER_MAX_PAGES`` render at once; up to ``RENDER_QUEUE_PAGES`` more wait for a turn.
-When ``RENDER_QUEUE_HOST_PAGES`` of them are one host's, the scheduler holds back that
-host's pages until they drain, and the other hosts' pages go on: one host whose every page
-needs a browser does not hold the crawl. When the whole queue is full (``saturated``),
-every host's pages wait (robots.txt, sitemaps and the sub-resources renders wait for still
-go out): the crawl's memory stays bounded when the browser cannot keep up. The scheduler
-binds the policy sub-resources must pass and how to hold pages back and let them go
-(``bind``); this is the one interface between them.
+``RENDER_MAX_PAGES`` render at once; up to ``RENDER_QUEUE_PAGES`` more, of at most
+``RENDER_QUEUE_BYTES`` together, wait for a turn. When ``RENDER_QUEUE_HOST_PAGES`` of them
+are one host's, the scheduler holds back that host's pages until they drain, and the other
+hosts' pages go on: one host whose every page needs a browser does not hold the crawl.
+When the whole queue is full (``saturated``: in pages or in bytes), every host's pages
+wait (robots.txt, sitemaps and the sub-resources renders wait for still go out): the
+crawl's memory stays bounded when the browser cannot keep up. The scheduler binds the
+policy sub-resources must pass and how to hold pages back and let them go (``bind``);
+this is the one interface between them.
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ class Renderer:
         suffixes: list[str],
         max_pages: int,
         queue_pages: int,
+        queue_bytes: int,
         host_queue_pages: int,
         max_dom: int,
         timeout: float,
@@ -107,6 +109,8 @@ class Renderer:
         self.suffixes = suffixes
         self.max_pages = max(1, max_pages)
         self.queue_pages = max(1, queue_pages)
+        # 0: no bound in bytes (the pages' bound alone).
+        self.queue_bytes = max(0, queue_bytes)
         self.host_queue_pages = max(1, host_queue_pages)
         self.max_dom = max_dom
         self.timeout = timeout
@@ -125,6 +129,7 @@ class Renderer:
         )
         self._slots: asyncio.Semaphore | None = None
         self.waiting = 0
+        self.waiting_bytes = 0
         self.waiting_by_host: Counter[str] = Counter()
         self.active = 0
         self._hold: Callable[[str | None, bool], None] = lambda host, held: None
@@ -160,6 +165,7 @@ class Renderer:
             suffixes=list(c.scope.suffixes),
             max_pages=c.max_pages,
             queue_pages=c.queue_pages,
+            queue_bytes=c.queue_bytes,
             host_queue_pages=c.host_queue_pages,
             max_dom=c.max_dom,
             timeout=c.timeout,
@@ -194,8 +200,9 @@ class Renderer:
         self._hold = hold
 
     def saturated(self) -> bool:
-        """Pages waiting for the browser fill the queue: hold pages back for now."""
-        return self.waiting >= self.queue_pages
+        """Pages waiting for the browser fill the queue, in number or in bytes: hold pages
+        back for now."""
+        return self.waiting >= self.queue_pages or 0 < self.queue_bytes <= self.waiting_bytes
 
     # -- rendering ------------------------------------------------------------------------
     async def render(self, url: str, document: Document) -> Rendered:
@@ -210,7 +217,7 @@ class Renderer:
             self._slots = asyncio.Semaphore(self.max_pages)
             self._idle_loop = task.LoopingCall(self._close_if_idle)
             self._idle_loop.start(max(1.0, min(10.0, self.idle_close / 4)), now=False)
-        with self.waiting_for(url):
+        with self.waiting_for(url, len(document.body)):
             await self._slots.acquire()
         if self.off:  # switched off while the page waited
             self._slots.release()
@@ -251,22 +258,25 @@ class Renderer:
         return Rendered(response.text, routes.fetched)
 
     @contextlib.contextmanager
-    def waiting_for(self, url: str) -> Iterator[None]:
-        """``url``'s page waits on the browser while in this block: for a turn to render,
-        or for its script signature's samples. Either way it counts towards the queue's
-        bounds and holds, so pages waiting on the browser stay bounded in number (while
-        every host is held, the sub-resources the samples need still go out)."""
+    def waiting_for(self, url: str, size: int) -> Iterator[None]:
+        """``url``'s page, of ``size`` bytes as fetched, waits on the browser while in this
+        block: for a turn to render, or for its script signature's samples. Either way it
+        counts towards the queue's bounds and holds, so pages waiting on the browser stay
+        bounded in number and in bytes (while every host is held, the sub-resources the
+        samples need still go out)."""
         host = host_of(url)
-        self._queued(host, +1)
+        self._queued(host, +1, size)
         try:
             yield
         finally:
-            self._queued(host, -1)
+            self._queued(host, -1, size)
 
-    def _queued(self, host: str, step: int) -> None:
-        """One more (or one fewer) of ``host``'s pages waits on the browser; holds and
-        releases follow the counts."""
+    def _queued(self, host: str, step: int, size: int) -> None:
+        """One more (or one fewer) of ``host``'s pages, of ``size`` bytes, waits on the
+        browser; holds and releases follow the counts."""
+        full = self.saturated()
         self.waiting += step
+        self.waiting_bytes += step * size
         count = self.waiting_by_host[host] + step
         if count:
             self.waiting_by_host[host] = count
@@ -275,17 +285,15 @@ class Renderer:
         if step > 0:
             # The page that fills a bound starts its hold.
             self.stats.max_value("govsi/render/queue_max", self.waiting)
+            self.stats.max_value("govsi/render/queue_max_bytes", self.waiting_bytes)
             if count == self.host_queue_pages:
                 self.stats.inc_value("govsi/render/host_held")
                 self._hold(host, True)
-            if self.waiting == self.queue_pages:
-                self._hold(None, True)
-        else:
+        elif count == self.host_queue_pages - 1:
             # The page that leaves one below it ends it.
-            if count == self.host_queue_pages - 1:
-                self._hold(host, False)
-            if self.waiting == self.queue_pages - 1:
-                self._hold(None, False)
+            self._hold(host, False)
+        if self.saturated() != full:
+            self._hold(None, not full)
 
     def _fetch_for(self, page: PageRequests) -> Any:
         async def fetch(url: str, headers: dict[str, str]) -> Any:

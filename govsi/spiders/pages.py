@@ -89,7 +89,9 @@ class HtmlPages:
                 # The served HTML's links go out now, not after the render, nor after the
                 # samples a page waits for: its rendering never holds up the pages below.
                 await self._follow_now(record, found)
-                plan = await self.rendering.decide(record.url, plan, reading.signature)
+                plan = await self.rendering.decide(
+                    record.url, plan, reading.signature, len(response.body)
+                )
                 if plan != "plain":
                     rendered = await self._rendered(response, record, reading, plan)
                     if rendered is not None:

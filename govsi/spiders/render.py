@@ -94,13 +94,16 @@ class Rendering:
         self.count(f"govsi/render/plan/{plan}")
         return plan
 
-    async def decide(self, url: str, plan: RenderPlan, signature: str | None) -> RenderPlan:
+    async def decide(
+        self, url: str, plan: RenderPlan, signature: str | None, size: int
+    ) -> RenderPlan:
         """The plan ``plan`` gave, once the samples of the page's signature are in when it
-        said "wait" (bounded: a sample that never returns counts as plain)."""
+        said "wait" (bounded: a sample that never returns counts as plain); ``size``: the
+        page's bytes as fetched, which wait with it."""
         while plan == "wait" and signature is not None and self.renderer is not None:
             event = self.decisions.setdefault(signature, asyncio.Event())
             try:
-                with self.renderer.waiting_for(url):
+                with self.renderer.waiting_for(url, size):
                     await asyncio.wait_for(event.wait(), 2 * self.renderer.timeout + 5)
             except TimeoutError:
                 self.count("govsi/render/wait_timeout")

@@ -19,6 +19,7 @@ def make_renderer(
     mode: str = "auto",
     max_pages: int = 4,
     queue_pages: int = 32,
+    queue_bytes: int = 64 * 1024 * 1024,
     host_queue_pages: int = 8,
     max_requests: int = 150,
 ) -> Renderer:
@@ -29,6 +30,7 @@ def make_renderer(
         suffixes=["gov.si"],
         max_pages=max_pages,
         queue_pages=queue_pages,
+        queue_bytes=queue_bytes,
         host_queue_pages=host_queue_pages,
         max_dom=1_000_000,
         timeout=5.0,
