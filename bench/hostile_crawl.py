@@ -14,7 +14,7 @@ hostile host, linked from the ordinary home page. Figures per case:
 - whether the ordinary site was stored whole, the crawl's elapsed time, and what was
   recorded for the hostile input (its page row, the stats it raised).
 
-    PYTHONPATH=. python -m bench.hostile_crawl [--only NAME]   # ~8 min
+    PYTHONPATH=. python -m bench.hostile_crawl [--only NAME]   # ~15 min
 
 The "before" figures come from this ``bench/`` copied into a worktree of the old commit
 (``git worktree add /tmp/old 20e70c8``) and run there.
@@ -168,20 +168,41 @@ def image_variants(case: Case) -> list[Host]:
 
 
 APP_PAGES = 12
+APP_HOSTS, APP_HOST_PAGES = 12, 3
 
 
-def app_pages(case: Case) -> list[Host]:
-    # Pages an app shell renders from a 30 MiB JSON island (a few KB gzipped each): every
-    # one needs a browser, and each waits for its turn in memory.
+def _app_page(n: int) -> Resource:
+    # A page an app shell renders from a 30 MiB JSON island (a few KB gzipped): it needs a
+    # browser, and waits for its turn in memory.
     island = b'{"d":"' + b"a" * (30 * 1024 * 1024) + b'"}'
     body = (b'<html><head><script>addEventListener("load", () => document.getElementById'
             b'("app").textContent = "aplikacija")</script></head><body><div id="app"></div>'
-            b'<script type="application/json">' + island + b"</script></body></html>")  # fmt: skip
-    page = Resource(_gz(body), 200, {"Content-Type": "text/html; charset=utf-8",
+            b'<script type="application/json">' + island
+            + b"%d</script></body></html>" % n)  # fmt: skip
+    return Resource(_gz(body), 200, {"Content-Type": "text/html; charset=utf-8",
                                      "Content-Encoding": "gzip"})  # fmt: skip
+
+
+def app_pages(case: Case) -> list[Host]:
+    # One host's pages, fetched one at a time.
     links = [f"/a{i}" for i in range(APP_PAGES)]
+    page = _app_page(0)
     res = {"/": _page("Aplikacije", links), **{link: page for link in links}}
     return [Host("aplikacije.gov.si", 1, res)]
+
+
+def app_site(case: Case) -> list[Host]:
+    # The same pages on many hosts of one site, which the crawl fetches at once.
+    hosts = [Host("aplikacije.gov.si", 1, {"/": _page("Vse", [
+        f"http://app{k}.aplikacije.gov.si/" for k in range(APP_HOSTS)])})]  # fmt: skip
+    for k in range(APP_HOSTS):
+        links = [f"/a{i}" for i in range(APP_HOST_PAGES)]
+        # Text of its own, or the home pages are copies and their links not followed.
+        words = " ".join(f"beseda{k}x{j}" for j in range(200))
+        page = _app_page(k)
+        res = {"/": _page(f"Aplikacije {k}", links, body=words), **{link: page for link in links}}
+        hosts.append(Host(f"app{k}.aplikacije.gov.si", 2 + k, res))
+    return hosts
 
 
 DEAD_SUBDOMAINS = 10_000
@@ -227,6 +248,8 @@ CASES = [
          "http://slike.gov.si/"),
     Case("app pages", f"{APP_PAGES} pages of an empty app root and a 30 MiB JSON island",
          app_pages, "http://aplikacije.gov.si/"),
+    Case("app site", f"{APP_HOSTS} hosts of {APP_HOST_PAGES} such pages", app_site,
+         "http://aplikacije.gov.si/"),
     Case("dead DNS zone", f"a page linking {DEAD_SUBDOMAINS} hosts whose DNS never answers",
          dead_zone, "http://povezave.gov.si/",
          # The production resolver (the default), over bench/deadzone's socket functions.

@@ -146,7 +146,8 @@ RENDER_QUEUE_PAGES = 32
 # The waiting pages' bodies (as fetched) count towards this many bytes too: pages of
 # megabytes fill the queue sooner, so that it stays bounded in bytes, not only in pages
 # (32 pages of DOWNLOAD_MAXSIZE would hold a gigabyte with their text). The page that goes
-# over it still waits; those after it are held back.
+# over it still waits, as do pages already downloading when the hold begins (at most
+# CONCURRENT_REQUESTS); no page is fetched after it until the queue drains.
 RENDER_QUEUE_BYTES = 64 * 1024 * 1024
 # When this many of the waiting pages are one host's, only that host's pages are held
 # back: a host whose every page needs a browser waits for it, the others' crawl goes on.
