@@ -143,11 +143,11 @@ RENDER_SETTLE_QUIET = 0.2
 # until it drains, so memory stays bounded.
 RENDER_MAX_PAGES = 4
 RENDER_QUEUE_PAGES = 32
-# The waiting pages' bodies (as fetched) count towards this many bytes too: pages of
-# megabytes fill the queue sooner, so that it stays bounded in bytes, not only in pages
-# (32 pages of DOWNLOAD_MAXSIZE would hold a gigabyte with their text). The page that goes
-# over it still waits, as do pages already downloading when the hold begins (at most
-# CONCURRENT_REQUESTS); no page is fetched after it until the queue drains.
+# The waiting pages' bodies (as fetched) are bounded in bytes too (32 pages of
+# DOWNLOAD_MAXSIZE would hold a gigabyte with their text): a page that would take them
+# over this many bytes does not wait, it is kept as fetched, not rendered, with the reason
+# in fetch_error (a page with nothing waiting before it always may). It holds no host back:
+# pages of megabytes from one site must not stop the crawl of the others. 0 = no bound.
 RENDER_QUEUE_BYTES = 64 * 1024 * 1024
 # When this many of the waiting pages are one host's, only that host's pages are held
 # back: a host whose every page needs a browser waits for it, the others' crawl goes on.

@@ -9,6 +9,8 @@ import asyncio
 import contextlib
 from typing import Any
 
+import pytest
+
 from govsi.render.renderer import Renderer, RenderFailed
 from govsi.render.routes import Document
 from tests.support.renderer import make_renderer
@@ -62,7 +64,7 @@ def test_one_host_filling_the_queue_holds_only_that_host() -> None:
     asyncio.run(scenario())
 
 
-def test_large_pages_fill_the_queue_by_their_bytes() -> None:
+def test_a_page_over_the_queues_bytes_is_not_rendered_and_holds_nobody() -> None:
     async def scenario() -> None:
         browser, holds = HeldBrowser(), []  # type: ignore[var-annotated]
         r = make_renderer(browser, mode="always", max_pages=1, queue_pages=10,
@@ -72,37 +74,36 @@ def test_large_pages_fill_the_queue_by_their_bytes() -> None:
         # One renders; its bytes do not count: it waits for nothing.
         tasks = [asyncio.ensure_future(_render(r, "http://a.gov.si/0", large))]
         await asyncio.sleep(0)
-        assert browser.rendering == 1 and r.waiting_bytes == 0 and not r.saturated()
-        # 600 bytes wait: under the bound; 1 200: over it, with 2 of 10 pages.
+        assert browser.rendering == 1 and r.waiting_bytes == 0
+        # The first to wait may, whatever its size; the next would take 1 200 bytes over
+        # the 1 000: it fails at once, kept as fetched.
         tasks.append(asyncio.ensure_future(_render(r, "http://a.gov.si/1", large)))
         await asyncio.sleep(0)
-        assert r.waiting_bytes == 600 and not r.saturated() and holds == []
-        tasks.append(asyncio.ensure_future(_render(r, "http://b.gov.si/1", large)))
-        await asyncio.sleep(0)
-        assert r.waiting == 2 and r.waiting_bytes == 1200
-        assert r.saturated() and holds == [(None, True)]
-        # Small pages still add to the hold, not to a second one.
+        assert r.waiting == 1 and r.waiting_bytes == 600
+        with pytest.raises(RenderFailed, match="RENDER_QUEUE_BYTES"):
+            # Bounded: were it queued, it would wait for the held browser.
+            await asyncio.wait_for(r.render("http://b.gov.si/1", Document(200, (), large)), 1)
+        # A small page still fits; no host was held back for bytes.
         tasks.append(asyncio.ensure_future(_render(r, "http://c.gov.si/1")))
         await asyncio.sleep(0)
-        assert holds == [(None, True)]
+        assert r.waiting == 2 and r.waiting_bytes == 613 and holds == []
+        assert r.stats.get("govsi/render/over_queue_bytes") == 1  # type: ignore[attr-defined]
         browser.go.set()
         await asyncio.gather(*tasks)
-        assert holds == [(None, True), (None, False)]
-        assert r.waiting == 0 and r.waiting_bytes == 0 and not r.saturated()
-        assert r.stats.get("govsi/render/queue_max_bytes") == 1200 + 13  # type: ignore[attr-defined]
+        assert r.waiting == 0 and r.waiting_bytes == 0
+        assert r.stats.get("govsi/render/queue_max_bytes") == 613  # type: ignore[attr-defined]
 
     asyncio.run(scenario())
 
 
 def test_no_bound_in_bytes_when_it_is_zero() -> None:
     async def scenario() -> None:
-        browser, holds = HeldBrowser(), []  # type: ignore[var-annotated]
-        r = make_renderer(browser, mode="always", max_pages=1, queue_pages=3, queue_bytes=0)
-        r.bind(lambda url: None, lambda host, held: holds.append((host, held)), lambda rs: [])
+        browser = HeldBrowser()
+        r = make_renderer(browser, mode="always", max_pages=1, queue_pages=5, queue_bytes=0)
         big = b"x" * 10_000_000
         tasks = [asyncio.ensure_future(_render(r, f"http://{h}.gov.si/", big)) for h in "abc"]
         await asyncio.sleep(0)
-        assert r.waiting == 2 and not r.saturated() and holds == []
+        assert r.waiting == 2 and r.waiting_bytes == 20_000_000
         browser.go.set()
         await asyncio.gather(*tasks)
 

@@ -40,7 +40,9 @@ class Crawled(list[Request]):
         self.known.add(seen_key(KIND_PAGE, request.meta[META_URL]))
 
 
-def spider(samples: int) -> tuple[GovsiSpider, Crawled, list[Any]]:
+def spider(
+    samples: int, queue_bytes: int = 64 * 1024 * 1024
+) -> tuple[GovsiSpider, Crawled, list[Any]]:
     crawler = get_crawler(GovsiSpider, {
         "ALLOWED_DOMAIN_SUFFIXES": ["gov.si"], "MAX_URL_LENGTH": 2000,
         "MAX_LINKS_PER_PAGE": 1000, "DEPTH_LIMIT": 0, "ROBOTSTXT_USER_AGENT": "govsi-crawler",
@@ -53,7 +55,7 @@ def spider(samples: int) -> tuple[GovsiSpider, Crawled, list[Any]]:
     s.crawler = SimpleNamespace(stats=DictStats(), engine=crawled)  # type: ignore[assignment]
     s.known = crawled.known  # type: ignore[assignment]
     s.store = SimpleNamespace(add=stored.append)  # type: ignore[assignment]
-    s.rendering.bind(make_renderer(crawl=crawled.crawl))
+    s.rendering.bind(make_renderer(crawl=crawled.crawl, queue_bytes=queue_bytes))
     return s, crawled, stored
 
 
@@ -92,5 +94,33 @@ def test_a_page_waiting_for_samples_sends_its_links_out_before_the_decision() ->
         assert not [o for o in out if isinstance(o, Request)]
         assert not record.rendered and renderer.waiting == 0
         assert set(record.links) == wanted
+
+    asyncio.run(scenario())
+
+
+def test_a_page_the_queues_bytes_cannot_take_is_stored_plainly_without_waiting() -> None:
+    async def scenario() -> None:
+        s, _, _ = spider(samples=1, queue_bytes=len(PAGE) + 10)
+        renderer = s.rendering.renderer
+        assert renderer is not None
+        # A sample is out for the signature, and a page of it already waits.
+        inputs = s.rendering.plan_inputs()
+        reading = read_tree(parse_html(PAGE), PAGE, "https://x.gov.si/prva", max_links=10,
+                            plan=inputs)  # fmt: skip
+        assert s.rendering.plan(reading) == "sample"
+        record = FetchedPage(url="https://x.gov.si/", depth=0, page_type="HTML",
+                             accessed_time=None)  # fmt: skip
+        waiting = asyncio.ensure_future(s.parse_html(response("https://x.gov.si/"), record))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not waiting.done() and renderer.waiting == 1
+        # The next would take the waiting bytes over the bound: stored now, as fetched.
+        other = FetchedPage(url="https://y.gov.si/", depth=0, page_type="HTML",
+                            accessed_time=None)  # fmt: skip
+        out = await asyncio.wait_for(s.parse_html(response("https://y.gov.si/"), other), 5)
+        assert [o.url for o in out if isinstance(o, FetchedPage)] == ["https://y.gov.si/"]
+        assert not other.rendered and renderer.waiting == 1
+        assert s.crawler.stats.get_value("govsi/render/over_queue_bytes") == 1
+        waiting.cancel()
 
     asyncio.run(scenario())

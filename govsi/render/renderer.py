@@ -3,13 +3,14 @@ holding the crawl.
 
 The spider has already fetched the page; ``render`` gives the browser that response as
 the page's document (``govsi.render.routes``), so the page is downloaded once. Up to
-``RENDER_MAX_PAGES`` render at once; up to ``RENDER_QUEUE_PAGES`` more, of at most
-``RENDER_QUEUE_BYTES`` together, wait for a turn. When ``RENDER_QUEUE_HOST_PAGES`` of them
-are one host's, the scheduler holds back that host's pages until they drain, and the other
-hosts' pages go on: one host whose every page needs a browser does not hold the crawl.
-When the whole queue is full (``saturated``: in pages or in bytes), every host's pages
-wait (robots.txt, sitemaps and the sub-resources renders wait for still go out): the
-crawl's memory stays bounded when the browser cannot keep up. The scheduler binds the
+``RENDER_MAX_PAGES`` render at once; up to ``RENDER_QUEUE_PAGES`` more wait for a turn,
+their bodies of at most ``RENDER_QUEUE_BYTES`` together (a page that would go over is not
+rendered: ``admits``). When ``RENDER_QUEUE_HOST_PAGES`` of them are one host's, the
+scheduler holds back that host's pages until they drain, and the other hosts' pages go on:
+one host whose every page needs a browser does not hold the crawl. When the whole queue is
+full (``saturated``), every host's pages wait (robots.txt, sitemaps and the sub-resources
+renders wait for still go out): the crawl's memory stays bounded when the browser cannot
+keep up. The scheduler binds the
 policy sub-resources must pass and how to hold pages back and let them go (``bind``);
 this is the one interface between them.
 """
@@ -200,9 +201,17 @@ class Renderer:
         self._hold = hold
 
     def saturated(self) -> bool:
-        """Pages waiting for the browser fill the queue, in number or in bytes: hold pages
-        back for now."""
-        return self.waiting >= self.queue_pages or 0 < self.queue_bytes <= self.waiting_bytes
+        """Pages waiting for the browser fill the queue: hold pages back for now."""
+        return self.waiting >= self.queue_pages
+
+    def admits(self, size: int) -> bool:
+        """Whether a page of ``size`` bytes may wait on the browser: within
+        ``RENDER_QUEUE_BYTES`` with the pages waiting already, or the first to wait."""
+        return (
+            not self.waiting
+            or not self.queue_bytes
+            or self.waiting_bytes + size <= self.queue_bytes
+        )
 
     # -- rendering ------------------------------------------------------------------------
     async def render(self, url: str, document: Document) -> Rendered:
@@ -217,7 +226,14 @@ class Renderer:
             self._slots = asyncio.Semaphore(self.max_pages)
             self._idle_loop = task.LoopingCall(self._close_if_idle)
             self._idle_loop.start(max(1.0, min(10.0, self.idle_close / 4)), now=False)
-        with self.waiting_for(url, len(document.body)):
+        size = len(document.body)
+        if self._slots.locked() and not self.admits(size):
+            self.stats.inc_value("govsi/render/over_queue_bytes")
+            raise RenderFailed(
+                f"{self.waiting_bytes} bytes of pages already wait for the browser "
+                f"(RENDER_QUEUE_BYTES {self.queue_bytes})"
+            )
+        with self.waiting_for(url, size):
             await self._slots.acquire()
         if self.off:  # switched off while the page waited
             self._slots.release()
@@ -274,7 +290,6 @@ class Renderer:
     def _queued(self, host: str, step: int, size: int) -> None:
         """One more (or one fewer) of ``host``'s pages, of ``size`` bytes, waits on the
         browser; holds and releases follow the counts."""
-        full = self.saturated()
         self.waiting += step
         self.waiting_bytes += step * size
         count = self.waiting_by_host[host] + step
@@ -289,11 +304,14 @@ class Renderer:
             if count == self.host_queue_pages:
                 self.stats.inc_value("govsi/render/host_held")
                 self._hold(host, True)
-        elif count == self.host_queue_pages - 1:
+            if self.waiting == self.queue_pages:
+                self._hold(None, True)
+        else:
             # The page that leaves one below it ends it.
-            self._hold(host, False)
-        if self.saturated() != full:
-            self._hold(None, not full)
+            if count == self.host_queue_pages - 1:
+                self._hold(host, False)
+            if self.waiting == self.queue_pages - 1:
+                self._hold(None, False)
 
     def _fetch_for(self, page: PageRequests) -> Any:
         async def fetch(url: str, headers: dict[str, str]) -> Any:

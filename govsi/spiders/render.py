@@ -98,9 +98,12 @@ class Rendering:
         self, url: str, plan: RenderPlan, signature: str | None, size: int
     ) -> RenderPlan:
         """The plan ``plan`` gave, once the samples of the page's signature are in when it
-        said "wait" (bounded: a sample that never returns counts as plain); ``size``: the
-        page's bytes as fetched, which wait with it."""
+        said "wait" (bounded: a sample that never returns counts as plain, and so does a
+        page of ``size`` bytes as fetched that the queue cannot take: ``Renderer.admits``)."""
         while plan == "wait" and signature is not None and self.renderer is not None:
+            if not self.renderer.admits(size):
+                self.count("govsi/render/over_queue_bytes")
+                return "plain"
             event = self.decisions.setdefault(signature, asyncio.Event())
             try:
                 with self.renderer.waiting_for(url, size):
