@@ -14,7 +14,7 @@ hostile host, linked from the ordinary home page. Figures per case:
 - whether the ordinary site was stored whole, the crawl's elapsed time, and what was
   recorded for the hostile input (its page row, the stats it raised).
 
-    PYTHONPATH=. python -m bench.hostile_crawl [--only NAME]   # ~15 min
+    PYTHONPATH=. python -m bench.hostile_crawl [--only NAME]   # ~12 min
 
 The "before" figures come from this ``bench/`` copied into a worktree of the old commit
 (``git worktree add /tmp/old 20e70c8``) and run there.
