@@ -130,3 +130,16 @@ def test_samples_that_fail_to_render_end_in_plain_fetching() -> None:
         assert planner.plan("broken") == "sample"
         planner.given_up("broken")
     assert planner.plan("broken") == "plain"
+
+
+def test_a_sample_never_rendered_for_want_of_room_is_asked_of_a_later_page() -> None:
+    planner = RenderPlanner(samples=2)
+    assert [planner.plan("big") for _ in range(3)] == ["sample", "sample", "wait"]
+    # The second sample found no room among the waiting pages: nothing is learnt from
+    # it, and the next page (a waiting one, planning again) is sampled in its place.
+    planner.returned("big")
+    assert not planner.decided("big")
+    assert planner.plan("big") == "sample"
+    planner.learn("big", gained=False)
+    planner.learn("big", gained=False)
+    assert planner.decided("big") and planner.plan("big") == "plain"

@@ -41,7 +41,7 @@ class Crawled(list[Request]):
 
 
 def spider(
-    samples: int, queue_bytes: int = 64 * 1024 * 1024
+    samples: int, queue_bytes: int = 64 * 1024 * 1024, browser: Any = None
 ) -> tuple[GovsiSpider, Crawled, list[Any]]:
     crawler = get_crawler(GovsiSpider, {
         "ALLOWED_DOMAIN_SUFFIXES": ["gov.si"], "MAX_URL_LENGTH": 2000,
@@ -55,7 +55,7 @@ def spider(
     s.crawler = SimpleNamespace(stats=DictStats(), engine=crawled)  # type: ignore[assignment]
     s.known = crawled.known  # type: ignore[assignment]
     s.store = SimpleNamespace(add=stored.append)  # type: ignore[assignment]
-    s.rendering.bind(make_renderer(crawl=crawled.crawl, queue_bytes=queue_bytes))
+    s.rendering.bind(make_renderer(browser, crawl=crawled.crawl, queue_bytes=queue_bytes))
     return s, crawled, stored
 
 
@@ -121,6 +121,40 @@ def test_a_page_the_queues_bytes_cannot_take_is_stored_plainly_without_waiting()
         assert [o.url for o in out if isinstance(o, FetchedPage)] == ["https://y.gov.si/"]
         assert not other.rendered and renderer.waiting == 1
         assert s.crawler.stats.get_value("govsi/render/over_queue_bytes") == 1
+        waiting.cancel()
+
+    asyncio.run(scenario())
+
+
+def test_a_sample_refused_for_room_wakes_a_waiting_page_to_be_sampled_instead() -> None:
+    async def scenario() -> None:
+        # A browser never reached: its slots are all busy.
+        s, _, _ = spider(samples=1, queue_bytes=len(PAGE) + 10, browser=object())
+        renderer = s.rendering.renderer
+        assert renderer is not None
+        renderer._slots = asyncio.Semaphore(0)
+        renderer._idle_loop = SimpleNamespace(running=False)  # type: ignore[assignment]
+        # A page of the signature waits for the first sample (and fills the bytes).
+        first = FetchedPage(url="https://x.gov.si/1", depth=0, page_type="HTML",
+                            accessed_time=None)  # fmt: skip
+        inputs = s.rendering.plan_inputs()
+        reading = read_tree(parse_html(PAGE), PAGE, first.url, max_links=10, plan=inputs)
+        signature = reading.signature
+        assert s.rendering.plan(reading) == "sample" and signature is not None
+        waiting = asyncio.ensure_future(s.parse_html(response("https://x.gov.si/2"), FetchedPage(
+            url="https://x.gov.si/2", depth=0, page_type="HTML", accessed_time=None)))  # fmt: skip
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not waiting.done() and renderer.waiting == 1
+        # The sample finds no room: refused, kept as fetched, the signature undecided, and
+        # the waiting page plans again: it becomes the sample (and waits for a slot).
+        assert await s.rendering.render(response(first.url), first, "sample", signature) is None
+        assert "RENDER_QUEUE_BYTES" in (first.fetch_error or "")
+        assert not s.rendering.planner.decided(signature)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert s.crawler.stats.get_value("govsi/render/plan/after_wait/sample") == 1
+        assert not waiting.done() and renderer.waiting == 1  # now waiting for a slot
         waiting.cancel()
 
     asyncio.run(scenario())

@@ -109,6 +109,12 @@ class RenderPlanner:
         learned = self.signatures.get(signature)
         return learned is not None and learned.decided is not None
 
+    def returned(self, signature: str) -> None:
+        """A sample asked for was never rendered (no room for it): a later page of
+        ``signature`` is sampled in its place, and nothing is learnt."""
+        s = self.signatures.setdefault(signature, Learned())
+        s.started = max(0, s.started - 1)
+
     def given_up(self, signature: str) -> None:
         """A sample could not be rendered: it counts as asked for, not as compared, so a
         signature whose renders always fail ends up fetched plainly after ``samples``."""

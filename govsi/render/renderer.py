@@ -10,9 +10,8 @@ scheduler holds back that host's pages until they drain, and the other hosts' pa
 one host whose every page needs a browser does not hold the crawl. When the whole queue is
 full (``saturated``), every host's pages wait (robots.txt, sitemaps and the sub-resources
 renders wait for still go out): the crawl's memory stays bounded when the browser cannot
-keep up. The scheduler binds the
-policy sub-resources must pass and how to hold pages back and let them go (``bind``);
-this is the one interface between them.
+keep up. The scheduler binds the policy sub-resources must pass and how to hold pages
+back and let them go (``bind``); this is the one interface between them.
 """
 
 from __future__ import annotations
@@ -40,13 +39,18 @@ from govsi.render.resources import PageRequests, ResourceCancel, ResourceFetcher
 from govsi.render.routes import Document, PageRoutes
 from govsi.web.urls import host_of, in_scope
 
-__all__ = ["SNAPSHOT", "RenderFailed", "RenderOff", "Rendered", "Renderer"]
+__all__ = ["SNAPSHOT", "QueueFull", "RenderFailed", "RenderOff", "Rendered", "Renderer"]
 
 logger = logging.getLogger(__name__)
 
 
 class RenderFailed(Exception):
     """The page could not be rendered; the plain version stands."""
+
+
+class QueueFull(RenderFailed):
+    """No room for the page among those waiting (RENDER_QUEUE_BYTES): it is not rendered,
+    through no fault of its own."""
 
 
 class RenderOff(RenderFailed):
@@ -229,7 +233,7 @@ class Renderer:
         size = len(document.body)
         if self._slots.locked() and not self.admits(size):
             self.stats.inc_value("govsi/render/over_queue_bytes")
-            raise RenderFailed(
+            raise QueueFull(
                 f"{self.waiting_bytes} bytes of pages already wait for the browser "
                 f"(RENDER_QUEUE_BYTES {self.queue_bytes})"
             )

@@ -20,7 +20,7 @@ from scrapy.http import Response
 from govsi.archive.capture import header_pairs
 from govsi.items import FetchedPage
 from govsi.render.decide import RenderMode, RenderPlan, RenderPlanner
-from govsi.render.renderer import Renderer, RenderFailed, RenderOff
+from govsi.render.renderer import QueueFull, Renderer, RenderFailed, RenderOff
 from govsi.render.routes import Document
 from govsi.render.scripts import rendering_adds
 from govsi.spiders.config import Count
@@ -118,9 +118,13 @@ class Rendering:
     def decided(self, signature: str) -> None:
         """Wake the pages waiting for ``signature`` when its samples have decided it."""
         if self.planner.decided(signature):
-            event = self.decisions.pop(signature, None)
-            if event is not None:
-                event.set()
+            self._wake(signature)
+
+    def _wake(self, signature: str) -> None:
+        """The pages waiting for ``signature``'s samples plan again."""
+        event = self.decisions.pop(signature, None)
+        if event is not None:
+            event.set()
 
     async def render(
         self, response: Response, record: FetchedPage, plan: RenderPlan, signature: str | None
@@ -133,6 +137,14 @@ class Rendering:
         except RenderOff:
             # Said once when it was switched off; the page is simply not rendered.
             self.count("govsi/render/skipped_off")
+        except QueueFull as e:
+            logger.info("%s not rendered: %s; keeping it as fetched", record.url, e)
+            record.fetch_error = f"rendering failed: {e}"[:1000]
+            if plan == "sample" and signature is not None:
+                # Not a sample's outcome: a page waiting for it is sampled instead.
+                self.planner.returned(signature)
+                self._wake(signature)
+            return None
         except RenderFailed as e:
             logger.warning("rendering %s failed (%s); keeping it as fetched", record.url, e)
             self.count("govsi/render/failed")
