@@ -52,10 +52,13 @@ def spider(
     })  # fmt: skip
     s = GovsiSpider.from_crawler(crawler)
     crawled, stored = Crawled(), []
-    s.crawler = SimpleNamespace(stats=DictStats(), engine=crawled)  # type: ignore[assignment]
+    stats = DictStats()
+    s.crawler = SimpleNamespace(stats=stats, engine=crawled)  # type: ignore[assignment]
     s.known = crawled.known  # type: ignore[assignment]
     s.store = SimpleNamespace(add=stored.append)  # type: ignore[assignment]
-    s.rendering.bind(make_renderer(browser, crawl=crawled.crawl, queue_bytes=queue_bytes))
+    s.rendering.bind(
+        make_renderer(browser, crawl=crawled.crawl, queue_bytes=queue_bytes, stats=stats)
+    )
     return s, crawled, stored
 
 

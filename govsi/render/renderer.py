@@ -230,15 +230,12 @@ class Renderer:
             self._slots = asyncio.Semaphore(self.max_pages)
             self._idle_loop = task.LoopingCall(self._close_if_idle)
             self._idle_loop.start(max(1.0, min(10.0, self.idle_close / 4)), now=False)
-        size = len(document.body)
-        if self._slots.locked() and not self.admits(size):
-            self.stats.inc_value("govsi/render/over_queue_bytes")
-            raise QueueFull(
-                f"{self.waiting_bytes} bytes of pages already wait for the browser "
-                f"(RENDER_QUEUE_BYTES {self.queue_bytes})"
-            )
-        with self.waiting_for(url, size):
-            await self._slots.acquire()
+        if self._slots.locked():
+            # Raises QueueFull when there is no room for it among the waiting pages.
+            with self.waiting_for(url, len(document.body)):
+                await self._slots.acquire()
+        else:
+            await self._slots.acquire()  # a turn now: nothing to wait for
         if self.off:  # switched off while the page waited
             self._slots.release()
             raise RenderOff("rendering is off")
@@ -282,8 +279,15 @@ class Renderer:
         """``url``'s page, of ``size`` bytes as fetched, waits on the browser while in this
         block: for a turn to render, or for its script signature's samples. Either way it
         counts towards the queue's bounds and holds, so pages waiting on the browser stay
-        bounded in number and in bytes (while every host is held, the sub-resources the
-        samples need still go out)."""
+        bounded in number (while every host is held, the sub-resources the samples need
+        still go out) and in bytes: QueueFull, before the block, when it does not fit
+        (``admits``)."""
+        if not self.admits(size):
+            self.stats.inc_value("govsi/render/over_queue_bytes")
+            raise QueueFull(
+                f"{self.waiting_bytes} bytes of pages already wait for the browser "
+                f"(RENDER_QUEUE_BYTES {self.queue_bytes})"
+            )
         host = host_of(url)
         self._queued(host, +1, size)
         try:

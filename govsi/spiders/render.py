@@ -101,13 +101,12 @@ class Rendering:
         said "wait" (bounded: a sample that never returns counts as plain, and so does a
         page of ``size`` bytes as fetched that the queue cannot take: ``Renderer.admits``)."""
         while plan == "wait" and signature is not None and self.renderer is not None:
-            if not self.renderer.admits(size):
-                self.count("govsi/render/over_queue_bytes")
-                return "plain"
             event = self.decisions.setdefault(signature, asyncio.Event())
             try:
                 with self.renderer.waiting_for(url, size):
                     await asyncio.wait_for(event.wait(), 2 * self.renderer.timeout + 5)
+            except QueueFull:
+                return "plain"
             except TimeoutError:
                 self.count("govsi/render/wait_timeout")
                 return "plain"

@@ -22,9 +22,10 @@ def make_renderer(
     queue_bytes: int = 64 * 1024 * 1024,
     host_queue_pages: int = 8,
     max_requests: int = 150,
+    stats: Any = None,
 ) -> Renderer:
     return Renderer(
-        DictStats(),  # type: ignore[arg-type]
+        stats if stats is not None else DictStats(),
         crawl,
         mode=mode,
         suffixes=["gov.si"],
