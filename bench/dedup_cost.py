@@ -44,7 +44,7 @@ from bench.lib.postgres import start_postgres
 from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
 from govsi.dedup.index import DuplicateIndex, pack
-from govsi.dedup.maincontent import main_text
+from govsi.text.maintext import main_text
 from govsi.dedup.signature import (
     DEFAULT_NUM_PERM,
     DEFAULT_SHINGLE_SIZE,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from govsi.dedup.maincontent import main_text
+from govsi.text.maintext import main_text
 from govsi.dedup.signature import (
     SHINGLE_CHUNK,
     band_keys,

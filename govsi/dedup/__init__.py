@@ -1,3 +1,3 @@
-"""Is this page a copy of one already stored? The main content of a page
-(``maincontent``), its exact key and MinHash signature (``signature``), and finding the
-original among every stored page (``index``)."""
+"""Is this page a copy of one already stored? The exact key and MinHash signature of a
+page's main text (``govsi.text.maintext``; ``signature``), and finding the original among
+every stored page (``index``)."""

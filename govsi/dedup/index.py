@@ -28,7 +28,7 @@ from lxml import etree
 from sqlalchemy import Connection, Engine, Row
 from sqlalchemy.exc import SQLAlchemyError
 
-from govsi.dedup.maincontent import main_text
+from govsi.text.maintext import main_text
 from govsi.dedup.minhash import MinHash
 from govsi.dedup.question import Question, question_of_text
 from govsi.dedup.signature import (

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from lxml import etree
 
-from govsi.dedup.maincontent import main_text
+from govsi.text.maintext import main_text
 from govsi.dedup.signature import band_keys, exact_key_of, signature_values
 
 __all__ = ["Question", "question", "question_of_text"]

@@ -1,5 +1,5 @@
 """Is this page a copy of one already stored? The pure decisions, on a page's main text
-(``govsi.dedup.maincontent``):
+(``govsi.text.maintext``):
 
 - ``exact_key`` hashes the main text, whitespace-normalized and lower-cased: the same
   content under another URL, in a print view or in another section's template is the same
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from govsi.dedup.maincontent import main_text, whole_text
+from govsi.text.maintext import main_text, whole_text
 from govsi.dedup.minhash import MinHash
 
 __all__ = [

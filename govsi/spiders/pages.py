@@ -17,7 +17,7 @@ from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from govsi.dedup.index import Verdict
-from govsi.dedup.maincontent import main_text
+from govsi.text.maintext import main_text
 from govsi.dedup.question import Question
 from govsi.dedup.signature import exact_key_of
 from govsi.items import FetchedPage, PageText, outcome_stat

@@ -18,7 +18,7 @@ from typing import Any
 
 from lxml import etree
 
-from govsi.dedup.maincontent import normalized, readable_main_text, whole_text
+from govsi.text.maintext import normalized, readable_main_text, whole_text
 from govsi.dedup.question import Question, question_of_text
 from govsi.dedup.signature import exact_key_of
 from govsi.items import PageText

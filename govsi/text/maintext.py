@@ -23,6 +23,11 @@ from lxml import etree
 
 from govsi.web.extract import held_elements, outermost, parse_html
 
+# Which definition of the main text this module implements. Exact keys and signatures made
+# from it are stored in crawldb; keys of different definitions are never compared
+# (``govsi.dedup.signature``): a change to what ``main_text`` returns for any page bumps it.
+VERSION = 1
+
 _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "head")
 _TEMPLATE_TAGS = ("nav", "header", "footer", "aside")
 _TEMPLATE_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
