@@ -44,7 +44,6 @@ from bench.lib.postgres import start_postgres
 from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
 from govsi.dedup.index import DuplicateIndex, pack
-from govsi.text.maintext import main_text
 from govsi.dedup.signature import (
     DEFAULT_NUM_PERM,
     DEFAULT_SHINGLE_SIZE,
@@ -55,6 +54,7 @@ from govsi.dedup.signature import (
     signature_of_text,
 )
 from govsi.store import database
+from govsi.text.maintext import main_text
 from govsi.web.extract import parse_html
 
 PAGES_PER_SITE = 1000

@@ -38,9 +38,9 @@ from typing import Any
 
 from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
-from govsi.text.maintext import main_text
 from govsi.render.scripts import needs_browser, onload_scripts
 from govsi.robots import rules as robots
+from govsi.text.maintext import main_text
 from govsi.web.extract import extract_links, onclick_targets, parse_html
 
 MAX_LINKS = 10_000

@@ -99,12 +99,20 @@ class FetchedPage:
     size: int | None = None
     # The page said nofollow, so its links were recorded but not followed.
     nofollow: bool | None = None
-    # Duplicates: the main content's hash and signature (uint32 values) and the signature's
-    # LSH band keys for an original; for a DUPLICATE, the URL of the page it copies.
+    # Duplicates: the main text's key and signature (uint32 values), the signature's LSH
+    # band keys, and the definition they were made by (``key_version``); for a DUPLICATE
+    # (an exact copy, kept without content), the URL of the page it copies; for a near
+    # copy (kept whole), the URL of the stored page it resembles most, and how much.
     content_hash: str | None = None
     minhash: bytes | None = None
     band_keys: list[int] = field(default_factory=list)
+    key_version: int | None = None
+    # Whether another page with the same key is an exact copy of this one (a long enough
+    # main text, or none: govsi.dedup.signature.identifies); else at most a near copy.
+    key_identifies: bool = True
     duplicate_of: str | None = None
+    near_duplicate_of: str | None = None
+    similarity: float | None = None
     # The content and links are those of the page rendered by a browser (RENDER_JS).
     rendered: bool | None = None
     # Revisits: the validators received; the stored copy this visit checked (None on a

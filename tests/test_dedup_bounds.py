@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from govsi.dedup import signature as sig
-from govsi.text.maintext import main_text, normalized, whole_text
 from govsi.dedup.signature import exact_key, make_minhash, shingle_hashes, signature_of_text
+from govsi.text.maintext import main_text, normalized, whole_text
 
 _WORDS = [
     "vlada",

@@ -43,8 +43,19 @@ def fetched(idx: DuplicateIndex, url: str, html: str) -> FetchedPage:
         page.page_type, page.duplicate_of, page.html_content = "DUPLICATE", verdict.original, None
     else:
         page.minhash, page.band_keys = verdict.minhash, verdict.band_keys
+        page.near_duplicate_of, page.similarity = verdict.near, verdict.similarity
+        page.key_identifies = verdict.identifies
         page.links = [url + "samo-tu/"]
     return page
+
+
+def near_flags(engine: Engine) -> dict[str, tuple[str | None, float | None]]:
+    """url -> (the page it resembles, their similarity), for flagged pages."""
+    sql = """
+        SELECT p.url, o.url, p.similarity FROM page p JOIN page o ON o.id = p.near_duplicate_of
+    """
+    with engine.connect() as conn:
+        return {r[0]: (r[1], r[2]) for r in conn.execute(text(sql))}
 
 
 def rows(engine: Engine) -> dict[str, tuple]:
@@ -68,21 +79,30 @@ def rows(engine: Engine) -> dict[str, tuple]:
     ],
     ids=["exact", "near"],
 )
-def test_a_copy_checked_before_the_original_was_written_is_stored_as_its_duplicate(
+def test_a_copy_checked_before_the_original_was_written_is_settled_when_written(
     engine: Engine, html_a: str, html_b: str
 ) -> None:
     first, second = index(engine), index(engine)  # two processes: neither sees the other
     a = fetched(first, "https://a.gov.si/novica/", html_a)
     b = fetched(second, "https://b.gov.si/novica/", html_b)
     assert a.page_type == b.page_type == "HTML"
+    assert b.near_duplicate_of is None
     assert writer(engine).write([a]) and writer(engine).write([b])
     stored = rows(engine)
     assert stored["https://a.gov.si/novica/"] == ("HTML", True, None, 1, 21)
-    # No content, no links or band keys of its own: one link, to the original.
-    assert stored["https://b.gov.si/novica/"] == (
-        "DUPLICATE", False, "https://a.gov.si/novica/", 1, 0,
-    )  # fmt: skip
-    assert "https://b.gov.si/novica/samo-tu/" not in set(urls(engine))
+    if html_a == html_b:
+        # No content, no links or band keys of its own: one link, to the original.
+        assert stored["https://b.gov.si/novica/"] == (
+            "DUPLICATE", False, "https://a.gov.si/novica/", 1, 0,
+        )  # fmt: skip
+        assert "https://b.gov.si/novica/samo-tu/" not in set(urls(engine))
+        assert near_flags(engine) == {}
+    else:
+        # A near copy is a page of its own: kept whole, links and band keys too; flagged.
+        assert stored["https://b.gov.si/novica/"] == ("HTML", True, None, 1, 21)
+        assert "https://b.gov.si/novica/samo-tu/" in set(urls(engine))
+        (original, score), = near_flags(engine).values()
+        assert original == "https://a.gov.si/novica/" and 0.75 <= score < 1
 
 
 def urls(engine: Engine) -> list[str]:
@@ -176,7 +196,11 @@ def test_an_index_started_later_finds_the_originals_stored_before(engine: Engine
     near = later.check("https://b.gov.si/m/", semantic(NEWS_1 + " Posodobljeno ob 14.02."))
     other = later.check("https://b.gov.si/o/", semantic(NEWS_2))
     itself = later.check("https://a.gov.si/n/", semantic(NEWS_1))  # fetched again
-    assert (exact.original, near.original) == ("https://a.gov.si/n/", "https://a.gov.si/n/")
+    assert (exact.original, near.original) == ("https://a.gov.si/n/", None)
+    assert (near.near, other.near) == ("https://a.gov.si/n/", None)
+    # Fetched again, the page may resemble its own near copy, checked since: never itself.
+    assert itself.near in (None, "https://b.gov.si/m/")
+    assert near.similarity is not None and 0.75 <= near.similarity < 1
     assert other.original is None and itself.original is None
     assert later.lookup_failures == 0
     later.close()

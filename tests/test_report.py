@@ -28,9 +28,10 @@ T0 = datetime(2026, 1, 1, 0, 0, 0)
 A, B, C = "a.gov.si", "b.gov.si", "c.gov.si"
 
 # id: (site, url path, type, status, seconds after T0 or None, depth, extra columns)
+NEAR_1 = {"near_duplicate_of": 1, "similarity": 0.8}  # kept whole, flagged as resembling 1
 PAGES: dict[int, tuple[str, str, str, int | None, int | None, int, dict[str, Any]]] = {
     1: (A, "/", "HTML", 200, 0, 0, {"rendered": True, "content_hash": "h1"}),
-    2: (A, "/x", "HTML", 200, 10, 1, {"content_hash": "h2"}),
+    2: (A, "/x", "HTML", 200, 10, 1, {"content_hash": "h2", **NEAR_1}),
     3: (A, "/dup", "DUPLICATE", 200, 20, 1, {"content_hash": "h1", "duplicate_of": 1}),
     4: (A, "/near", "DUPLICATE", 200, 30, 2, {"content_hash": "h9", "duplicate_of": 2}),
     5: (A, "/doc.pdf", "BINARY", 200, 40, 2, {}),
@@ -87,7 +88,8 @@ def fill(engine: Engine) -> None:
                         "http_status_code": status,
                         "accessed_time": None if at is None else T0 + timedelta(seconds=at),
                         "depth": depth,
-                        **{"rendered": None, "content_hash": None, "fetch_error": None},
+                        **{"rendered": None, "content_hash": None, "fetch_error": None,
+                           "near_duplicate_of": None, "similarity": None},
                         **extra,
                     }
                     for pid, (host, path, kind, status, at, depth, extra) in batch
@@ -186,8 +188,9 @@ def test_pages_by_type_lists_every_type_with_zeros(report: Report) -> None:
 
 def test_duplicates_exact_by_equal_content_hash_else_near(report: Report) -> None:
     assert records(report, "all", "duplicates") == [
-        {"kind": "exact", "pages": 1},
-        {"kind": "near", "pages": 1},
+        {"kind": "exact", "pages": 1, "mean_similarity": None},
+        {"kind": "near", "pages": 1, "mean_similarity": None},
+        {"kind": "near, kept (flagged)", "pages": 1, "mean_similarity": 0.8},
     ]
 
 

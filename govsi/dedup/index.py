@@ -28,15 +28,11 @@ from lxml import etree
 from sqlalchemy import Connection, Engine, Row
 from sqlalchemy.exc import SQLAlchemyError
 
-from govsi.text.maintext import main_text
 from govsi.dedup.minhash import MinHash
 from govsi.dedup.question import Question, question_of_text
-from govsi.dedup.signature import (
-    exact_key_of,
-    lsh_params,
-    make_minhash,
-)
+from govsi.dedup.signature import exact_key_of, identifies, lsh_params, make_minhash
 from govsi.store.originals import nearest
+from govsi.text.maintext import main_text
 
 logger = logging.getLogger(__name__)
 
@@ -83,12 +79,18 @@ LOOKUP_RETRY_AFTER = 2.0
 
 @dataclass
 class Verdict:
-    """What the index found for one page, and what to store with it."""
+    """What the index found for one page, and what to store with it: ``original``, the
+    page it copies exactly (it is stored as a DUPLICATE); else its signature and, for a
+    near copy, the stored page it resembles most (``near``) and their ``similarity``."""
 
     original: str | None
     content_hash: str
     minhash: bytes | None = None
     band_keys: list[int] = field(default_factory=list)
+    near: str | None = None
+    similarity: float | None = None
+    # ``Question.identifies``: whether a page with the same key would be an exact copy.
+    identifies: bool = True
 
 
 def pack(values: np.ndarray) -> bytes:
@@ -123,7 +125,8 @@ class DuplicateIndex:
         self.lookup_failures = 0
 
     def check(self, url: str, html: str, root: etree._Element | None = None) -> Verdict:
-        """The original ``url`` copies, if any; otherwise ``url`` becomes an original.
+        """The original ``url`` copies exactly, if any; otherwise ``url`` becomes an
+        original, flagged with the stored page it resembles if one is near enough.
 
         ``root``: the page parsed by ``parse_html``, if the caller has it; it is consumed.
         The three steps, for a caller that runs ``lookup`` in another thread.
@@ -137,7 +140,7 @@ class DuplicateIndex:
         # Extracting the main text is the costly step; it is done once per page.
         text = main_text(html, root)
         key = exact_key_of(text, html)
-        if self._recent_exact.get(key) not in (None, url):
+        if self._recent_exact.get(key) not in (None, url) and identifies(text):
             return Question(url, key, None, [])  # a copy memory knows: no signature needed
         return question_of_text(url, key, text, **self.measures())
 
@@ -148,7 +151,8 @@ class DuplicateIndex:
 
     def needs_lookup(self, question: Question) -> bool:
         """False when memory already knows an exact copy: no need to ask crawldb."""
-        return self._recent_exact.get(question.key) in (None, question.url)
+        known = self._recent_exact.get(question.key) not in (None, question.url)
+        return not (known and question.identifies)
 
     def lookup(self, question: Question) -> list[Row[Any]]:
         """Ask crawldb (the only step that waits on it): stored originals with the exact
@@ -163,19 +167,24 @@ class DuplicateIndex:
         still found."""
         url, key, sig, keys = question.url, question.key, question.sig, question.keys
         recent = self._recent_exact.get(key)
-        if recent is not None and recent != url:
-            return Verdict(recent, key)
         exact, near = self._stored(rows, url)
-        if exact is not None:
+        if recent is not None and recent != url:
+            exact = recent
+        if exact is not None and question.identifies:
             return Verdict(exact, key)
         if sig is None:
             self._remember(url, key, None, [])
             return Verdict(None, key)
-        original = self._nearest(url, sig, keys, near)
-        if original is not None:
-            return Verdict(original, key)
+        # A near copy is a page of its own: kept whole and flagged, and an original for
+        # later copies like any other.
+        resembles = self._nearest(url, sig, keys, near)
+        if exact is not None:
+            # The same short main text: one page to a reader only if the rest is the same.
+            resembles = (exact, 1.0)
         self._remember(url, key, sig, keys)
-        return Verdict(None, key, pack(sig), keys)
+        near_url, score = resembles if resembles is not None else (None, None)
+        return Verdict(None, key, pack(sig), keys, near=near_url, similarity=score,
+                       identifies=question.identifies)  # fmt: skip
 
     def retract(self, url: str) -> None:
         """``url`` was fetched anew by a revisit: its stored rows (key, band keys) say what
@@ -263,7 +272,7 @@ class DuplicateIndex:
 
     def _nearest(
         self, url: str, values: np.ndarray, keys: list[int], stored: dict[str, np.ndarray]
-    ) -> str | None:
+    ) -> tuple[str, float] | None:
         candidates = dict(stored)
         for k in keys:
             for other, other_values in self._recent_bands.get(k, ()):

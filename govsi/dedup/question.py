@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 from lxml import etree
 
+from govsi.dedup.signature import band_keys, exact_key_of, identifies, signature_values
 from govsi.text.maintext import main_text
-from govsi.dedup.signature import band_keys, exact_key_of, signature_values
 
 __all__ = ["Question", "question", "question_of_text"]
 
@@ -27,6 +27,8 @@ class Question:
     # third of a whole MinHash to send from a worker.
     sig: np.ndarray | None
     keys: list[int]
+    # An equal key makes another page this one (``identifies``): else at most a near copy.
+    identifies: bool = True
 
 
 def question(
@@ -52,4 +54,5 @@ def question_of_text(
 ) -> Question:
     """The question of a page whose main ``text`` and exact ``key`` are known."""
     sig = signature_values(text, num_perm=num_perm, shingle_size=shingle_size)
-    return Question(url, key, sig, band_keys(sig, bands, rows) if sig is not None else [])
+    keys = band_keys(sig, bands, rows) if sig is not None else []
+    return Question(url, key, sig, keys, identifies(text))

@@ -4,7 +4,11 @@
 - ``exact_key`` hashes the main text, whitespace-normalized and lower-cased: the same
   content under another URL, in a print view or in another section's template is the same
   key. A page with no main text at all is keyed by its whole text instead, so that two
-  template-only pages are copies only if they are identical.
+  template-only pages are copies only if they are identical. The key names its definition
+  (``KEY_VERSION``): keys of two definitions never match.
+- ``identifies``: whether an equal key makes two pages one (an exact copy, stored without
+  its content). A main text of fewer than MIN_KEY_WORDS words (a title, a "no results"
+  line) says too little to tell two pages apart: such pages are at most near copies.
 - ``signature`` is a MinHash (datasketch) of the main text's word shingles; the estimated
   Jaccard similarity of two signatures decides near copies. Pages without main text get
   no signature: there is nothing to compare.
@@ -16,20 +20,23 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from functools import lru_cache
+from functools import lru_cache, partial
 from operator import methodcaller
 from typing import Any
 
 import numpy as np
 
-from govsi.text.maintext import main_text, whole_text
 from govsi.dedup.minhash import MinHash
+from govsi.text.maintext import VERSION, main_text, whole_text
 
 __all__ = [
+    "KEY_VERSION",
+    "MIN_KEY_WORDS",
     "band_keys",
     "bounded_hashes",
     "exact_key",
     "exact_key_of",
+    "identifies",
     "is_duplicate",
     "lsh_params",
     "shingles",
@@ -38,6 +45,14 @@ __all__ = [
     "signature_values",
     "similarity",
 ]
+
+# The definition keys, signatures and band keys are made by (stored as page.key_version).
+KEY_VERSION = VERSION
+# Fewer words of main text than this, and an equal key is no proof of one page.
+MIN_KEY_WORDS = 12
+_KEY_PREFIX = f"\x00v{KEY_VERSION}:"
+# Band keys of different definitions never meet in page_lsh (BLAKE2b's salt).
+_BAND_SALT = f"v{KEY_VERSION}".encode()
 
 DEFAULT_NUM_PERM = 128
 DEFAULT_SHINGLE_SIZE = 5
@@ -80,8 +95,15 @@ def exact_key(html: str) -> str:
 
 def exact_key_of(text: str, html: str) -> str:
     """``exact_key`` for a page whose ``main_text`` is already known (it is the costly part)."""
-    keyed = text or "\x00whole:" + whole_text(html)
+    keyed = _KEY_PREFIX + (text or "\x00whole:" + whole_text(html))
     return hashlib.sha256(keyed.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def identifies(text: str) -> bool:
+    """Whether two pages whose normalized main ``text`` (``main_text``) is this one are one
+    page: it is empty (then the whole text was keyed), or MIN_KEY_WORDS words or more."""
+    # Normalized text separates its words by single spaces; counted in a bounded prefix.
+    return not text or text.count(" ", 0, MIN_KEY_WORDS * 64) + 1 >= MIN_KEY_WORDS
 
 
 def shingles(text: str, size: int = DEFAULT_SHINGLE_SIZE) -> set[str]:
@@ -246,14 +268,15 @@ def _band_persons(bands: int) -> tuple[bytes, ...]:
 def band_keys(values: np.ndarray, bands: int, rows: int) -> list[int]:
     """One signed 64-bit key per band (PostgreSQL bigint), band number included: the
     BLAKE2b of the band's hash ``values`` (``signature_values``, a MinHash's
-    ``hashvalues``), personalised by the band number. Stored in crawldb, so these bytes
-    never change."""
+    ``hashvalues``), personalised by the band number, salted by ``KEY_VERSION``. Stored in
+    crawldb, so these bytes change only with KEY_VERSION."""
     raw = values.tobytes()
     step = rows * values.itemsize
-    blake2b, from_bytes = hashlib.blake2b, int.from_bytes
+    from_bytes = int.from_bytes
+    blake2b = partial(hashlib.blake2b, digest_size=8, salt=_BAND_SALT)
     return [
         from_bytes(
-            blake2b(raw[band * step : band * step + step], digest_size=8, person=person).digest(),
+            blake2b(raw[band * step : band * step + step], person=person).digest(),
             "big",
             signed=True,
         )

@@ -80,17 +80,23 @@ def pages_by_type(conn: Connection, scope: Scope) -> Table:
 
 def duplicates(conn: Connection, scope: Scope) -> Table:
     sql = f"""
-    SELECT CASE WHEN o.id IS NULL THEN 'original unknown'
-                WHEN d.content_hash = o.content_hash THEN 'exact'
-                ELSE 'near' END AS kind,
-           count(*) AS pages
-    FROM page d LEFT JOIN page o ON o.id = d.duplicate_of
-    WHERE d.page_type_code = 'DUPLICATE'{scope.pages("d")}
-    GROUP BY 1 ORDER BY 1
+    SELECT kind, count(*) AS pages, avg(similarity) AS mean_similarity FROM (
+      SELECT CASE WHEN o.id IS NULL THEN 'original unknown'
+                  WHEN d.content_hash = o.content_hash THEN 'exact'
+                  ELSE 'near' END AS kind, NULL AS similarity
+      FROM page d LEFT JOIN page o ON o.id = d.duplicate_of
+      WHERE d.page_type_code = 'DUPLICATE'{scope.pages("d")}
+      UNION ALL
+      SELECT 'near, kept (flagged)' AS kind, n.similarity AS similarity FROM page n
+      WHERE n.near_duplicate_of IS NOT NULL{scope.pages("n")}
+    ) x
+    GROUP BY kind ORDER BY kind
     """
     note = (
-        "exact: the same main text as its original (equal content_hash); near: a MinHash "
-        "near copy (NEAR_DUPLICATE_THRESHOLD)."
+        "exact: a DUPLICATE, stored without content, with the same main text as its "
+        "original (equal content_hash); near: a DUPLICATE an earlier version stored for a "
+        "MinHash near copy; near, kept (flagged): a page kept whole that resembles another "
+        "(page.near_duplicate_of, page.similarity >= NEAR_DUPLICATE_THRESHOLD)."
     )
     return table(conn, "duplicates", "Duplicates", sql, note)
 

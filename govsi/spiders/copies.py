@@ -11,11 +11,14 @@ from typing import Any
 from lxml import etree
 from scrapy.utils.defer import maybe_deferred_to_future
 from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
 from twisted.internet.threads import deferToThreadPool
 from twisted.python.threadpool import ThreadPool
 
 from govsi.dedup.index import DuplicateIndex, Verdict
 from govsi.dedup.question import Question
+from govsi.dedup.rekey import rekey
+from govsi.dedup.signature import lsh_params
 from govsi.spiders.config import Count
 from govsi.store.config import DuplicateConfig
 
@@ -33,7 +36,18 @@ class Copies:
         self._lookups: ThreadPool | None = None
 
     def open(self, engine: Engine) -> None:
-        """Check pages against crawldb at ``engine`` (the store's), when the crawl does."""
+        """Check pages against crawldb at ``engine`` (the store's), when the crawl does;
+        first, stored keys of another main-text definition are made again (``rekey``),
+        checked or not: revisits judge changes by them. Before any page is fetched, so
+        nothing is compared across definitions; a failure is logged, never fatal."""
+        c = self.config
+        bands, rows = lsh_params(c.threshold, c.num_perm)
+        try:
+            rekey(engine, num_perm=c.num_perm, shingle_size=c.shingle_size, bands=bands,
+                  rows=rows)  # fmt: skip
+        except SQLAlchemyError as e:
+            logger.error("crawldb: stored keys could not be made again (%s); pages stored "
+                         "before are compared with nothing until they are", e)  # fmt: skip
         if not self.config.enabled:
             return
         self.index = DuplicateIndex(

@@ -17,9 +17,8 @@ from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from govsi.dedup.index import Verdict
-from govsi.text.maintext import main_text
 from govsi.dedup.question import Question
-from govsi.dedup.signature import exact_key_of
+from govsi.dedup.signature import KEY_VERSION, exact_key_of
 from govsi.items import FetchedPage, PageText, outcome_stat
 from govsi.render.decide import RenderPlan
 from govsi.spiders.admission import Admission
@@ -29,6 +28,7 @@ from govsi.spiders.reading import Reading, page_text_of, read_html, read_tree, r
 from govsi.spiders.render import Rendering, merge
 from govsi.spiders.workers import WorkerPool
 from govsi.store.originals import as_duplicate
+from govsi.text.maintext import main_text
 from govsi.web.encoding import decode_html
 from govsi.web.extract import ExtractedLinks, header_says_nofollow, parse_html
 
@@ -198,17 +198,26 @@ class HtmlPages:
         if checked:
             record.content_hash = verdict.content_hash if verdict else None
             if verdict is not None and verdict.original is not None:
-                # The original's links were followed already; this copy's are not.
+                # An exact copy: the original's links were followed already; this copy's
+                # are not.
                 self.count(outcome_stat("duplicate"))
                 return as_duplicate(record, verdict.original)
             if verdict is not None:
                 record.minhash, record.band_keys = verdict.minhash, verdict.band_keys
+                record.key_identifies = verdict.identifies
+                if verdict.near is not None:
+                    # A near copy is a page of its own, kept whole: only flagged.
+                    self.count("govsi/pages/near_duplicate")
+                    record.near_duplicate_of = verdict.near
+                    record.similarity = verdict.similarity
         elif success:
             # No duplicate check, but a revisit still tells a change by the main text's key
             # (a page read in the worker brings it back: reading it here would stall).
             record.content_hash = reading.content_key or (
                 exact_key_of(main_text(text, root), text) if root is not None else None
             )
+        if record.content_hash is not None:
+            record.key_version = KEY_VERSION
         # Not followed, so not stored either: a FRONTIER row would be crawled later.
         links = [] if found.nofollow else await self.admission.admitted_links(found)
         images = await self.admission.admitted_images(found)

@@ -18,7 +18,6 @@ from typing import Any
 
 from lxml import etree
 
-from govsi.text.maintext import normalized, readable_main_text, whole_text
 from govsi.dedup.question import Question, question_of_text
 from govsi.dedup.signature import exact_key_of
 from govsi.items import PageText
@@ -26,6 +25,7 @@ from govsi.render.scripts import Yield, needs_browser, onload_scripts, page_yiel
 from govsi.text.html import page_language, page_title
 from govsi.text.language import guess_language
 from govsi.text.limits import TextStatus
+from govsi.text.maintext import normalized, readable_main_text, whole_text
 from govsi.web.extract import ExtractedLinks, cut_markup, extract_links, parse_html
 from govsi.web.scope import Scope
 from govsi.web.urls import in_scope

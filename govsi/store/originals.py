@@ -1,9 +1,10 @@
 """Copies settled as a batch is written: two processes sharing one crawldb can each fetch
 a copy of the same page before the other's is written, so each would store it as an
 original. Inside the writing transaction, and under one lock (``stored_originals``), a page
-about to be stored as an original is checked again against what is committed, and becomes
-the DUPLICATE of a copy another process stored first; DUPLICATEs are pointed at the first
-original of their chain (``settle_copies``).
+about to be stored as an original is checked again against what is committed: an exact
+copy of a page another process stored first becomes its DUPLICATE, a near copy is flagged
+(``near_duplicate_of``) and kept whole; DUPLICATEs are pointed at the first original of
+their chain (``settle_copies``).
 
 The store settles copies when it writes, so this lives in the store; the comparison it makes
 (``nearest``) is the one ``govsi.dedup.index`` makes before a page is stored.
@@ -37,8 +38,10 @@ ORIGINALS_LOCK = 0x676F7673
 IN_CHUNK = 10_000
 
 # Given the pages a batch is about to store as originals, inside the batch's transaction:
-# the URL of the committed original each copies (``stored_originals``).
-FindOriginals = Callable[[Connection, list[FetchedPage]], dict[str, str]]
+# for each that copies a committed page, that page's URL and, for a near copy, their
+# estimated similarity (None: an exact copy) (``stored_originals``).
+Found = dict[str, tuple[str, float | None]]
+FindOriginals = Callable[[Connection, list[FetchedPage]], Found]
 
 
 def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:
@@ -48,16 +51,17 @@ def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:
 
 def nearest(
     url: str, values: np.ndarray, candidates: dict[str, np.ndarray], threshold: float
-) -> str | None:
-    """The candidate other than ``url`` itself most similar to ``values``, if one reaches
-    ``threshold``."""
-    best, best_score = None, threshold
+) -> tuple[str, float] | None:
+    """The candidate other than ``url`` itself most similar to ``values``, and its
+    estimated similarity, if one reaches ``threshold``."""
+    best: tuple[str, float] | None = None
+    best_score = threshold
     for other, other_values in candidates.items():
         if other == url:
             continue
         score = estimated_jaccard(values, other_values)
         if score >= best_score:
-            best, best_score = other, score
+            best, best_score = (other, score), score
     return best
 
 
@@ -72,6 +76,8 @@ def as_duplicate(page: FetchedPage, original: str) -> FetchedPage:
         images=[],
         minhash=None,
         band_keys=[],
+        near_duplicate_of=None,
+        similarity=None,
         text=None,
     )
 
@@ -80,9 +86,10 @@ def settle_copies(
     conn: Connection, batch: list[Item], find_originals: FindOriginals | None
 ) -> tuple[list[Item], int]:
     """The batch with each would-be original that another process's committed page
-    already covers turned into that page's DUPLICATE, and every DUPLICATE pointing at
-    the first original of its chain; and how many would-be originals turned out copies.
-    The batch itself is left as it is, for a retry."""
+    already covers settled: an exact copy turned into that page's DUPLICATE, a near copy
+    not flagged yet flagged as resembling it; every DUPLICATE pointing at the first
+    original of its chain; and how many would-be originals turned out exact copies. The
+    batch itself is left as it is, for a retry."""
     if find_originals is None:
         return batch, 0
     fresh = [
@@ -94,19 +101,25 @@ def settle_copies(
     # A committed original that this batch replaces with something else (a revisit found
     # it moved, gone or changed) no longer holds what its row says: nothing copies it.
     stale = {i.url for i in batch if isinstance(i, FetchedPage) and replaces_original(i)}
-    found = {url: original for url, original in found.items() if original not in stale}
-    for url, original in found.items():
+    found = {url: hit for url, hit in found.items() if hit[0] not in stale}
+    exact = {url: original for url, (original, score) in found.items() if score is None}
+    for url, original in exact.items():
         logger.info("%s: another process stored a copy first, %s; a DUPLICATE", url, original)
-    settled_here = len(found)
+    settled_here = len(exact)
     targets = {i.duplicate_of for i in batch if isinstance(i, FetchedPage) and i.duplicate_of}
-    targets.difference_update(found)
-    found.update(originals_of(conn, sorted(targets)))
+    targets.difference_update(exact)
+    # Copies of a page settled as a copy just now, or stored as one before.
+    chains = {**originals_of(conn, sorted(targets)), **exact}
     settled: list[Item] = []
     for item in batch:
-        if isinstance(item, FetchedPage) and item.url in found and not item.duplicate_of:
-            item = as_duplicate(item, found[item.url])
-        elif isinstance(item, FetchedPage) and item.duplicate_of in found:
-            item = dataclasses.replace(item, duplicate_of=found[item.duplicate_of])
+        if isinstance(item, FetchedPage) and not item.duplicate_of and item.url in found:
+            original, score = found[item.url]
+            if score is None:
+                item = as_duplicate(item, original)
+            elif item.near_duplicate_of is None:
+                item = dataclasses.replace(item, near_duplicate_of=original, similarity=score)
+        elif isinstance(item, FetchedPage) and item.duplicate_of in chains:
+            item = dataclasses.replace(item, duplicate_of=chains[item.duplicate_of])
         settled.append(item)
     return settled, settled_here
 
@@ -137,8 +150,10 @@ def originals_of(conn: Connection, urls: list[str]) -> dict[str, str]:
 
 def stored_originals(
     conn: Connection, pages: list[FetchedPage], *, threshold: float
-) -> dict[str, str]:
-    """For pages about to be written as originals, the committed original each one copies.
+) -> Found:
+    """For pages about to be written as originals, the committed page each one copies
+    exactly, or else the one it resembles most (with their similarity) if the page is
+    not flagged yet.
 
     Call it inside the writing transaction: on PostgreSQL it takes the lock that makes
     every process's check-then-write of originals happen one after another, held until
@@ -149,8 +164,10 @@ def stored_originals(
         return {}
     if conn.dialect.name == "postgresql":
         conn.execute(select(func.pg_advisory_xact_lock(ORIGINALS_LOCK)))
-    found = _exact_originals(conn, pages)
-    rest = [p for p in pages if p.url not in found and p.minhash and p.band_keys]
+    identified = [p for p in pages if p.key_identifies]
+    found: Found = {u: (o, None) for u, o in _exact_originals(conn, identified).items()}
+    rest = [p for p in pages if p.url not in found and p.minhash and p.band_keys
+            and p.near_duplicate_of is None]  # fmt: skip
     if rest:
         found.update(_near_originals(conn, rest, threshold=threshold))
     return found
@@ -174,9 +191,7 @@ def _exact_originals(conn: Connection, pages: list[FetchedPage]) -> dict[str, st
     return found
 
 
-def _near_originals(
-    conn: Connection, pages: list[FetchedPage], *, threshold: float
-) -> dict[str, str]:
+def _near_originals(conn: Connection, pages: list[FetchedPage], *, threshold: float) -> Found:
     by_key: dict[int, list[tuple[str, bytes]]] = {}
     for part in chunks(sorted({k for p in pages for k in p.band_keys}), IN_CHUNK):
         q = (
@@ -187,7 +202,7 @@ def _near_originals(
         for key, url, data, page_type in conn.execute(q):
             if data and page_type == "HTML":  # filtered here, not in SQL: see _LOOKUP_SQL
                 by_key.setdefault(key, []).append((url, data))
-    found: dict[str, str] = {}
+    found: Found = {}
     if not by_key:
         return found
     # Only now: crawldb's writer process needs numpy (13 MB) only when another worker

@@ -30,6 +30,7 @@ from sqlalchemy import (
     LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
+    SmallInteger,
     String,
     Table,
     Text,
@@ -118,6 +119,14 @@ PAGE = Table(
         "duplicate_of",
         ForeignKey(f"{SCHEMA}.page.id", name="fk_page_duplicate_of", ondelete="RESTRICT"),
     ),
+    # A near copy (docs/duplicates.md) keeps its content and is flagged: the stored page it
+    # resembles most when it was stored, and their estimated Jaccard similarity.
+    # (A page's id; no FOREIGN KEY, which SQLite adds only by copying the table.)
+    Column("near_duplicate_of", Integer),
+    Column("similarity", Float),
+    # The definition of the main text content_hash and minhash were made by
+    # (govsi.text.maintext.VERSION; NULL: before versions, 1); never compared across.
+    Column("key_version", SmallInteger),
     # Revisits (docs/stored.md, "History"). The validators as received, sent back verbatim.
     Column("etag", String(1000)),
     Column("last_modified", String(200)),

@@ -273,6 +273,8 @@ class PageWrites:
         row = _page_row(pid, item)
         if item.duplicate_of:
             row["duplicate_of"] = page_id(item.duplicate_of)
+        if item.near_duplicate_of:
+            row["near_duplicate_of"] = page_id(item.near_duplicate_of)
         after = version_of(item)
         changed_time = stored.changed_time
         history = stored.history
@@ -395,5 +397,8 @@ def _page_row(pid: int, item: FetchedPage) -> Row:
         "rendered": item.rendered,
         "content_hash": item.content_hash,
         "minhash": item.minhash,
+        "key_version": item.key_version if item.content_hash else None,
         "duplicate_of": None,
+        "near_duplicate_of": None,
+        "similarity": item.similarity if item.near_duplicate_of else None,
     }

@@ -234,8 +234,9 @@ class CrawlWriter:
                 depth_of.setdefault(item.url, item.depth)
                 for link in item.links:
                     depth_of.setdefault(link, item.link_depth)
-                if item.duplicate_of:
-                    depth_of.setdefault(item.duplicate_of, item.depth)
+                for original in (item.duplicate_of, item.near_duplicate_of):
+                    if original:
+                        depth_of.setdefault(original, item.depth)
         # URLs whose rows were written before need no row, nor their host a site.
         page_ids = self.page_ids.known(depth_of)
         new = {u: d for u, d in depth_of.items() if u not in page_ids} if page_ids else depth_of

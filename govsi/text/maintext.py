@@ -23,10 +23,12 @@ from lxml import etree
 
 from govsi.web.extract import held_elements, outermost, parse_html
 
-# Which definition of the main text this module implements. Exact keys and signatures made
-# from it are stored in crawldb; keys of different definitions are never compared
-# (``govsi.dedup.signature``): a change to what ``main_text`` returns for any page bumps it.
-VERSION = 1
+# Which definition of the main text this module implements, and of the keys made from it.
+# Exact keys and signatures are stored in crawldb (``page.key_version``); keys of different
+# definitions are never compared, stored ones are made again (``govsi.dedup.rekey``): a
+# change to what ``main_text`` returns for any page, or to how ``govsi.dedup.signature``
+# makes keys of it, bumps it.
+VERSION = 2
 
 _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "head")
 _TEMPLATE_TAGS = ("nav", "header", "footer", "aside")
