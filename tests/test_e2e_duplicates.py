@@ -21,7 +21,9 @@ Z = "http://zrcalo.gov.si"
 # Copies of one another, across both hosts: each group must end with one original.
 GROUPS = {
     "index": ["/"],  # the mirror's index is a copy too
-    "article": ["/clanek", "/clanek-kopija", "/clanek?print=1", "/clanek-datum"],
+    "article": ["/clanek", "/clanek-kopija", "/clanek?print=1"],
+    # A near copy of the article: a page of its own (flagged), with its own exact copy.
+    "dated article": ["/clanek-datum"],
     "news-1": ["/novica-1"],
     "news-2": ["/novica-2"],
 }
@@ -72,7 +74,13 @@ def test_copies_fetched_after_a_restart_name_the_original_stored_before(
     assert duplicates == EXPECTED_DUPLICATES
     assert all(not final[url][1] for url in duplicates)
     originals = {url for url, row in final.items() if row[0] == "HTML"}
-    assert originals == {f"{K}/", f"{K}/clanek", f"{K}/novica-1", f"{K}/novica-2"}
+    assert originals == {f"{K}/", f"{K}/clanek", f"{K}/clanek-datum", f"{K}/novica-1",
+                         f"{K}/novica-2"}  # fmt: skip
+    # The near copy is kept whole, and says which page it resembles.
+    assert final[f"{K}/clanek-datum"][1]
+    flagged = query(db_url, "SELECT p.url, o.url FROM page p JOIN page o "
+                            "ON o.id = p.near_duplicate_of")  # fmt: skip
+    assert flagged == [(f"{K}/clanek-datum", f"{K}/clanek")]
     assert f"{K}/samo-v-kopiji" not in final  # a copy's links are not followed
 
 

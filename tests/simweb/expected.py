@@ -74,11 +74,13 @@ EXPECTED_PAGES: dict[str, tuple[str, int | None]] = {
     f"{N}/latin2": ("HTML", 200),
 }
 # Copies name their original (the first fetched: the index links to it first).
+# Exact copies (the same main text): DUPLICATE, no content. A near copy (an "updated"
+# stamp added to the text) is a page of its own, kept whole and flagged.
 EXPECTED_DUPLICATES = {
     f"{K}/clanek-kopija": f"{K}/clanek",
     f"{K}/clanek?print=1": f"{K}/clanek",
-    f"{K}/clanek-datum": f"{K}/clanek",
 }
+EXPECTED_NEAR_DUPLICATES = {f"{K}/clanek-datum": f"{K}/clanek"}
 _KOPIJE = ("/", *KOPIJE_LINKED)
 EXPECTED_PAGES.update(
     {f"{K}{p}": ("DUPLICATE" if f"{K}{p}" in EXPECTED_DUPLICATES else "HTML", 200) for p in _KOPIJE}
@@ -162,7 +164,7 @@ EXPECTED_LINKS = (
     | {(f"{N}/{p}", f"{N}/najden") for p in ("brez-tipa", "pokvarjen", "gzip")}
     | {(f"{N}/dolg", f"{N}/")}
     | {(f"{K}/", f"{K}{p}") for p in _KOPIJE if p != "/"}
-    | {(f"{K}{p}", f"{K}/") for p in ("/clanek", "/novica-1", "/novica-2")}
+    | {(f"{K}{p}", f"{K}/") for p in ("/clanek", "/clanek-datum", "/novica-1", "/novica-2")}
     | set(EXPECTED_DUPLICATES.items())
 )
 
@@ -192,3 +194,4 @@ def assert_complete(crawl: Snapshot) -> None:
     assert crawl.images == EXPECTED_IMAGES, (
         f"extra images {crawl.images - EXPECTED_IMAGES}, missing {EXPECTED_IMAGES - crawl.images}"
     )
+    assert crawl.near == EXPECTED_NEAR_DUPLICATES, f"near copies flagged: {crawl.near}"

@@ -217,6 +217,8 @@ class Snapshot:
     pages: dict[str, tuple[str, int | None]]
     links: set[tuple[str, str]]
     images: set[tuple[str, str, str, str | None]]
+    # Near copies, kept whole and flagged: the page each resembles.
+    near: dict[str, str]
 
 
 def snapshot(db_url: str) -> Snapshot:
@@ -233,6 +235,12 @@ def snapshot(db_url: str) -> Snapshot:
             (url_of[p], u, f, c)
             for p, u, f, c in query(
                 db_url, "SELECT page_id, url, filename, content_type FROM image"
+            )
+        },
+        near={
+            url: url_of[other]
+            for url, other in query(
+                db_url, "SELECT url, near_duplicate_of FROM page WHERE near_duplicate_of > 0"
             )
         },
     )
