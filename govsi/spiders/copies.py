@@ -35,10 +35,9 @@ class Copies:
         # One thread: the index keeps one connection, and lookups answer in order.
         self._lookups: ThreadPool | None = None
 
-    def open(self, engine: Engine) -> None:
-        """Check pages against crawldb at ``engine`` (the store's), when the crawl does;
-        first, stored keys of another main-text definition are made again (``rekey``),
-        checked or not: revisits judge changes by them. Before any page is fetched, so
+    def rekey(self, engine: Engine) -> None:
+        """Stored keys of another main-text definition made again (``rekey``), checked or
+        not: revisits judge changes by them. Call it before any page is fetched, so that
         nothing is compared across definitions; a failure is logged, never fatal."""
         c = self.config
         bands, rows = lsh_params(c.threshold, c.num_perm)
@@ -48,6 +47,9 @@ class Copies:
         except SQLAlchemyError as e:
             logger.error("crawldb: stored keys could not be made again (%s); pages stored "
                          "before are compared with nothing until they are", e)  # fmt: skip
+
+    def open(self, engine: Engine) -> None:
+        """Check pages against crawldb at ``engine`` (the store's), when the crawl does."""
         if not self.config.enabled:
             return
         self.index = DuplicateIndex(
