@@ -1,0 +1,120 @@
+"""Copies among the real gov.si pages of ``tests/data/realpages``, as govsi judges them.
+
+For every page: its main text (``govsi.text.maintext``), exact key and MinHash signature
+(``govsi.dedup.signature``). Then:
+
+- exact-copy groups (equal keys that ``identifies``, what would be stored as DUPLICATE):
+  how many, how many pages, how many are byte copies, and how alike the *whole* texts of
+  each group's pages are (exact 5-shingle Jaccard); a group whose whole texts differ much is
+  printed, with both pages' titles, to be read: is it one page to a reader?
+- near copies at each threshold (estimated Jaccard of the main texts' signatures against
+  every page before it, as pages are met in URL order): how many pages would be flagged;
+- the empty main texts of pages with text (``--words`` or more words in all).
+
+    PYTHONPATH=. python -m bench.real_duplicates
+    PYTHONPATH=. python -m bench.real_duplicates --part heldout
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from bench.lib.results import RESULTS, ROOT, write_result
+from bench.lib.sysinfo import code, machine
+from govsi.dedup.signature import (
+    KEY_VERSION,
+    exact_key_of,
+    identifies,
+    shingles,
+    signature_values,
+)
+from govsi.text.maintext import main_text, whole_text
+from tests.support import realpages
+
+TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+THRESHOLDS = (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 1.0
+
+
+def title(html: str) -> str:
+    m = TITLE.search(html)
+    return " ".join(m.group(1).split())[:80] if m else ""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--part", choices=("tuning", "heldout"), default=None)
+    ap.add_argument("--words", type=int, default=30, help="a page of this many words has text")
+    args = ap.parse_args()
+    pages = sorted(realpages.pages(part=args.part), key=lambda p: p.url)
+    rows: list[dict[str, Any]] = []
+    for p in pages:
+        html = p.html
+        text = main_text(html)
+        whole = whole_text(html)
+        rows.append({
+            "url": p.url, "site": p.site, "body": p.body, "title": title(html), "text": text,
+            "key": exact_key_of(text, html), "identifies": identifies(text),
+            "sig": signature_values(text), "whole": whole,
+        })  # fmt: skip
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r["identifies"]:
+            groups[r["key"]].append(r)
+    copies = [g for g in groups.values() if len(g) > 1]
+    in_copies = sum(len(g) - 1 for g in copies)
+    byte_copies = sum(1 for g in copies for r in g[1:] if r["body"] == g[0]["body"])
+    worst: list[tuple[float, str, str, str, str]] = []
+    for g in copies:
+        first = shingles(g[0]["whole"])
+        for r in g[1:]:
+            score = jaccard(first, shingles(r["whole"]))
+            worst.append((score, g[0]["url"], r["url"], g[0]["title"], r["title"]))
+    worst.sort()
+    print(f"{len(rows)} real pages (part: {args.part or 'all'}), key version {KEY_VERSION}")
+    print(f"exact copies (DUPLICATE): {in_copies} pages in {len(copies)} groups, "
+          f"{byte_copies} of them byte copies")  # fmt: skip
+    if worst:
+        print(f"  whole-text Jaccard of a copy with its original: min {worst[0][0]:.3f}, "
+              f"median {worst[len(worst) // 2][0]:.3f}")  # fmt: skip
+        for score, a, b, ta, tb in worst[:8]:
+            print(f"  {score:.3f}  {a}  [{ta}]\n         {b}  [{tb}]")
+    # Near copies: each page against the pages before it, as a crawl meets them.
+    sigs = [(i, r["sig"]) for i, r in enumerate(rows) if r["sig"] is not None]
+    matrix = np.array([s for _, s in sigs], dtype=np.uint32)
+    flagged = {t: 0 for t in THRESHOLDS}
+    best_scores: list[float] = []
+    for k in range(1, len(sigs)):
+        scores = (matrix[:k] == matrix[k]).mean(axis=1)
+        best = float(scores.max())
+        best_scores.append(best)
+        for t in THRESHOLDS:
+            flagged[t] += best >= t
+    print("near copies flagged (best estimated Jaccard of the main text with an earlier page):")
+    for t in THRESHOLDS:
+        print(f"  >= {t:.2f}: {flagged[t]} pages")
+    by_site: dict[str, int] = defaultdict(int)
+    empty = []
+    for r in rows:
+        if not r["text"] and len(r["whole"].split()) >= args.words:
+            empty.append(r["url"])
+            by_site[r["site"]] += 1
+    print(f"empty main text on pages with >= {args.words} words: {len(empty)} {dict(by_site)}")
+    write_result(RESULTS / "real_duplicates.json", {
+        "machine": machine(), "code": code(ROOT), "part": args.part, "pages": len(rows),
+        "key_version": KEY_VERSION, "exact_copy_pages": in_copies, "exact_groups": len(copies),
+        "byte_copies": byte_copies, "least_alike_copies": worst[:20],
+        "near_flagged": {str(t): n for t, n in flagged.items()}, "empty_main_text": empty,
+    })  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
