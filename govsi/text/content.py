@@ -33,6 +33,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from typing import Any
 
+from lxml import etree
+
 # Never text a reader sees (their tails are).
 DROP = frozenset(
     {"script", "style", "noscript", "template", "svg", "iframe", "head", "object", "embed",
@@ -40,7 +42,13 @@ DROP = frozenset(
      "optgroup", "datalist", "dialog", "frame", "frameset", "applet", "math", "link", "meta"}
 )  # fmt: skip
 _TEMPLATE_TAGS = frozenset({"nav", "aside", "footer", "header", "menu", "figure"})
-_MARKED = _TEMPLATE_TAGS | {"main", "article"}
+_GONE, _TEMPLATE, _MAIN, _ARTICLE = 1, 2, 3, 4
+# What a tag says at once (comments and processing instructions are never text either).
+_KINDS: dict[Any, int] = {
+    **dict.fromkeys(DROP, _GONE), **dict.fromkeys(_TEMPLATE_TAGS, _TEMPLATE),
+    etree.Comment: _GONE, etree.ProcessingInstruction: _GONE, etree.Entity: _GONE,
+    "main": _MAIN, "article": _ARTICLE,
+}  # fmt: skip
 _TEMPLATE_ROLES = frozenset(
     {"navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar",
      "alert", "alertdialog", "dialog"}
@@ -51,7 +59,7 @@ _TEMPLATE_NAMES = re.compile(
     r"-ad-|banner|breadcrumb|combx|comment|communit|disqus|extra|footer|gdpr|cookie|consent|"
     r"header|legends|menu|related|remark|replies|rss|shoutbox|sidebar|skyscraper|social|"
     r"sponsor|supplemental|ad-break|agegate|pagination|pager|popup|share|sharing|newsletter|"
-    r"signup|subscribe|byline|author|next-|-stories|most-popular|"
+    r"signup|subscribe|byline|author|next-|-stories|most-popular|(?<![a-z0-9])cc-|"
     r"drobtin|piskot|glava|noga|meni|navig|sorodn|skip"
 )
 # ... unless the names also say content ("sidebar-content", "main-menu" is settled by text).
@@ -135,43 +143,43 @@ class _Page:
         gone = self.gone = bytearray()
         self.dropped: list[int] = []  # the outermost DROP elements, to take out if inside
         parent_of = index.get
+        mains, articles, named = self.mains, self.articles, self.named
         for i, e in enumerate(root.iter()):
             index[e] = i
-            p = parent_of(e.getparent(), -1)
+            p = parent_of(e.getparent(), 0)  # the root's parent: 0, and the root is no tail
             par.append(p)
             tag = e.tag
-            if tag.__class__ is not str or tag in DROP or (p >= 0 and gone[p]):
+            kind = _KINDS.get(tag, 0)
+            tail = e.tail if i else None
+            if tail and not tail.isspace():
+                if gone[p]:
+                    tail = None
+                else:
+                    own[p] += len(tail.strip())
+                    own_commas[p] += tail.count(",")
+            if kind == _GONE or (i and gone[p]):
                 gone.append(1)
                 tags.append("")
                 own.append(0)
                 own_commas.append(0)
-                if p >= 0 and not gone[p]:
-                    if tag.__class__ is str:
-                        self.dropped.append(i)
-                    tail = e.tail
-                    if tail:
-                        own[p] += len(tail.strip())
-                        own_commas[p] += tail.count(",")
+                if i and not gone[p] and tag.__class__ is str:
+                    self.dropped.append(i)
                 continue
             gone.append(0)
             tags.append(tag)
             text = e.text
-            if text:
+            if text and not text.isspace():
                 own.append(len(text.strip()))
                 own_commas.append(text.count(","))
             else:
                 own.append(0)
                 own_commas.append(0)
-            tail = e.tail
-            if tail and p >= 0:
-                own[p] += len(tail.strip())
-                own_commas[p] += tail.count(",")
             template = False
-            if tag in _MARKED:
-                if tag == "main":
-                    self.mains.append(i)
-                elif tag == "article":
-                    self.articles.append(i)
+            if kind:
+                if kind == _MAIN:
+                    mains.append(i)
+                elif kind == _ARTICLE:
+                    articles.append(i)
                 else:
                     sure.add(i)
             attrib = e.attrib
@@ -179,73 +187,87 @@ class _Page:
                 cls, ident = attrib.get("class"), attrib.get("id")
                 if cls or ident:
                     names = f"{cls or ''} {ident or ''}"
-                    template_name, w, content_word = _judged.get(names) or _judge(names)
-                    template = template or template_name
+                    template, w, content_word = _judged.get(names) or _judge(names)
                     if w:
                         weight[i] = w
                     if content_word:
-                        self.named.add(i)
-                if "itemprop" in attrib and attrib["itemprop"] == "articleBody":
-                    weight[i] = weight.get(i, 0) + _ARTICLE_BODY_WEIGHT
-                    self.articles.append(i)
-                if "role" in attrib:
-                    role = attrib["role"]
-                    if role == "main":
-                        self.mains.append(i)
-                    elif role in _TEMPLATE_ROLES:
-                        sure.add(i)
-                if "hidden" in attrib or (
-                    "style" in attrib and _HIDDEN_STYLE.search(attrib["style"])
-                ):
-                    template = True
-            if template or i in sure:
+                        named.add(i)
+                if len(attrib) > (cls is not None) + (ident is not None):
+                    template = self._rare(attrib, i, sure, weight) or template
+            if template or kind == _TEMPLATE:
                 flagged.append(i)
+        if par:
+            par[0] = -1
         # Dropped in reverse order, children before parents (held_elements).
         els = self.els = list(index)
         self.par, self.tags, self.weight = par, tags, weight
         self.own, self.own_commas = own, own_commas
         n = self.n = len(els)
-        # Subtrees and all their text, for the template parts' share.
+        # One pass up the tree: subtrees, all their text (for a template part's share),
+        # and the sums without the parts cut: a part is cut when its subtree is summed.
+        is_flagged = bytearray(n)
+        for i in flagged:
+            is_flagged[i] = 1
+        half = sum(own) / 2  # every text counted once: the root's total
         end = list(range(n))
-        total = list(own)
+        total, tlen, commas = list(own), list(own), list(own_commas)
+        llen, links = [0] * n, [0] * n
+        blocks = bytearray(n)
+        cut = bytearray(n)
         for i in range(n - 1, 0, -1):
             p = par[i]
             if end[i] > end[p]:
                 end[p] = end[i]
-            if not gone[i]:
-                total[p] += total[i]
+            if gone[i]:
+                continue
+            t = total[i]
+            if t:
+                total[p] += t
+            if is_flagged[i] and (t < half or i in sure):
+                cut[i] = 1
+                continue
+            t = tlen[i]
+            if t:
+                tlen[p] += t
+                c = commas[i]
+                if c:
+                    commas[p] += c
+                if tags[i] == "a":
+                    llen[p] += t
+                    links[p] += 1
+                elif llen[i]:
+                    llen[p] += llen[i]
+                    links[p] += links[i]
+            if tags[i] in _BLOCKS:
+                blocks[p] = 1
         self.end = end
         removed = bytearray(gone)
         self.cut: list[int] = []  # outermost template parts, in document order
-        if n:
-            half = total[0] / 2
-            last = -1
-            for i in flagged:
-                if i > last and (total[i] < half or i in sure):
-                    self.cut.append(i)
-                    removed[i : end[i] + 1] = b"\x01" * (end[i] - i + 1)
-                    last = end[i]
+        last = -1
+        for i in flagged:
+            if i > last and cut[i]:
+                self.cut.append(i)
+                removed[i : end[i] + 1] = b"\x01" * (end[i] - i + 1)
+                last = end[i]
         self.removed = removed
-        # The sums without the template's parts.
-        tlen, commas = list(own), list(own_commas)
-        llen, links = [0] * n, [0] * n
-        blocks = bytearray(n)
-        for i in range(n - 1, 0, -1):
-            if removed[i]:
-                continue
-            p = par[i]
-            tlen[p] += tlen[i]
-            commas[p] += commas[i]
-            if tags[i] == "a":
-                llen[p] += tlen[i]
-                links[p] += 1
-            else:
-                llen[p] += llen[i]
-                links[p] += links[i]
-            if tags[i] in _BLOCKS:
-                blocks[p] = 1
         self.tlen, self.commas, self.llen, self.links = tlen, commas, llen, links
         self.blocks = blocks
+
+    def _rare(self, attrib: Any, i: int, sure: set[int], weight: dict[int, int]) -> bool:
+        """What the attributes other than class and id say: the region or template by
+        role, the article body by itemprop; whether the element is hidden."""
+        if "itemprop" in attrib and attrib["itemprop"] == "articleBody":
+            weight[i] = weight.get(i, 0) + _ARTICLE_BODY_WEIGHT
+            self.articles.append(i)
+        if "role" in attrib:
+            role = attrib["role"]
+            if role == "main":
+                self.mains.append(i)
+            elif role in _TEMPLATE_ROLES:
+                sure.add(i)
+        return "hidden" in attrib or (
+            "style" in attrib and bool(_HIDDEN_STYLE.search(attrib["style"]))
+        )
 
     def link_density(self, i: int) -> float:
         return self.llen[i] / self.tlen[i] if self.tlen[i] else 0.0
@@ -355,7 +377,12 @@ class _Page:
         cls = els[best].get("class")
         named = best in self.named
         scored = sorted(score)
-        out = []
+
+        def inner(x: int) -> float:
+            lo, hi = bisect_left(scored, x), bisect_right(scored, end[x])
+            return max((score[i] for i in scored[lo:hi]), default=-1e9)
+
+        out, floor = [], None
         for s in self.children(p):
             if s == best:
                 out.append(s)
@@ -363,15 +390,15 @@ class _Page:
             same = bool(cls) and els[s].get("class") == cls
             if named and not same:
                 continue
-            value = score.get(s, -1e9)
-            if same:
-                # An article cut into sections of one class scores its paragraphs'
-                # parents, deeper than the sections: their best counts.
-                lo, hi = bisect_left(scored, s), bisect_right(scored, end[s])
-                value = max(value, max((score[x] for x in scored[lo:hi]), default=value))
-                value += top * _SIBLING_SHARE
+            value = score.get(s, -1e9) + (top * _SIBLING_SHARE if same else 0)
             if value >= threshold or (tags[s] == "p" and self._reads_as_text(s)):
                 out.append(s)
+            elif same:
+                # An article cut into sections of one class scores its paragraphs'
+                # parents, deeper than the sections: the best inside each compares.
+                floor = _SIBLING_SHARE * inner(best) if floor is None else floor
+                if inner(s) >= floor:
+                    out.append(s)
         return out
 
     def _reads_as_text(self, i: int) -> bool:
@@ -431,6 +458,8 @@ def content(root: Any) -> list[Any]:
     page = _Page(root)
     if not page.n or page.gone[0]:
         return []
+    if page.mains and not any(page.tlen[i] for i in page.mains if not page.removed[i]):
+        return []  # the page says where its content is, and there is none
     region = page.region()
     best, score = page.scores(region)
     if best < 0:
