@@ -3,7 +3,7 @@
 For every page: its main text (``govsi.text.maintext``), exact key and MinHash signature
 (``govsi.dedup.signature``). Then:
 
-- exact-copy groups (equal keys that ``identifies``, what would be stored as DUPLICATE):
+- exact-copy groups (equal exact and copy keys, what would be stored as DUPLICATE):
   how many, how many pages, how many are byte copies, and how alike the *whole* texts of
   each group's pages are (exact 5-shingle Jaccard); a group whose whole texts differ much is
   printed, with both pages' titles, to be read: is it one page to a reader?
@@ -28,8 +28,8 @@ from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
 from govsi.dedup.signature import (
     KEY_VERSION,
+    copy_key,
     exact_key_of,
-    identifies,
     shingles,
     signature_values,
 )
@@ -60,15 +60,17 @@ def main() -> None:
         html = p.html
         text = main_text(html)
         whole = whole_text(html)
+        key = exact_key_of(text, html)
         rows.append({
             "url": p.url, "site": p.site, "body": p.body, "title": title(html), "text": text,
-            "key": exact_key_of(text, html), "identifies": identifies(text),
+            "key": (key, copy_key(html)), "same_text": key,
             "sig": signature_values(text), "whole": whole,
         })  # fmt: skip
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    same_text: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
-        if r["identifies"]:
-            groups[r["key"]].append(r)
+        groups[r["key"]].append(r)
+        same_text[r["same_text"]].append(r)
     copies = [g for g in groups.values() if len(g) > 1]
     in_copies = sum(len(g) - 1 for g in copies)
     byte_copies = sum(1 for g in copies for r in g[1:] if r["body"] == g[0]["body"])
@@ -82,6 +84,8 @@ def main() -> None:
     print(f"{len(rows)} real pages (part: {args.part or 'all'}), key version {KEY_VERSION}")
     print(f"exact copies (DUPLICATE): {in_copies} pages in {len(copies)} groups, "
           f"{byte_copies} of them byte copies")  # fmt: skip
+    alike = sum(len(g) - 1 for g in same_text.values() if len(g) > 1)
+    print(f"the same main text (kept whole, flagged 1.0 unless an exact copy): {alike} pages")
     if worst:
         print(f"  whole-text Jaccard of a copy with its original: min {worst[0][0]:.3f}, "
               f"median {worst[len(worst) // 2][0]:.3f}")  # fmt: skip

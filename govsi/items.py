@@ -107,9 +107,9 @@ class FetchedPage:
     minhash: bytes | None = None
     band_keys: list[int] = field(default_factory=list)
     key_version: int | None = None
-    # Whether another page with the same key is an exact copy of this one (a long enough
-    # main text, or none: govsi.dedup.signature.identifies); else at most a near copy.
-    key_identifies: bool = True
+    # The key of all a reader sees (title and whole text, govsi.dedup.signature.copy_key):
+    # an exact copy has both keys of its original.
+    text_hash: str | None = None
     duplicate_of: str | None = None
     near_duplicate_of: str | None = None
     similarity: float | None = None

@@ -44,7 +44,7 @@ def fetched(idx: DuplicateIndex, url: str, html: str) -> FetchedPage:
     else:
         page.minhash, page.band_keys = verdict.minhash, verdict.band_keys
         page.near_duplicate_of, page.similarity = verdict.near, verdict.similarity
-        page.key_identifies = verdict.identifies
+        page.text_hash = verdict.text_hash
         page.links = [url + "samo-tu/"]
     return page
 
@@ -333,11 +333,46 @@ def test_a_lookup_without_band_keys_still_finds_the_exact_copy(engine: Engine) -
     page = fetched(first, "https://a.gov.si/1/", semantic(NEWS_1))
     assert writer(engine).write([page])
     asked = index(engine).prepare("https://b.gov.si/1/", semantic(NEWS_1))
-    bare = type(asked)(asked.url, asked.key, None, [])
-    ((kind, _, url, _, page_type),) = index(engine).lookup(bare)
-    assert (kind, url, page_type) == (0, "https://a.gov.si/1/", "HTML")
+    bare = type(asked)(asked.url, asked.key, None, [], asked.copy)
+    ((kind, _, url, _, page_type, text_hash),) = index(engine).lookup(bare)
+    assert (kind, url, page_type, text_hash) == (0, "https://a.gov.si/1/", "HTML", asked.copy)
     # With its band keys, the stored original comes back by those too.
     assert {(r[0], r[2]) for r in index(engine).lookup(asked)} == {
         (0, "https://a.gov.si/1/"),
         (1, "https://a.gov.si/1/"),
     }
+
+
+def titled(title: str, content: str, extra: str = "") -> str:
+    return semantic(content).replace("<html>", f"<html><head><title>{title}</title></head>") + extra
+
+
+@pytest.mark.parametrize(
+    ("second", "kind"),
+    [
+        # All a reader sees is the same, whatever the markup: an exact copy.
+        (titled("Dejavnost 12421", NEWS_1, "<!-- x --><a href='/skrito'></a>"), "DUPLICATE"),
+        # The same main text, told apart by the title (two activities of one template), by
+        # what is around it (a print view), or by a count in the template: pages of their own.
+        (titled("Dejavnost 12946", NEWS_1), "near"),
+        (f"<html><head><title>Dejavnost 12421</title></head><body><main><h2>Novica</h2>"
+         f"<p>{NEWS_1}</p></main></body></html>", "near"),
+        (titled("Dejavnost 12421", NEWS_1).replace("Objavljeno", "30 najdenih, objavljeno"),
+         "near"),
+    ],
+    ids=["same-visible-text", "other-title", "print-view", "other-template-text"],
+)  # fmt: skip
+def test_an_exact_copy_shows_a_reader_the_same_title_and_text(
+    engine: Engine, second: str, kind: str
+) -> None:
+    idx = index(engine)
+    first = fetched(idx, "https://a.gov.si/1/", titled("Dejavnost 12421", NEWS_1))
+    assert writer(engine).write([first])
+    for checker in (idx, index(engine)):  # from memory, and from crawldb alone
+        verdict = checker.check("https://a.gov.si/2/", second)
+        if kind == "DUPLICATE":
+            assert verdict.original == "https://a.gov.si/1/"
+        else:
+            assert verdict.original is None
+            assert (verdict.near, verdict.similarity) == ("https://a.gov.si/1/", 1.0)
+            assert verdict.text_hash is not None and verdict.minhash is not None

@@ -12,7 +12,7 @@ from sqlalchemy import Engine, text
 
 from govsi.dedup.index import unpack
 from govsi.dedup.rekey import rekey, stale
-from govsi.dedup.signature import KEY_VERSION, exact_key, lsh_params, signature
+from govsi.dedup.signature import KEY_VERSION, copy_key, exact_key, lsh_params, signature
 from govsi.store import database
 from tests.support.crawldb import T, q
 from tests.support.govpages import NEWS_1, NEWS_2, semantic
@@ -72,13 +72,15 @@ def test_stored_keys_are_made_again_by_the_current_definition(engine: Engine) ->
     with engine.connect() as conn:
         assert stale(conn) == 4
     assert rekey(engine, **MEASURES) == 4
-    rows = q(engine, "SELECT id, content_hash, key_version, minhash FROM page ORDER BY id")
-    assert [r[:3] for r in rows] == [
-        (1, exact_key(page), KEY_VERSION), (2, exact_key(page), KEY_VERSION),
-        (3, exact_key(other), KEY_VERSION), (4, None, KEY_VERSION),
+    rows = q(engine, "SELECT id, content_hash, key_version, text_hash, minhash FROM page "
+                     "ORDER BY id")  # fmt: skip
+    assert [r[:4] for r in rows] == [
+        (1, exact_key(page), KEY_VERSION, copy_key(page)),
+        (2, exact_key(page), KEY_VERSION, copy_key(page)),
+        (3, exact_key(other), KEY_VERSION, copy_key(other)), (4, None, KEY_VERSION, None),
     ]  # fmt: skip
     sig = signature(page)
-    assert sig is not None and unpack(rows[0][3], 128).jaccard(sig) == 1.0
+    assert sig is not None and unpack(rows[0][4], 128).jaccard(sig) == 1.0
     lsh = q(engine, "SELECT page_id, count(*) FROM page_lsh GROUP BY page_id ORDER BY page_id")
     assert lsh == [(1, BANDS), (3, BANDS)]
     # Done once: a later start finds nothing stale.

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.simweb import govweb
-from tests.simweb.expected import E2E_SETTINGS, EXPECTED_DUPLICATES
+from tests.simweb.expected import E2E_SETTINGS, EXPECTED_DUPLICATES, EXPECTED_NEAR_DUPLICATES
 from tests.simweb.server import SimWeb
 from tests.support.crawl import query, run_crawl, start_crawl
 from tests.support.pgcluster import PgCluster
@@ -21,8 +21,9 @@ Z = "http://zrcalo.gov.si"
 # Copies of one another, across both hosts: each group must end with one original.
 GROUPS = {
     "index": ["/"],  # the mirror's index is a copy too
-    "article": ["/clanek", "/clanek-kopija", "/clanek?print=1"],
-    # A near copy of the article: a page of its own (flagged), with its own exact copy.
+    "article": ["/clanek", "/clanek-kopija"],
+    # Near copies of the article: pages of their own (flagged), each with its exact copy.
+    "print view": ["/clanek?print=1"],
     "dated article": ["/clanek-datum"],
     "news-1": ["/novica-1"],
     "news-2": ["/novica-2"],
@@ -74,13 +75,19 @@ def test_copies_fetched_after_a_restart_name_the_original_stored_before(
     assert duplicates == EXPECTED_DUPLICATES
     assert all(not final[url][1] for url in duplicates)
     originals = {url for url, row in final.items() if row[0] == "HTML"}
-    assert originals == {f"{K}/", f"{K}/clanek", f"{K}/clanek-datum", f"{K}/novica-1",
-                         f"{K}/novica-2"}  # fmt: skip
-    # The near copy is kept whole, and says which page it resembles.
-    assert final[f"{K}/clanek-datum"][1]
-    flagged = query(db_url, "SELECT p.url, o.url FROM page p JOIN page o "
+    assert originals == {f"{K}/", f"{K}/clanek", f"{K}/clanek?print=1", f"{K}/clanek-datum",
+                         f"{K}/novica-1", f"{K}/novica-2"}  # fmt: skip
+    # The near copies are kept whole, and say which page they resemble.
+    assert final[f"{K}/clanek-datum"][1] and final[f"{K}/clanek?print=1"][1]
+    flagged = query(db_url, "SELECT p.url, o.url, p.similarity FROM page p JOIN page o "
                             "ON o.id = p.near_duplicate_of")  # fmt: skip
-    assert flagged == [(f"{K}/clanek-datum", f"{K}/clanek")]
+    resembles = {a: b for a, b, _ in flagged}
+    assert resembles.keys() == EXPECTED_NEAR_DUPLICATES.keys()
+    # The print view has the article's main text word for word; the dated article is as
+    # like the one as the other.
+    assert resembles[f"{K}/clanek?print=1"] == f"{K}/clanek"
+    assert {a: s for a, _, s in flagged}[f"{K}/clanek?print=1"] == 1.0
+    assert resembles[f"{K}/clanek-datum"] in (f"{K}/clanek", f"{K}/clanek?print=1")
     assert f"{K}/samo-v-kopiji" not in final  # a copy's links are not followed
 
 

@@ -30,7 +30,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from govsi.dedup.minhash import MinHash
 from govsi.dedup.question import Question, question_of_text
-from govsi.dedup.signature import exact_key_of, identifies, lsh_params, make_minhash
+from govsi.dedup.signature import copy_key, exact_key_of, lsh_params, make_minhash
 from govsi.store.originals import nearest
 from govsi.text.maintext import main_text
 
@@ -40,18 +40,19 @@ logger = logging.getLogger(__name__)
 # (a flush every DB_FLUSH_INTERVAL, 2 s, and a crawl of 50 pages a second writes these within
 # 40 s). Each costs about 4 KB (its band keys and signature), so 2 000 bound it to 8 MB.
 RECENT = 2_000
-# The lookup of one page: stored pages with its exact key (kind 0), and those sharing one
-# of its LSH band keys, with their signatures (kind 1); callers keep the HTML ones.
+# The lookup of one page: stored pages with its exact key, with their copy keys (kind 0),
+# and those sharing one of its LSH band keys, with their signatures (kind 1); callers keep
+# the HTML ones.
 # Unqualified names: the PostgreSQL engine's search_path finds the crawldb schema. The page
 # type is compared as ``page_type_code || ''`` on purpose: SQLite (no statistics) would
 # otherwise walk every HTML page through idx_page_page_type_code instead of the few rows
 # the content-hash and band-key indexes give. It is compared in SQL for the exact key,
 # where every earlier copy of a page shares the hash; band keys belong to originals only.
 _LOOKUP_SQL = (
-    "SELECT 0, id, url, NULL, page_type_code FROM page WHERE content_hash = {key} "
+    "SELECT 0, id, url, NULL, page_type_code, text_hash FROM page WHERE content_hash = {key} "
     "AND page_type_code || '' = 'HTML' "
     "UNION ALL "
-    "SELECT 1, p.id, p.url, p.minhash, p.page_type_code FROM page_lsh b "
+    "SELECT 1, p.id, p.url, p.minhash, p.page_type_code, NULL FROM page_lsh b "
     "JOIN page p ON p.id = b.page_id WHERE b.band_key {keys}"
 )
 # Each back end's driver runs the lookup itself: through SQLAlchemy it cost a fifth of it
@@ -89,8 +90,8 @@ class Verdict:
     band_keys: list[int] = field(default_factory=list)
     near: str | None = None
     similarity: float | None = None
-    # ``Question.identifies``: whether a page with the same key would be an exact copy.
-    identifies: bool = True
+    # ``Question.copy``: what a reader sees, stored with the page (page.text_hash).
+    text_hash: str | None = None
 
 
 def pack(values: np.ndarray) -> bytes:
@@ -112,7 +113,9 @@ class DuplicateIndex:
         self.num_perm = num_perm
         self.shingle_size = shingle_size
         self.bands, self.rows = lsh_params(threshold, num_perm)
+        # The first recent original with an exact key, and with an exact and a copy key.
         self._recent_exact: OrderedDict[str, str] = OrderedDict()
+        self._recent_copies: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._recent_bands: dict[int, list[tuple[str, np.ndarray]]] = {}
         self._recent_order: OrderedDict[str, list[int]] = OrderedDict()
         # Pages a revisit is replacing: their crawldb rows are stale until the visit is
@@ -138,11 +141,12 @@ class DuplicateIndex:
     def prepare(self, url: str, html: str, root: etree._Element | None = None) -> Question:
         """What the page is compared by: main text's key, signature and band keys (CPU)."""
         # Extracting the main text is the costly step; it is done once per page.
+        copy = copy_key(html)
         text = main_text(html, root)
         key = exact_key_of(text, html)
-        if self._recent_exact.get(key) not in (None, url) and identifies(text):
-            return Question(url, key, None, [])  # a copy memory knows: no signature needed
-        return question_of_text(url, key, text, **self.measures())
+        if self._recent_copy(key, copy, url) is not None:
+            return Question(url, key, None, [], copy)  # a copy memory knows: no signature
+        return question_of_text(url, key, text, copy=copy, **self.measures())
 
     def measures(self) -> dict[str, int]:
         """``question``'s keyword arguments for this index: how its signatures are made."""
@@ -151,8 +155,7 @@ class DuplicateIndex:
 
     def needs_lookup(self, question: Question) -> bool:
         """False when memory already knows an exact copy: no need to ask crawldb."""
-        known = self._recent_exact.get(question.key) not in (None, question.url)
-        return not (known and question.identifies)
+        return self._recent_copy(question.key, question.copy, question.url) is None
 
     def lookup(self, question: Question) -> list[Row[Any]]:
         """Ask crawldb (the only step that waits on it): stored originals with the exact
@@ -165,26 +168,26 @@ class DuplicateIndex:
         """The verdict from crawldb's answer and from memory, which is read now, not when
         the lookup started: a copy fetched while its original was being looked up is
         still found."""
-        url, key, sig, keys = question.url, question.key, question.sig, question.keys
+        url, key, sig, keys, copy = (question.url, question.key, question.sig, question.keys,
+                                     question.copy)  # fmt: skip
+        exact, same_text, near = self._stored(rows, url, copy)
+        exact = self._recent_copy(key, copy, url) or exact
         recent = self._recent_exact.get(key)
-        exact, near = self._stored(rows, url)
         if recent is not None and recent != url:
-            exact = recent
-        if exact is not None and question.identifies:
+            same_text = same_text or recent
+        if exact is not None:
             return Verdict(exact, key)
         if sig is None:
-            self._remember(url, key, None, [])
-            return Verdict(None, key)
+            self._remember(url, key, copy, None, [])
+            return Verdict(None, key, text_hash=copy)
         # A near copy is a page of its own: kept whole and flagged, and an original for
-        # later copies like any other.
-        resembles = self._nearest(url, sig, keys, near)
-        if exact is not None:
-            # The same short main text: one page to a reader only if the rest is the same.
-            resembles = (exact, 1.0)
-        self._remember(url, key, sig, keys)
+        # later copies like any other. The same main text with another title or template
+        # text is one too, as alike as can be.
+        resembles = (same_text, 1.0) if same_text else self._nearest(url, sig, keys, near)
+        self._remember(url, key, copy, sig, keys)
         near_url, score = resembles if resembles is not None else (None, None)
         return Verdict(None, key, pack(sig), keys, near=near_url, similarity=score,
-                       identifies=question.identifies)  # fmt: skip
+                       text_hash=copy)  # fmt: skip
 
     def retract(self, url: str) -> None:
         """``url`` was fetched anew by a revisit: its stored rows (key, band keys) say what
@@ -207,20 +210,26 @@ class DuplicateIndex:
             self._conn = None
 
     # -- crawldb ----------------------------------------------------------------------------
-    def _stored(self, rows: list[Row[Any]], url: str) -> tuple[str | None, dict[str, np.ndarray]]:
-        """From a lookup's rows: the first stored original with the exact key, and the
-        stored originals that share a band key, with their signatures."""
+    def _stored(
+        self, rows: list[Row[Any]], url: str, copy: str
+    ) -> tuple[str | None, str | None, dict[str, np.ndarray]]:
+        """From a lookup's rows: the first stored original with both keys (an exact copy's
+        original), the first with the exact key alone, and the stored originals that share a
+        band key, with their signatures."""
         exact: tuple[int, str] | None = None
+        same_text: tuple[int, str] | None = None
         near: dict[str, np.ndarray] = {}
-        for kind, pid, other, data, page_type in rows:
+        for kind, pid, other, data, page_type, text_hash in rows:
             if other == url or page_type != "HTML" or other in self._retracted:
                 # The page itself (stored by an earlier fetch), not an original, or stale.
                 continue
-            if kind == 0 and (exact is None or pid < exact[0]):
-                exact = (pid, other)
+            if kind == 0 and text_hash == copy:
+                exact = min(exact or (pid, other), (pid, other))
+            elif kind == 0:
+                same_text = min(same_text or (pid, other), (pid, other))
             elif kind == 1 and data:
                 near[other] = np.frombuffer(data, dtype=np.uint32)
-        return (exact[1] if exact else None), near
+        return (exact[1] if exact else None), (same_text[1] if same_text else None), near
 
     def _read(self, key: str, keys: list[int]) -> list[Row[Any]]:
         """Rows of the lookup; none while crawldb is away (the writes are kept and retried
@@ -280,8 +289,16 @@ class DuplicateIndex:
         return nearest(url, values, candidates, self.threshold)
 
     # -- memory -----------------------------------------------------------------------------
-    def _remember(self, url: str, key: str, values: np.ndarray | None, keys: list[int]) -> None:
+    def _recent_copy(self, key: str, copy: str, url: str) -> str | None:
+        """A recent original other than ``url`` with both keys, if memory knows one."""
+        recent = self._recent_copies.get((key, copy))
+        return recent if recent != url else None
+
+    def _remember(
+        self, url: str, key: str, copy: str, values: np.ndarray | None, keys: list[int]
+    ) -> None:
         self._recent_exact.setdefault(key, url)
+        self._recent_copies.setdefault((key, copy), url)
         if values is not None:
             entry = (url, values)  # one tuple in all its bands' lists: ~1.7 KB less a page
             for k in keys:
@@ -289,6 +306,8 @@ class DuplicateIndex:
             self._recent_order[url] = keys
         while len(self._recent_exact) > RECENT:
             self._recent_exact.popitem(last=False)
+        while len(self._recent_copies) > RECENT:
+            self._recent_copies.popitem(last=False)
         while len(self._recent_order) > RECENT:
             old_url, old_keys = self._recent_order.popitem(last=False)
             for k in old_keys:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from lxml import etree
 
-from govsi.dedup.signature import band_keys, exact_key_of, identifies, signature_values
+from govsi.dedup.signature import band_keys, copy_key, exact_key_of, signature_values
 from govsi.text.maintext import main_text
 
 __all__ = ["Question", "question", "question_of_text"]
@@ -27,8 +27,8 @@ class Question:
     # third of a whole MinHash to send from a worker.
     sig: np.ndarray | None
     keys: list[int]
-    # An equal key makes another page this one (``identifies``): else at most a near copy.
-    identifies: bool = True
+    # What a reader sees (``copy_key``): an exact copy has both keys of its original.
+    copy: str = ""
 
 
 def question(
@@ -45,14 +45,16 @@ def question(
     rest), for a worker process: it parses ``html`` itself unless given its ``root`` (which
     it consumes), and always makes the signature. Its result is picklable."""
     text = main_text(html, root)
-    return question_of_text(url, exact_key_of(text, html), text, num_perm=num_perm,
-                            shingle_size=shingle_size, bands=bands, rows=rows)  # fmt: skip
+    return question_of_text(url, exact_key_of(text, html), text, copy=copy_key(html),
+                            num_perm=num_perm, shingle_size=shingle_size, bands=bands,
+                            rows=rows)  # fmt: skip
 
 
 def question_of_text(
-    url: str, key: str, text: str, *, num_perm: int, shingle_size: int, bands: int, rows: int
-) -> Question:
-    """The question of a page whose main ``text`` and exact ``key`` are known."""
+    url: str, key: str, text: str, *, copy: str, num_perm: int, shingle_size: int, bands: int,
+    rows: int,
+) -> Question:  # fmt: skip
+    """The question of a page whose main ``text``, exact ``key`` and ``copy`` key are known."""
     sig = signature_values(text, num_perm=num_perm, shingle_size=shingle_size)
     keys = band_keys(sig, bands, rows) if sig is not None else []
-    return Question(url, key, sig, keys, identifies(text))
+    return Question(url, key, sig, keys, copy)

@@ -5,7 +5,7 @@ definition changes, keys stored by the old one would never match a new page's (t
 names the version) and a revisit would take the new key for a change. So before a crawl
 uses crawldb, every stored HTML page whose ``key_version`` is another is keyed again from
 its stored ``html_content``, a batch at a time, and each exact copy (DUPLICATE) takes its
-original's new key. Pages are keyed in id order and marked as they go: a run stopped
+original's new keys. Pages are keyed in id order and marked as they go: a run stopped
 half-way goes on where it stopped.
 """
 
@@ -71,6 +71,9 @@ def rekey(engine: Engine, *, num_perm: int, shingle_size: int, bands: int, rows:
                 content_hash=select(original.c.content_hash)
                 .where(original.c.id == PAGE.c.duplicate_of)
                 .scalar_subquery(),
+                text_hash=select(original.c.text_hash)
+                .where(original.c.id == PAGE.c.duplicate_of)
+                .scalar_subquery(),
                 key_version=KEY_VERSION,
             )
         ).rowcount
@@ -82,6 +85,7 @@ def _key_again(
     conn: Connection, pid: int, url: str, html: str | None, **measures: int
 ) -> None:
     key: str | None = None
+    copy: str | None = None
     signature: bytes | None = None
     keys: list[int] = []
     if html:
@@ -91,12 +95,12 @@ def _key_again(
             # Keyed as unknown: a revisit then sees no change by content, nothing is lost.
             logger.exception("crawldb: %s could not be keyed again; its key is cleared", url)
         else:
-            key, keys = asked.key, asked.keys
+            key, keys, copy = asked.key, asked.keys, asked.copy
             signature = pack(asked.sig) if asked.sig is not None else None
     conn.execute(
         update(PAGE)
         .where(PAGE.c.id == pid)
-        .values(content_hash=key, minhash=signature, key_version=KEY_VERSION)
+        .values(content_hash=key, text_hash=copy, minhash=signature, key_version=KEY_VERSION)
     )
     conn.execute(delete(PAGE_LSH).where(PAGE_LSH.c.page_id == pid))
     if keys:

@@ -4,16 +4,14 @@
 - ``exact_key`` hashes the main text, whitespace-normalized and lower-cased: the same
   content under another URL, in a print view or in another section's template is the same
   key. A page with no main text at all is keyed by its whole text instead, so that two
-  template-only pages are copies only if they are identical. The key names its definition
-  (``KEY_VERSION``): keys of two definitions never match.
-- ``identifies``: whether an equal key makes two pages one (an exact copy, stored without
-  its content). A main text of fewer than MIN_KEY_WORDS words (a title, a "no results"
-  line) says too little to tell two pages apart: such pages are at most near copies.
-- ``signature`` is a MinHash (datasketch) of the main text's word shingles; the estimated
-  Jaccard similarity of two signatures decides near copies. Pages without main text get
-  no signature: there is nothing to compare.
-- ``band_keys`` turns a signature into LSH band keys (64-bit ints), so that candidates can
-  be found by an indexed lookup, in constant time per page, in crawldb.
+  template-only pages are copies only if they are identical. It is what a revisit tells a
+  change by, and what finds a page's exact-copy candidates.
+- ``copy_key`` hashes everything a reader sees: the title and the whole text. An exact copy,
+  stored without its content, has both keys of its original. The main text alone is not
+  enough: on real sites an extractor's main text is the same for pages a reader tells apart
+  (two procedures of one template by their title, two searches by their count of results);
+  such pages are near copies, kept whole.
+- Keys name their definition (``KEY_VERSION``): keys of two definitions never match.
 """
 
 from __future__ import annotations
@@ -27,16 +25,15 @@ from typing import Any
 import numpy as np
 
 from govsi.dedup.minhash import MinHash
-from govsi.text.maintext import VERSION, main_text, whole_text
+from govsi.text.maintext import VERSION, main_text, normalized, whole_text
 
 __all__ = [
     "KEY_VERSION",
-    "MIN_KEY_WORDS",
     "band_keys",
     "bounded_hashes",
+    "copy_key",
     "exact_key",
     "exact_key_of",
-    "identifies",
     "is_duplicate",
     "lsh_params",
     "shingles",
@@ -44,12 +41,15 @@ __all__ = [
     "signature_of_text",
     "signature_values",
     "similarity",
+    "title_words",
 ]
 
 # The definition keys, signatures and band keys are made by (stored as page.key_version).
 KEY_VERSION = VERSION
-# Fewer words of main text than this, and an equal key is no proof of one page.
-MIN_KEY_WORDS = 12
+# The title is part of the copy key when it starts in the first TITLE_WINDOW characters;
+# at most MAX_TITLE_CHARS of it.
+TITLE_WINDOW = 1 << 16
+MAX_TITLE_CHARS = 2048
 _KEY_PREFIX = f"\x00v{KEY_VERSION}:"
 # Band keys of different definitions never meet in page_lsh (BLAKE2b's salt).
 _BAND_SALT = f"v{KEY_VERSION}".encode()
@@ -99,11 +99,25 @@ def exact_key_of(text: str, html: str) -> str:
     return hashlib.sha256(keyed.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def identifies(text: str) -> bool:
-    """Whether two pages whose normalized main ``text`` (``main_text``) is this one are one
-    page: it is empty (then the whole text was keyed), or MIN_KEY_WORDS words or more."""
-    # Normalized text separates its words by single spaces; counted in a bounded prefix.
-    return not text or text.count(" ", 0, MIN_KEY_WORDS * 64) + 1 >= MIN_KEY_WORDS
+def copy_key(html: str) -> str:
+    """A hex SHA-256 that pages showing a reader the same title and text share."""
+    keyed = _KEY_PREFIX + title_words(html) + "\x00" + whole_text(html)
+    return hashlib.sha256(keyed.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def title_words(html: str, window: int = TITLE_WINDOW) -> str:
+    """The words of the page's first ``<title>`` (``normalized``), if it starts in the first
+    ``window`` characters; "" without one. Linear: one search for each delimiter."""
+    head = html[:window]
+    lower = head.lower()
+    start = lower.find("<title")
+    if start < 0:
+        return ""
+    opened = lower.find(">", start)
+    if opened < 0:
+        return ""
+    end = lower.find("</title", opened)
+    return normalized(head[opened + 1 : end if end >= 0 else len(head)][:MAX_TITLE_CHARS])
 
 
 def shingles(text: str, size: int = DEFAULT_SHINGLE_SIZE) -> set[str]:

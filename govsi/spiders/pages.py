@@ -204,7 +204,7 @@ class HtmlPages:
                 return as_duplicate(record, verdict.original)
             if verdict is not None:
                 record.minhash, record.band_keys = verdict.minhash, verdict.band_keys
-                record.key_identifies = verdict.identifies
+                record.text_hash = verdict.text_hash
                 if verdict.near is not None:
                     # A near copy is a page of its own, kept whole: only flagged.
                     self.count("govsi/pages/near_duplicate")

@@ -19,7 +19,7 @@ from typing import Any
 from lxml import etree
 
 from govsi.dedup.question import Question, question_of_text
-from govsi.dedup.signature import exact_key_of
+from govsi.dedup.signature import copy_key, exact_key_of
 from govsi.items import PageText
 from govsi.render.scripts import Yield, needs_browser, onload_scripts, page_yield, script_signature
 from govsi.text.html import page_language, page_title
@@ -123,7 +123,7 @@ def read_html(
         main = normalized(readable)
         key = exact_key_of(main, kept)
         if measures is not None:
-            reading.question = question_of_text(url, key, main, **measures)
+            reading.question = question_of_text(url, key, main, copy=copy_key(kept), **measures)
         if measures is not None or keyed:
             reading.content_key = key
         if text_chars:

@@ -164,8 +164,7 @@ def stored_originals(
         return {}
     if conn.dialect.name == "postgresql":
         conn.execute(select(func.pg_advisory_xact_lock(ORIGINALS_LOCK)))
-    identified = [p for p in pages if p.key_identifies]
-    found: Found = {u: (o, None) for u, o in _exact_originals(conn, identified).items()}
+    found = _exact_originals(conn, pages)
     rest = [p for p in pages if p.url not in found and p.minhash and p.band_keys
             and p.near_duplicate_of is None]  # fmt: skip
     if rest:
@@ -173,21 +172,26 @@ def stored_originals(
     return found
 
 
-def _exact_originals(conn: Connection, pages: list[FetchedPage]) -> dict[str, str]:
-    owners: dict[str, list[tuple[int, str]]] = {}
+def _exact_originals(conn: Connection, pages: list[FetchedPage]) -> Found:
+    """For each of ``pages``, the first committed page with its exact key: its original if
+    their copy keys (``text_hash``) agree too, else one it resembles wholly (1.0)."""
+    owners: dict[str, list[tuple[int, str, str | None]]] = {}
     for part in chunks(sorted({p.content_hash for p in pages if p.content_hash}), IN_CHUNK):
-        q = select(PAGE.c.id, PAGE.c.url, PAGE.c.content_hash).where(
+        q = select(PAGE.c.id, PAGE.c.url, PAGE.c.content_hash, PAGE.c.text_hash).where(
             PAGE.c.content_hash.in_(part),
             (PAGE.c.page_type_code + "") == "HTML",  # see _LOOKUP_SQL
         )
-        for pid, url, key in conn.execute(q):
-            owners.setdefault(key, []).append((pid, url))
-    found = {}
+        for pid, url, key, text_hash in conn.execute(q):
+            owners.setdefault(key, []).append((pid, url, text_hash))
+    found: Found = {}
     for page in pages:
         # The first stored is the original; the page's own row (a re-fetch) is not a copy.
         others = sorted(o for o in owners.get(page.content_hash or "", ()) if o[1] != page.url)
-        if others:
-            found[page.url] = others[0][1]
+        same = [o for o in others if page.text_hash is not None and o[2] == page.text_hash]
+        if same:
+            found[page.url] = (same[0][1], None)
+        elif others and page.near_duplicate_of is None:
+            found[page.url] = (others[0][1], 1.0)
     return found
 
 

@@ -124,6 +124,9 @@ PAGE = Table(
     # (A page's id; no FOREIGN KEY, which SQLite adds only by copying the table.)
     Column("near_duplicate_of", Integer),
     Column("similarity", Float),
+    # The key of all a reader sees (title, whole text): an exact copy, stored as a DUPLICATE,
+    # has both keys (content_hash, text_hash) of its original.
+    Column("text_hash", String(64)),
     # The definition of the main text content_hash and minhash were made by
     # (govsi.text.maintext.VERSION; NULL: before versions, 1); never compared across.
     Column("key_version", SmallInteger),

@@ -398,6 +398,7 @@ def _page_row(pid: int, item: FetchedPage) -> Row:
         "content_hash": item.content_hash,
         "minhash": item.minhash,
         "key_version": item.key_version if item.content_hash else None,
+        "text_hash": item.text_hash,
         "duplicate_of": None,
         "near_duplicate_of": None,
         "similarity": item.similarity if item.near_duplicate_of else None,

@@ -332,8 +332,9 @@ def kopije() -> Host:
     r = {
         "/": html(index),
         "/clanek": html(_template(ARTICLE)),
-        # Its template links to a page nothing else links to: a copy's links are not followed.
-        "/clanek-kopija": html(_template(ARTICLE, extra='<a href="/samo-v-kopiji">x</a>')),
+        # All a reader sees is /clanek's, an exact copy; its markup links (without text) to a
+        # page nothing else links to: a copy's links are not followed.
+        "/clanek-kopija": html(_template(ARTICLE, extra='<a href="/samo-v-kopiji"></a>')),
         "/clanek?print=1": html(
             f"<html><body><main><h2>Obvestilo</h2><p>{ARTICLE}</p></main></body></html>"
         ),

@@ -1,4 +1,5 @@
-"""Near copies flagged, not dropped: page.near_duplicate_of and page.similarity; the
+"""Near copies flagged, not dropped: page.near_duplicate_of and page.similarity; the key
+of all a reader sees (page.text_hash), which an exact copy shares with its original; the
 definition stored keys were made by (page.key_version). A near copy an earlier version
 stored as a DUPLICATE without its content goes back to the frontier, to be fetched again.
 
@@ -35,6 +36,7 @@ def upgrade() -> None:
     # dropping the old one fails once other tables' rows reference it.
     op.add_column("page", sa.Column("near_duplicate_of", sa.Integer), schema=S)
     op.add_column("page", sa.Column("similarity", sa.Float), schema=S)
+    op.add_column("page", sa.Column("text_hash", sa.String(64)), schema=S)
     op.add_column("page", sa.Column("key_version", sa.SmallInteger), schema=S)
     link = f"{S}.link" if S else "link"
     # Materialized first: the UPDATE changes the rows the query reads.
@@ -55,5 +57,6 @@ def downgrade() -> None:
     S = alter_schema(op.get_bind())
     with op.batch_alter_table("page", schema=S) as batch:
         batch.drop_column("key_version")
+        batch.drop_column("text_hash")
         batch.drop_column("similarity")
         batch.drop_column("near_duplicate_of")
