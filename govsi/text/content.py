@@ -186,7 +186,7 @@ class _Page:
             if attrib:
                 cls, ident = attrib.get("class"), attrib.get("id")
                 if cls or ident:
-                    names = f"{cls or ''} {ident or ''}"
+                    names = cls if ident is None else f"{cls or ''} {ident}"
                     template, w, content_word = _judged.get(names) or _judge(names)
                     if w:
                         weight[i] = w
