@@ -336,7 +336,8 @@ def kopije() -> Host:
         # page nothing else links to: a copy's links are not followed.
         "/clanek-kopija": html(_template(ARTICLE, extra='<a href="/samo-v-kopiji"></a>')),
         "/clanek?print=1": html(
-            f"<html><body><main><h2>Obvestilo</h2><p>{ARTICLE}</p></main></body></html>"
+            f"<html><body><h1>Republika Slovenija</h1><main><h2>Obvestilo</h2><p>{ARTICLE}</p>"
+            "</main></body></html>"
         ),
         "/clanek-datum": html(_template(near, date="24. 11. 2026", views=11)),
         "/novica-1": html(_template(NEWS[0])),
