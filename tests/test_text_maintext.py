@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from govsi.text import content
+from govsi.text import names
 from govsi.text.maintext import VERSION, main_text, normalized, readable_main_text
 from govsi.web.extract import parse_html
 from tests.support.growth import LINEAR_BOUND, growth
@@ -195,12 +195,12 @@ def test_empty_and_broken_input() -> None:
 
 
 def test_the_names_judged_are_kept_within_their_bound() -> None:
-    for i in range(content._NAMES_CACHE + 50):
+    for i in range(names.NAMES_CACHE + 50):
         readable_main_text(f'<div class="c{i}"><p>{P1}</p></div>')
-    assert len(content._judged) <= content._NAMES_CACHE
-    huge = "x" * (4 * content._NAMES_MAX)
+    assert len(names.judged) <= names.NAMES_CACHE
+    huge = "x" * (4 * names.NAMES_MAX)
     assert P1 in readable_main_text(f'<div class="{huge}"><p>{P1}</p></div>')
-    assert huge not in content._judged
+    assert huge not in names.judged
 
 
 @pytest.mark.parametrize(

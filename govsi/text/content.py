@@ -28,57 +28,22 @@ under 25 characters go, never one holding half of it.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from typing import Any
 
-from lxml import etree
+from govsi.text.names import (
+    ARTICLE,
+    GONE,
+    HIDDEN_STYLE,
+    KINDS,
+    MAIN,
+    TEMPLATE,
+    TEMPLATE_ROLES,
+    judge,
+    judged,
+)
 
-# Never text a reader sees (their tails are).
-DROP = frozenset(
-    {"script", "style", "noscript", "template", "svg", "iframe", "head", "object", "embed",
-     "canvas", "video", "audio", "map", "button", "select", "input", "textarea", "option",
-     "optgroup", "datalist", "dialog", "frame", "frameset", "applet", "math", "link", "meta"}
-)  # fmt: skip
-_TEMPLATE_TAGS = frozenset({"nav", "aside", "footer", "header", "menu", "figure"})
-_GONE, _TEMPLATE, _MAIN, _ARTICLE = 1, 2, 3, 4
-# What a tag says at once (comments and processing instructions are never text either).
-_KINDS: dict[Any, int] = {
-    **dict.fromkeys(DROP, _GONE), **dict.fromkeys(_TEMPLATE_TAGS, _TEMPLATE),
-    etree.Comment: _GONE, etree.ProcessingInstruction: _GONE, etree.Entity: _GONE,
-    "main": _MAIN, "article": _ARTICLE,
-}  # fmt: skip
-_TEMPLATE_ROLES = frozenset(
-    {"navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar",
-     "alert", "alertdialog", "dialog"}
-)  # fmt: skip
-# Class and id words, matched anywhere in the names (readability's lists, with the
-# template's Slovenian names: noga, glava, meni, drobtinice, piškotki, sorodne novice).
-_TEMPLATE_NAMES = re.compile(
-    r"-ad-|banner|breadcrumb|combx|comment|communit|disqus|extra|footer|gdpr|cookie|consent|"
-    r"header|legends|menu|related|remark|replies|rss|shoutbox|sidebar|skyscraper|social|"
-    r"sponsor|supplemental|ad-break|agegate|pagination|pager|popup|share|sharing|newsletter|"
-    r"signup|subscribe|byline|author|next-|-stories|most-popular|(?<![a-z0-9])cc-|"
-    r"drobtin|piskot|glava|noga|meni|navig|sorodn|skip"
-)
-# ... unless the names also say content ("sidebar-content", "main-menu" is settled by text).
-_CONTENT_NAMES = re.compile(r"and|article|body|column|content|main|shadow|vsebin|clanek")
-_UP_NAMES = re.compile(
-    r"article|body|content|entry|hentry|h-entry|main|page|pagination|post|text|blog|story|"
-    r"vsebin|clanek|besedilo|novica"
-)
-_DOWN_NAMES = re.compile(
-    r"-ad-|hidden|^hid$| hid$| hid |^hid |banner|combx|comment|com-|contact|foot|footer|"
-    r"footnote|gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|"
-    r"sidebar|skyscraper|sponsor|shopping|tags|tool|widget|byline|author|caption|"
-    r"sorodn|noga|oznake"
-)
-# A whole word of the names says this is the content (id="vsebina", class="print-body").
-_CONTENT_WORD = re.compile(
-    r"(?<![a-z0-9])(?:content|maincontent|vsebina|main|article|clanek|body|story)(?![a-z0-9])"
-)
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden")
 _BLOCKS = frozenset(
     {"address", "article", "aside", "blockquote", "dd", "details", "dialog", "div", "dl", "dt",
      "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6",
@@ -93,32 +58,12 @@ _TAG_SCORES = {
     "h1": -5, "h2": -5, "h3": -5, "h4": -5, "h5": -5, "h6": -5, "th": -5,
 }  # fmt: skip
 _CLEANED = frozenset({"table", "ul", "ol", "div", "section", "form", "dl", "header"})
-_NAME_WEIGHT = 25
 _ARTICLE_BODY_WEIGHT = 50  # itemprop="articleBody": the page says so
 _MIN_BLOCK = 25  # characters: shorter text scores nothing, and goes when alone in a part
 _REGION_SHARE = 4  # a region named by the markup holds 1/4 of the page's text or more
 _WIDEN = 2  # the region whole when the best part holds less than 1/2 of its own text
 _SIBLING_SHARE = 0.2  # a sibling scoring 1/5 of the best (and 10) is content too
 _MENU_LINKS, _MENU_LINK_SHARE, _MENU_LABEL = 4, 0.6, 30
-_NAMES_CACHE = 8192  # class/id strings judged, kept across pages (templates repeat them)
-_NAMES_MAX = 256  # longer ones are judged and not kept
-
-_judged: dict[str, tuple[bool, int, bool]] = {}
-
-
-def _judge(names: str) -> tuple[bool, int, bool]:
-    """(template, weight, content word) for a class + id string."""
-    low = names.lower()
-    template = bool(_TEMPLATE_NAMES.search(low)) and not _CONTENT_NAMES.search(low)
-    weight = (_NAME_WEIGHT if _UP_NAMES.search(low) else 0) - (
-        _NAME_WEIGHT if _DOWN_NAMES.search(low) else 0
-    )
-    verdict = (template, weight, bool(_CONTENT_WORD.search(low)))
-    if len(names) < _NAMES_MAX:
-        if len(_judged) >= _NAMES_CACHE:
-            _judged.clear()
-        _judged[names] = verdict
-    return verdict
 
 
 class _Page:
@@ -149,7 +94,7 @@ class _Page:
             p = parent_of(e.getparent(), 0)  # the root's parent: 0, and the root is no tail
             par.append(p)
             tag = e.tag
-            kind = _KINDS.get(tag, 0)
+            kind = KINDS.get(tag, 0)
             tail = e.tail if i else None
             if tail and not tail.isspace():
                 if gone[p]:
@@ -157,7 +102,7 @@ class _Page:
                 else:
                     own[p] += len(tail.strip())
                     own_commas[p] += tail.count(",")
-            if kind == _GONE or (i and gone[p]):
+            if kind == GONE or (i and gone[p]):
                 gone.append(1)
                 tags.append("")
                 own.append(0)
@@ -176,9 +121,9 @@ class _Page:
                 own_commas.append(0)
             template = False
             if kind:
-                if kind == _MAIN:
+                if kind == MAIN:
                     mains.append(i)
-                elif kind == _ARTICLE:
+                elif kind == ARTICLE:
                     articles.append(i)
                 else:
                     sure.add(i)
@@ -187,14 +132,14 @@ class _Page:
                 cls, ident = attrib.get("class"), attrib.get("id")
                 if cls or ident:
                     names = cls if ident is None else f"{cls or ''} {ident}"
-                    template, w, content_word = _judged.get(names) or _judge(names)
+                    template, w, content_word = judged.get(names) or judge(names)
                     if w:
                         weight[i] = w
                     if content_word:
                         named.add(i)
                 if len(attrib) > (cls is not None) + (ident is not None):
                     template = self._rare(attrib, i, sure, weight) or template
-            if template or kind == _TEMPLATE:
+            if template or kind == TEMPLATE:
                 flagged.append(i)
         if par:
             par[0] = -1
@@ -263,10 +208,10 @@ class _Page:
             role = attrib["role"]
             if role == "main":
                 self.mains.append(i)
-            elif role in _TEMPLATE_ROLES:
+            elif role in TEMPLATE_ROLES:
                 sure.add(i)
         return "hidden" in attrib or (
-            "style" in attrib and bool(_HIDDEN_STYLE.search(attrib["style"]))
+            "style" in attrib and bool(HIDDEN_STYLE.search(attrib["style"]))
         )
 
     def link_density(self, i: int) -> float:
