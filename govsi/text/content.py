@@ -87,27 +87,33 @@ class _Page:
         # Never text: a DROP element, what is inside one, a comment. Its tail is text.
         gone = self.gone = bytearray()
         self.dropped: list[int] = []  # the outermost DROP elements, to take out if inside
+        # What is inside a DROP element is not indexed, only held: released first, children
+        # before parents, while the DROP element still holds its proxy.
+        held: list[Any] = []
+        self.held = held
         parent_of = index.get
         mains, articles, named = self.mains, self.articles, self.named
-        for i, e in enumerate(root.iter()):
+        for e in root.iter():
+            p = parent_of(e.getparent(), -1)
+            if p < 0 < len(par) or (p >= 0 and gone[p]):
+                held.append(e)
+                continue
+            i = len(par)
             index[e] = i
-            p = parent_of(e.getparent(), 0)  # the root's parent: 0, and the root is no tail
             par.append(p)
             tag = e.tag
             kind = KINDS.get(tag, 0)
-            tail = e.tail if i else None
-            if tail and not tail.isspace():
-                if gone[p]:
-                    tail = None
-                else:
+            if i:
+                tail = e.tail
+                if tail and not tail.isspace():
                     own[p] += len(tail.strip())
                     own_commas[p] += tail.count(",")
-            if kind == GONE or (i and gone[p]):
+            if kind == GONE:
                 gone.append(1)
                 tags.append("")
                 own.append(0)
                 own_commas.append(0)
-                if i and not gone[p] and tag.__class__ is str:
+                if i and tag.__class__ is str:
                     self.dropped.append(i)
                 continue
             gone.append(0)
@@ -141,8 +147,6 @@ class _Page:
                     template = self._rare(attrib, i, sure, weight) or template
             if template or kind == TEMPLATE:
                 flagged.append(i)
-        if par:
-            par[0] = -1
         # Dropped in reverse order, children before parents (held_elements).
         els = self.els = list(index)
         self.par, self.tags, self.weight = par, tags, weight
