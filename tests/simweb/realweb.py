@@ -104,13 +104,7 @@ class RealWeb(SimWeb):
         ips = {self.ip_of(h) for h in self.hosts} | {self.trap_ip}
         for ip in sorted(ips):
             for port in (80, 443):
-                server = _SchemeServer((ip, port), self)
-                if port == 443:
-                    server.socket = context.wrap_socket(server.socket, server_side=True)
-                t = threading.Thread(target=server.serve_forever, daemon=True)
-                t.start()
-                self._servers.append(server)
-                self._threads.append(t)
+                self._serve(_SchemeServer((ip, port), self), context if port == 443 else None)
         return self
 
 

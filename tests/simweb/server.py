@@ -231,14 +231,17 @@ class SimWeb:
         binds.add((self.trap_ip, 443, True))
         context = self._tls_context()
         for ip, port, tls in sorted(binds):
-            server = _Server((ip, port), self)
-            if tls:
-                server.socket = context.wrap_socket(server.socket, server_side=True)
-            t = threading.Thread(target=server.serve_forever, daemon=True)
-            t.start()
-            self._servers.append(server)
-            self._threads.append(t)
+            self._serve(_Server((ip, port), self), context if tls else None)
         return self
+
+    def _serve(self, server: _Server, context: ssl.SSLContext | None) -> None:
+        """Serve ``server`` in a thread of its own, over TLS with ``context`` if given."""
+        if context is not None:
+            server.socket = context.wrap_socket(server.socket, server_side=True)
+        t = threading.Thread(target=server.serve_forever, daemon=True)
+        t.start()
+        self._servers.append(server)
+        self._threads.append(t)
 
     def stop(self) -> None:
         # Each shutdown waits for its server's next poll: all of them at once, not in turn.
