@@ -11,8 +11,13 @@ For every page: its main text (``govsi.text.maintext``), exact key and MinHash s
   every page before it, as pages are met in URL order): how many pages would be flagged;
 - the empty main texts of pages with text (``--words`` or more words in all).
 
+With ``--crawl``, the corpus is also crawled end to end on the simulated web (default
+settings but ``DEFAULT_CRAWL_DELAY``; SQLite) and crawldb's rows are counted: pages stored
+whole, DUPLICATEs and whether each is an exact copy, flagged near copies, empty page texts.
+
     PYTHONPATH=. python -m bench.real_duplicates
     PYTHONPATH=. python -m bench.real_duplicates --part heldout
+    PYTHONPATH=. python -m bench.real_duplicates --crawl      # ~2 min more
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", choices=("tuning", "heldout"), default=None)
     ap.add_argument("--words", type=int, default=30, help="a page of this many words has text")
+    ap.add_argument("--crawl", action="store_true", help="crawl the corpus end to end too")
     args = ap.parse_args()
     pages = sorted(realpages.pages(part=args.part), key=lambda p: p.url)
     rows: list[dict[str, Any]] = []
@@ -112,12 +118,57 @@ def main() -> None:
             empty.append(r["url"])
             by_site[r["site"]] += 1
     print(f"empty main text on pages with >= {args.words} words: {len(empty)} {dict(by_site)}")
+    crawled = crawl(rows) if args.crawl else None
     write_result(RESULTS / "real_duplicates.json", {
+        "crawl": crawled,
         "machine": machine(), "code": code(ROOT), "part": args.part, "pages": len(rows),
         "key_version": KEY_VERSION, "exact_copy_pages": in_copies, "exact_groups": len(copies),
         "byte_copies": byte_copies, "least_alike_copies": worst[:20],
         "near_flagged": {str(t): n for t, n in flagged.items()}, "empty_main_text": empty,
     })  # fmt: skip
+
+
+def crawl(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The corpus crawled end to end (see the module's docstring), crawldb's rows counted."""
+    import tempfile
+    from pathlib import Path
+    from urllib.parse import urlsplit
+
+    from tests.simweb import realweb
+    from tests.simweb.expected import E2E_SETTINGS
+    from tests.support.crawl import query, run_crawl
+
+    def served(url: str) -> tuple[str, tuple[str, tuple[tuple[str, str], ...]]]:
+        # The corpus page the simulated web serves at ``url`` (queries in any order).
+        return urlsplit(url).hostname or "", realweb.normal_target(realweb.target_of(url))
+
+    keys = {served(r["url"]): r["key"] for r in rows}
+    web = realweb.build().start()
+    with tempfile.TemporaryDirectory() as tmp:
+        db_url = f"sqlite:///{Path(tmp) / 'crawldb.sqlite3'}"
+        try:
+            run = run_crawl(web, db_url, Path(tmp) / "run", realweb.SEEDS, timeout=900,
+                            DEFAULT_CRAWL_DELAY=0.01, **E2E_SETTINGS)  # fmt: skip
+        finally:
+            web.stop()
+        got = query(db_url, "SELECT p.url, p.page_type_code, p.html_content IS NOT NULL, o.url, "
+                            "p.near_duplicate_of IS NOT NULL, t.text IS NOT NULL "
+                            "FROM page p LEFT JOIN page o ON o.id = p.duplicate_of "
+                            "LEFT JOIN page_text t ON t.page_id = p.id "
+                            "WHERE p.http_status_code = 200")  # fmt: skip
+    html = [g for g in got if g[1] == "HTML"]
+    copies = [g for g in got if g[1] == "DUPLICATE"]
+    exact = [g for g in copies if keys.get(served(g[0])) == keys.get(served(g[3])) is not None]
+    result = {
+        "returncode": run.returncode, "fetched_200": len(got),
+        "corpus_pages_fetched": len({served(g[0]) for g in got} & keys.keys()),
+        "html": len(html), "html_with_content": sum(1 for g in html if g[2]),
+        "duplicates": len(copies), "duplicates_exact_copies": len(exact),
+        "near_flagged": sum(1 for g in html if g[4]),
+        "html_without_text": sum(1 for g in html if not g[5]),
+    }  # fmt: skip
+    print("crawled end to end:", ", ".join(f"{k} {v}" for k, v in result.items()))
+    return result
 
 
 if __name__ == "__main__":
