@@ -7,12 +7,14 @@ import random
 from typing import Any
 
 import pytest
+from lxml import etree
 
 from govsi.dedup.signature import (
     KEY_VERSION,
     SHINGLE_CHUNK,
     band_keys,
     bounded_hashes,
+    copy_key,
     exact_key,
     is_duplicate,
     lsh_params,
@@ -25,6 +27,7 @@ from govsi.dedup.signature import (
     similarity,
 )
 from govsi.text.maintext import main_text
+from govsi.web.extract import parse_html
 from tests.support.govpages import COOKIE, FOOTER, MENU, NEWS_1, NEWS_2, semantic, soup
 from tests.support.growth import LINEAR_BOUND, growth
 
@@ -293,3 +296,27 @@ def test_removed_siblings_leave_their_tails_in_order() -> None:
     )
     nested = "<html><body><p>a</p><svg><svg>x</svg>y</svg>konec</body></html>"
     assert main_text(nested) == "a konec"
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        # Markup, attributes, comments, scripts and styles are not what a reader sees.
+        ("<title>T</title><p class=a>Ena dva</p>",
+         "<title>T</title><!-- x --><p id=b>Ena <b>dva</b></p><script>var t='123'</script>"
+         "<style>p{}</style>", True),
+        ("<p>Ena dva</p>", "<p>ENA, dva!</p>", True),  # words, as the main text's key
+        # The title, a count in the template, a word anywhere: another page.
+        ("<title>Dejavnost 1</title><p>Ena dva</p>", "<title>Dejavnost 2</title><p>Ena dva</p>",
+         False),
+        ("<p>Ena dva</p><div>109 najdenih</div>", "<p>Ena dva</p><div>30 najdenih</div>", False),
+        ("<p>Ena dva</p>", "<p>Ena dva tri</p>", False),
+    ],
+)  # fmt: skip
+def test_a_copy_key_is_what_a_reader_sees(a: str, b: str, same: bool) -> None:
+    assert (copy_key(a) == copy_key(b)) is same
+    # From a tree the crawl parsed already, the same key, and the tree left as it was.
+    root = parse_html(a)
+    assert root is not None
+    before = etree.tostring(root)
+    assert copy_key(a, root) == copy_key(a) and etree.tostring(root) == before

@@ -33,6 +33,7 @@ from govsi.dedup.question import Question, question_of_text
 from govsi.dedup.signature import copy_key, exact_key_of, lsh_params, make_minhash
 from govsi.store.originals import nearest
 from govsi.text.maintext import main_text
+from govsi.web.extract import parse_html
 
 logger = logging.getLogger(__name__)
 
@@ -141,7 +142,9 @@ class DuplicateIndex:
     def prepare(self, url: str, html: str, root: etree._Element | None = None) -> Question:
         """What the page is compared by: main text's key, signature and band keys (CPU)."""
         # Extracting the main text is the costly step; it is done once per page.
-        copy = copy_key(html)
+        if root is None:
+            root = parse_html(html)
+        copy = copy_key(html, root)  # before the main text consumes the tree
         text = main_text(html, root)
         key = exact_key_of(text, html)
         if self._recent_copy(key, copy, url) is not None:

@@ -13,6 +13,7 @@ from lxml import etree
 
 from govsi.dedup.signature import band_keys, copy_key, exact_key_of, signature_values
 from govsi.text.maintext import main_text
+from govsi.web.extract import parse_html
 
 __all__ = ["Question", "question", "question_of_text"]
 
@@ -44,8 +45,11 @@ def question(
     """``DuplicateIndex.prepare`` as a pure function of the page (``measures()`` gives the
     rest), for a worker process: it parses ``html`` itself unless given its ``root`` (which
     it consumes), and always makes the signature. Its result is picklable."""
+    if root is None:
+        root = parse_html(html)
+    copy = copy_key(html, root)  # before the main text consumes the tree
     text = main_text(html, root)
-    return question_of_text(url, exact_key_of(text, html), text, copy=copy_key(html),
+    return question_of_text(url, exact_key_of(text, html), text, copy=copy,
                             num_perm=num_perm, shingle_size=shingle_size, bands=bands,
                             rows=rows)  # fmt: skip
 

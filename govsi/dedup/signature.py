@@ -6,7 +6,7 @@
   key. A page with no main text at all is keyed by its whole text instead, so that two
   template-only pages are copies only if they are identical. It is what a revisit tells a
   change by, and what finds a page's exact-copy candidates.
-- ``copy_key`` hashes everything a reader sees: the title and the whole text. An exact copy,
+- ``copy_key`` hashes everything a reader sees: the title and all the text. An exact copy,
   stored without its content, has both keys of its original. The main text alone is not
   enough: on real sites an extractor's main text is the same for pages a reader tells apart
   (two procedures of one template by their title, two searches by their count of results);
@@ -23,9 +23,11 @@ from operator import methodcaller
 from typing import Any
 
 import numpy as np
+from lxml import etree
 
 from govsi.dedup.minhash import MinHash
 from govsi.text.maintext import VERSION, main_text, normalized, whole_text
+from govsi.web.extract import parse_html
 
 __all__ = [
     "KEY_VERSION",
@@ -41,15 +43,13 @@ __all__ = [
     "signature_of_text",
     "signature_values",
     "similarity",
-    "title_words",
 ]
 
 # The definition keys, signatures and band keys are made by (stored as page.key_version).
 KEY_VERSION = VERSION
-# The title is part of the copy key when it starts in the first TITLE_WINDOW characters;
-# at most MAX_TITLE_CHARS of it.
-TITLE_WINDOW = 1 << 16
-MAX_TITLE_CHARS = 2048
+# What a reader sees of a page: its text nodes (the title's too) outside scripts and styles.
+# Plain strings: lxml's "smart" ones keep a reference to their element each.
+_VISIBLE_TEXT = etree.XPath("//text()[not(parent::script or parent::style)]", smart_strings=False)
 _KEY_PREFIX = f"\x00v{KEY_VERSION}:"
 # Band keys of different definitions never meet in page_lsh (BLAKE2b's salt).
 _BAND_SALT = f"v{KEY_VERSION}".encode()
@@ -99,25 +99,15 @@ def exact_key_of(text: str, html: str) -> str:
     return hashlib.sha256(keyed.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def copy_key(html: str) -> str:
-    """A hex SHA-256 that pages showing a reader the same title and text share."""
-    keyed = _KEY_PREFIX + title_words(html) + "\x00" + whole_text(html)
+def copy_key(html: str, root: etree._Element | None = None) -> str:
+    """A hex SHA-256 that pages showing a reader the same title and text share: the words
+    of every text node outside scripts and styles, template included. ``root``: the page
+    as ``parse_html`` parsed it, read and left as it is (else ``html`` is parsed)."""
+    if root is None:
+        root = parse_html(html)
+    text = " ".join(_VISIBLE_TEXT(root)) if root is not None else ""
+    keyed = _KEY_PREFIX + normalized(text)
     return hashlib.sha256(keyed.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def title_words(html: str, window: int = TITLE_WINDOW) -> str:
-    """The words of the page's first ``<title>`` (``normalized``), if it starts in the first
-    ``window`` characters; "" without one. Linear: one search for each delimiter."""
-    head = html[:window]
-    lower = head.lower()
-    start = lower.find("<title")
-    if start < 0:
-        return ""
-    opened = lower.find(">", start)
-    if opened < 0:
-        return ""
-    end = lower.find("</title", opened)
-    return normalized(head[opened + 1 : end if end >= 0 else len(head)][:MAX_TITLE_CHARS])
 
 
 def shingles(text: str, size: int = DEFAULT_SHINGLE_SIZE) -> set[str]:

@@ -119,11 +119,12 @@ def read_html(
     title, declared = (page_title(root), page_language(root)) if text_chars else (None, None)
     # Last: the main text is cut out of the tree, which is consumed.
     if measures is not None or keyed or text_chars:
+        copy = copy_key(kept, root) if measures is not None else ""
         readable = readable_main_text(kept, root)
         main = normalized(readable)
         key = exact_key_of(main, kept)
         if measures is not None:
-            reading.question = question_of_text(url, key, main, copy=copy_key(kept), **measures)
+            reading.question = question_of_text(url, key, main, copy=copy, **measures)
         if measures is not None or keyed:
             reading.content_key = key
         if text_chars:
