@@ -1,7 +1,12 @@
 """Real gov.si pages (tests/data/realpages) crawled end to end with the default settings
 (but the delay): every distinct page keeps its HTML, a DUPLICATE is an exact copy of its
 original, near copies are flagged and kept whole, and no page a reader sees as text has
-an empty main text."""
+an empty main text.
+
+The held-out part of every site (313 pages, never tuned on) is crawled, from its URLs as
+seeds; robots.txt allows those alone, so the links to the rest are refused unasked. A crawl
+of all 1 128 takes a minute and a half, most of it one host's pages one after another
+(``bench.real_duplicates --crawl`` does it)."""
 
 from __future__ import annotations
 
@@ -24,11 +29,12 @@ READER_WORDS = 30
 @pytest.fixture(scope="module")
 def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
     corpus = {p.url: p.html for p in realpages.pages()}
-    web = realweb.build().start()
+    seeds = [p.url for p in realpages.pages(part="heldout")]
+    web = realweb.build(allow=seeds).start()
     tmp = tmp_path_factory.mktemp("realpages")
     db_url = f"sqlite:///{tmp / 'crawldb.sqlite3'}"
     try:
-        run = run_crawl(web, db_url, tmp / "run", realweb.SEEDS, timeout=600,
+        run = run_crawl(web, db_url, tmp / "run", seeds, timeout=600,
                         DEFAULT_CRAWL_DELAY=0.01, **E2E_SETTINGS)  # fmt: skip
     finally:
         web.stop()
@@ -37,11 +43,13 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dic
     yield db_url, corpus
 
 
-def test_most_of_the_corpus_is_crawled(crawled: tuple[str, dict[str, str]]) -> None:
-    db_url, corpus = crawled
+def test_the_held_out_pages_are_crawled(crawled: tuple[str, dict[str, str]]) -> None:
+    db_url, _ = crawled
     fetched = {u for (u,) in query(db_url, "SELECT url FROM page WHERE http_status_code = 200")}
-    # The corpus' URLs were recovered from the pages; most are reached by their links.
-    assert len(fetched & corpus.keys()) >= 0.8 * len(corpus)
+    heldout = {p.url for p in realpages.pages(part="heldout")}
+    # Nearly every seed is fetched under its own URL; a few under another spelling of their
+    # query, which robots.txt's rules, written for the corpus' spelling, refuse.
+    assert len(fetched & heldout) >= 0.85 * len(heldout)
 
 
 def test_a_duplicate_is_an_exact_copy_and_every_other_page_keeps_its_html(
@@ -64,8 +72,8 @@ def test_near_copies_are_flagged_and_kept(crawled: tuple[str, dict[str, str]]) -
     db_url, _ = crawled
     flagged = query(db_url, "SELECT p.page_type_code, p.html_content IS NOT NULL, p.similarity "
                             "FROM page p WHERE p.near_duplicate_of IS NOT NULL")  # fmt: skip
-    # evem's activity pages share one template and most of their text: they resemble
-    # one another, and each is kept.
+    # evem's activity pages share one template and most of their text, podatki's listings
+    # theirs: they resemble one another, and each is kept.
     assert len(flagged) >= 10
     assert all(kind == "HTML" and has and 0.5 <= score <= 1 for kind, has, score in flagged)
 

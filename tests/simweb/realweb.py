@@ -108,19 +108,30 @@ class RealWeb(SimWeb):
         return self
 
 
-def build(corpus: Iterable[RealPage] | None = None) -> RealWeb:
-    """The web of the whole corpus (or of the pages given)."""
+def build(corpus: Iterable[RealPage] | None = None, allow: Iterable[str] = ()) -> RealWeb:
+    """The web of the whole corpus (or of the pages given). With ``allow``, every host's
+    robots.txt allows those URLs only: a crawl takes them and refuses the rest unasked."""
     chosen = list(pages() if corpus is None else corpus)
-    served: dict[str, dict[str, Resource]] = {h: {"/robots.txt": ROBOTS} for h in SCHEME}
+    rules: dict[str, list[str]] = {}
+    for url in allow:
+        rules.setdefault(urlsplit(url).hostname or "", []).append(f"Allow: {target_of(url)}$")
+
+    def robots(host: str) -> Resource:
+        if not allow:
+            return ROBOTS
+        text = "\n".join(["User-agent: *", *rules.get(host, []), "Disallow: /", ""])
+        return Resource(text.encode(), 200, {"Content-Type": "text/plain"})
+
+    served: dict[str, dict[str, Resource]] = {h: {"/robots.txt": robots(h)} for h in SCHEME}
     for p in chosen:
         host = urlsplit(p.url).hostname or ""
-        served.setdefault(host, {"/robots.txt": ROBOTS})
+        served.setdefault(host, {"/robots.txt": robots(host)})
         served[host][target_of(p.url)] = Resource(p.body, 200, {"Content-Type": CONTENT_TYPE})
     hosts = [Host(name, i, res, tls=SCHEME.get(name) == "https") for i, (name, res) in
              enumerate(sorted(served.items()))]  # fmt: skip
     others = sorted(h for h in linked_hosts(chosen) if h not in served)
     shared = len(hosts)  # one address for every other .gov.si host
-    hosts += [Host(name, shared, {"/robots.txt": ROBOTS}) for name in others
+    hosts += [Host(name, shared, {"/robots.txt": robots(name)}) for name in others
               if name.endswith(".gov.si")]  # fmt: skip
     outside = [name for name in others if not name.endswith(".gov.si")]
     return RealWeb(hosts, outside, chosen)
