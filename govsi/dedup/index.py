@@ -29,11 +29,9 @@ from sqlalchemy import Connection, Engine, Row
 from sqlalchemy.exc import SQLAlchemyError
 
 from govsi.dedup.minhash import MinHash
-from govsi.dedup.question import Question, question_of_text
-from govsi.dedup.signature import copy_key, exact_key_of, lsh_params, make_minhash
+from govsi.dedup.question import Question, page_keys, question_of_text
+from govsi.dedup.signature import lsh_params, make_minhash
 from govsi.store.originals import nearest
-from govsi.text.maintext import main_text
-from govsi.web.extract import parse_html
 
 logger = logging.getLogger(__name__)
 
@@ -142,11 +140,7 @@ class DuplicateIndex:
     def prepare(self, url: str, html: str, root: etree._Element | None = None) -> Question:
         """What the page is compared by: main text's key, signature and band keys (CPU)."""
         # Extracting the main text is the costly step; it is done once per page.
-        if root is None:
-            root = parse_html(html)
-        copy = copy_key(html, root)  # before the main text consumes the tree
-        text = main_text(html, root)
-        key = exact_key_of(text, html)
+        text, key, copy = page_keys(html, root)
         if self._recent_copy(key, copy, url) is not None:
             return Question(url, key, None, [], copy)  # a copy memory knows: no signature
         return question_of_text(url, key, text, copy=copy, **self.measures())

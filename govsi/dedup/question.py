@@ -15,7 +15,7 @@ from govsi.dedup.signature import band_keys, copy_key, exact_key_of, signature_v
 from govsi.text.maintext import main_text
 from govsi.web.extract import parse_html
 
-__all__ = ["Question", "question", "question_of_text"]
+__all__ = ["Question", "page_keys", "question", "question_of_text"]
 
 
 @dataclass
@@ -45,13 +45,19 @@ def question(
     """``DuplicateIndex.prepare`` as a pure function of the page (``measures()`` gives the
     rest), for a worker process: it parses ``html`` itself unless given its ``root`` (which
     it consumes), and always makes the signature. Its result is picklable."""
+    text, key, copy = page_keys(html, root)
+    return question_of_text(url, key, text, copy=copy, num_perm=num_perm,
+                            shingle_size=shingle_size, bands=bands, rows=rows)  # fmt: skip
+
+
+def page_keys(html: str, root: etree._Element | None = None) -> tuple[str, str, str]:
+    """(main text, exact key, copy key) of ``html``, parsed once: from ``root`` when given
+    (consumed), the copy key read before the main text cuts the tree."""
     if root is None:
         root = parse_html(html)
-    copy = copy_key(html, root)  # before the main text consumes the tree
+    copy = copy_key(html, root)
     text = main_text(html, root)
-    return question_of_text(url, exact_key_of(text, html), text, copy=copy,
-                            num_perm=num_perm, shingle_size=shingle_size, bands=bands,
-                            rows=rows)  # fmt: skip
+    return text, exact_key_of(text, html), copy
 
 
 def question_of_text(
