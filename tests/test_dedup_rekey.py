@@ -14,11 +14,12 @@ from govsi.dedup.index import unpack
 from govsi.dedup.rekey import rekey, stale
 from govsi.dedup.signature import KEY_VERSION, copy_key, exact_key, lsh_params, signature
 from govsi.store import database
+from govsi.web.extract import cut_markup
 from tests.support.crawldb import T, q
 from tests.support.govpages import NEWS_1, NEWS_2, semantic
 
 BANDS, ROWS = lsh_params(0.75, 128)
-MEASURES = {"num_perm": 128, "shingle_size": 5, "bands": BANDS, "rows": ROWS}
+MEASURES = {"max_tags": 250_000, "num_perm": 128, "shingle_size": 5, "bands": BANDS, "rows": ROWS}
 
 
 def upgrade_to(engine: Engine, revision: str) -> None:
@@ -85,3 +86,13 @@ def test_stored_keys_are_made_again_by_the_current_definition(engine: Engine) ->
     assert lsh == [(1, BANDS), (3, BANDS)]
     # Done once: a later start finds nothing stale.
     assert rekey(engine, **MEASURES) == 0
+
+
+def test_a_page_is_keyed_again_as_the_crawl_reads_it(engine: Engine) -> None:
+    # Cut at MAX_PARSE_TAGS as a fetch is: the keys a fetch of the same page would make.
+    page = "<html><body><main>" + "".join(f"<p>Odstavek {i} besedila.</p>" for i in range(200))
+    add_page(engine, 1, "HTML", "old-key", page)
+    assert rekey(engine, **{**MEASURES, "max_tags": 20}) == 1
+    kept, cut = cut_markup(page, 20)
+    assert cut > 0
+    assert q(engine, "SELECT content_hash FROM page") == [(exact_key(kept),)]

@@ -19,6 +19,7 @@ from govsi.dedup.index import pack
 from govsi.dedup.question import question
 from govsi.dedup.signature import KEY_VERSION
 from govsi.store.schema import PAGE, PAGE_LSH
+from govsi.web.extract import cut_markup
 
 __all__ = ["rekey", "stale"]
 
@@ -37,8 +38,12 @@ def stale(conn: Connection) -> int:
     return int(conn.execute(q).scalar_one())
 
 
-def rekey(engine: Engine, *, num_perm: int, shingle_size: int, bands: int, rows: int) -> int:
-    """Key every stale page again (see the module's docstring); how many were."""
+def rekey(
+    engine: Engine, *, max_tags: int, num_perm: int, shingle_size: int, bands: int, rows: int
+) -> int:
+    """Key every stale page again (see the module's docstring); how many were. A page is
+    read as the crawl reads it: its markup cut at ``max_tags`` (MAX_PARSE_TAGS), so that
+    its keys are the ones a fetch would make, and its cost bounded whatever it holds."""
     with engine.connect() as conn:
         count = stale(conn)
     if not count:
@@ -57,7 +62,8 @@ def rekey(engine: Engine, *, num_perm: int, shingle_size: int, bands: int, rows:
             if not batch:
                 break
             for pid, url, html in batch:
-                _key_again(conn, pid, url, html, num_perm=num_perm, shingle_size=shingle_size,
+                kept = cut_markup(html, max_tags)[0] if html else html
+                _key_again(conn, pid, url, kept, num_perm=num_perm, shingle_size=shingle_size,
                            bands=bands, rows=rows)  # fmt: skip
         done += len(batch)
         if done % (BATCH * 50) == 0:

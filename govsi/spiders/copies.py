@@ -35,15 +35,15 @@ class Copies:
         # One thread: the index keeps one connection, and lookups answer in order.
         self._lookups: ThreadPool | None = None
 
-    def rekey(self, engine: Engine) -> None:
+    def rekey(self, engine: Engine, max_tags: int) -> None:
         """Stored keys of another main-text definition made again (``rekey``), checked or
         not: revisits judge changes by them. Call it before any page is fetched, so that
         nothing is compared across definitions; a failure is logged, never fatal."""
         c = self.config
         bands, rows = lsh_params(c.threshold, c.num_perm)
         try:
-            rekey(engine, num_perm=c.num_perm, shingle_size=c.shingle_size, bands=bands,
-                  rows=rows)  # fmt: skip
+            rekey(engine, max_tags=max_tags, num_perm=c.num_perm, shingle_size=c.shingle_size,
+                  bands=bands, rows=rows)  # fmt: skip
         except SQLAlchemyError as e:
             logger.error("crawldb: stored keys could not be made again (%s); pages stored "
                          "before are compared with nothing until they are", e)  # fmt: skip

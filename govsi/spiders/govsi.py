@@ -211,7 +211,7 @@ class GovsiSpider(Spider):
         self.known = known
         self.store = store
         self.rendering.bind(self.crawler.get_extension(Renderer))
-        self.copies.rekey(store.engine)
+        self.copies.rekey(store.engine, self.config.reading.max_tags)
         self.copies.open(store.engine)
         self.pages.prepare()
         for seed in self.seed_urls:
