@@ -51,4 +51,9 @@ fi
 "$PY" -m ruff check govsi tests bench setup.py
 # Strict (pyproject.toml's [tool.mypy]): every function typed, closed sets checked.
 "$PY" -m mypy govsi
-exec "$PY" -m pytest "$@"
+# Two workers (pytest-xdist) on a two-core machine: the end-to-end tests mostly wait on
+# politeness delays and child processes, so two at once take about half the time. Tests are
+# grouped (tests/conftest.py) so each shared crawl runs once. TEST_WORKERS=0 runs serially.
+workers=${TEST_WORKERS:-$(nproc 2>/dev/null || echo 2)}
+[ "$workers" -gt 4 ] && workers=4
+exec "$PY" -m pytest -n "$workers" --dist loadgroup "$@"
