@@ -1,13 +1,16 @@
 """Scrapy's add-on (ADDONS) for a govsi crawl: the settings the crawl fixes whatever else
-is set, applied when Scrapy builds the crawler (``scrapy crawl``, scrapyd's runner, a test's
-``get_crawler`` with the project's settings)."""
+is set, and the log's lines made printable (``govsi.printable``), applied when Scrapy
+builds the crawler (``scrapy crawl``, scrapyd's runner, a test's ``get_crawler`` with the
+project's settings)."""
 
 from __future__ import annotations
 
 import logging
 
 from scrapy.settings import BaseSettings
+from scrapy.utils.log import get_scrapy_root_handler
 
+from govsi.printable import print_log_safely
 from govsi.render.config import configure as configure_rendering
 from govsi.store.database import HidePasswords
 
@@ -38,6 +41,9 @@ class GovsiAddon:
             log = logging.getLogger(name)
             if not any(isinstance(f, HidePasswords) for f in log.filters):
                 log.addFilter(HidePasswords())
+        # Titles, URLs and servers' messages reach the log: their control characters are
+        # escaped (Scrapy's handler is in place when the crawler applies its add-ons).
+        print_log_safely([get_scrapy_root_handler()])
         configure_rendering(settings)
         for name, components in unlisted_when_off(settings).items():
             settings.set(name, components, priority="spider")

@@ -16,8 +16,9 @@ from pathlib import Path
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 from scrapy.utils.conf import arglist_to_dict
-from scrapy.utils.log import configure_logging
+from scrapy.utils.log import configure_logging, get_scrapy_root_handler
 
+from govsi.printable import print_log_safely
 from govsi.store import database
 
 logger = logging.getLogger(__name__)
@@ -80,6 +81,8 @@ class Command(ScrapyCommand):
         assert self.settings is not None
         s = self.settings
         configure_logging(s)
+        # Crawled strings (URLs, titles, servers' messages) reach the log.
+        print_log_safely([get_scrapy_root_handler()])
         # The crawl's own reading of CRAWLDB_URL, so the report opens the crawl's crawldb.
         url = database.crawldb_url_of(s)
         folder = Path(opts.output or s.get("REPORT_FOLDER"))

@@ -13,7 +13,9 @@ import sys
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
+from scrapy.utils.log import configure_logging, get_scrapy_root_handler
 
+from govsi.printable import json_printable, print_log_safely
 from govsi.store import database
 
 
@@ -49,6 +51,8 @@ class Command(ScrapyCommand):
         if not args:
             raise UsageError('say what to search for: scrapy search "QUERY"')
         assert self.settings is not None
+        configure_logging(self.settings)
+        print_log_safely([get_scrapy_root_handler()])
         config = SearchConfig.from_settings(self.settings)
         if not (config.folder / "state.sqlite3").is_file():
             print(f"no search index in {config.folder}: run scrapy index first", file=sys.stderr)
@@ -61,6 +65,8 @@ class Command(ScrapyCommand):
         finally:
             engine.dispose()
         if opts.json:
-            print(json.dumps(to_json(page), ensure_ascii=False, indent=1))
+            # Control characters from the crawl as JSON escapes: the same value, but safe
+            # to see on a terminal.
+            print(json_printable(json.dumps(to_json(page), ensure_ascii=False, indent=1)))
         else:
             print(to_terminal(page, color=sys.stdout.isatty()))

@@ -11,8 +11,9 @@ import logging
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
-from scrapy.utils.log import configure_logging
+from scrapy.utils.log import configure_logging, get_scrapy_root_handler
 
+from govsi.printable import print_log_safely
 from govsi.store import database
 
 logger = logging.getLogger(__name__)
@@ -48,6 +49,8 @@ class Command(ScrapyCommand):
 
         assert self.settings is not None
         configure_logging(self.settings)
+        # Crawled strings (URLs, titles, servers' messages) reach the log.
+        print_log_safely([get_scrapy_root_handler()])
         config = SearchConfig.from_settings(self.settings)
         host, _, port = (opts.bind or self.settings.get("SEARCH_SERVE_ADDRESS")).rpartition(":")
         if not host or not port.isdigit():

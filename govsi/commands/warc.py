@@ -14,10 +14,11 @@ from pathlib import Path
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
-from scrapy.utils.log import configure_logging
+from scrapy.utils.log import configure_logging, get_scrapy_root_handler
 from sqlalchemy import Engine, select
 
 from govsi.archive.pack import PageEntry, pack, title_of
+from govsi.printable import print_log_safely
 from govsi.store import database
 from govsi.store.schema import PAGE
 
@@ -66,6 +67,8 @@ class Command(ScrapyCommand):
         assert self.settings is not None
         s = self.settings
         configure_logging(s)
+        # Crawled strings (URLs, titles, servers' messages) reach the log.
+        print_log_safely([get_scrapy_root_handler()])
         directory = (s.get("WARC_DIR") or "").strip()
         if not directory:
             raise UsageError("WARC_DIR is not set: -s WARC_DIR=the crawl's archive folder")

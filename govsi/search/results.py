@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from govsi.printable import printable
 from govsi.search import source
 from govsi.search.config import SearchConfig
 from govsi.search.index import SearchIndex
@@ -63,13 +64,19 @@ def to_json(page: SearchPage) -> list[dict[str, Any]]:
 
 def _line(h: Hit, n: int, title: str, snippet_text: str, bold: tuple[str, str]) -> str:
     date = h.date.date().isoformat() if h.date else ""
-    head = f"{n:>3}. {bold[0]}{title or h.url}{bold[1]}"
-    return f"{head}\n     {h.url}\n     {h.kind} · {h.host} · {date}\n     {snippet_text}\n"
+    url, host = printable(h.url), printable(h.host)
+    head = f"{n:>3}. {bold[0]}{title or url}{bold[1]}"
+    return f"{head}\n     {url}\n     {h.kind} · {host} · {date}\n     {snippet_text}\n"
+
+
+def _shown(pieces: Pieces) -> Pieces:
+    return [(printable(t), marked) for t, marked in pieces]
 
 
 def to_terminal(page: SearchPage, color: bool = False) -> str:
     """The results as a terminal shows them: title, URL, type, host, date and snippet,
-    the matched words in bold (``color``) or between ``**``."""
+    the matched words in bold (``color``) or between ``**``. What came from the crawl is
+    ``printable``: its control characters escaped, never sent to the terminal."""
     results = page.results
     bold = ("\033[1m", "\033[0m") if color else ("", "")
     if not results.hits:
@@ -78,11 +85,11 @@ def to_terminal(page: SearchPage, color: bool = False) -> str:
              + (" (not every word found)" if results.any_word else "")
              + f", page {page.page}:\n"]  # fmt: skip
     for n, h in enumerate(results.hits, (page.page - 1) * page.per_page + 1):
-        pieces = page.snippets.get(h.page_id, [])
+        pieces = _shown(page.snippets.get(h.page_id, []))
         text = render(pieces, lambda t: f"{bold[0]}{t}{bold[1]}", lambda t: t) if color \
             else plain_snippet(pieces)  # fmt: skip
         # A bold title marks its matched words underlined; a plain one between **.
-        title = page.titles.get(h.page_id, [(h.title, False)])
+        title = _shown(page.titles.get(h.page_id, [(h.title, False)]))
         shown = render(title, lambda t: f"\033[4m{t}\033[24m", lambda t: t) if color \
             else plain_snippet(title)  # fmt: skip
         lines.append(_line(h, n, shown, text, bold))

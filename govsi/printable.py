@@ -1,0 +1,90 @@
+"""Crawled strings made safe to print (pure, apart from the log filter at the end).
+
+A page's title, a URL or a server's reason phrase is hostile input: printed as it is, an
+ESC or C1 sequence in it can set a terminal's window title, write its clipboard (OSC 52),
+clear the screen or move the cursor; a bidirectional override reorders what a reader
+sees (Trojan Source); a lone surrogate (bytes decoded with ``surrogateescape``) makes
+``print`` raise. ``printable`` writes each such character as a visible escape, the way
+``repr`` spells it, and leaves every other character, Slovenian letters included, as it
+is. Hand-written: Rich's ``strip_control_codes`` drops five C0 codes and no C1 or bidi
+ones, and ``repr`` also quotes and escapes backslashes.
+
+The escaped characters (``UNPRINTABLE``): C0 controls (U+0000-U+001F) but the tab, and the
+line feed where a text may have lines (``lines=True``); DEL (U+007F); C1 controls
+(U+0080-U+009F: CSI U+009B, OSC U+009D, DCS U+0090, ST U+009C among them); the
+bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069); the
+line and paragraph separators (U+2028, U+2029); lone surrogates (U+D800-U+DFFF).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import re
+from collections.abc import Iterable
+
+__all__ = ["UNPRINTABLE", "PrintableLog", "json_printable", "print_log_safely", "printable"]
+
+# A character class of what is escaped (the module docstring lists it); the line feed is
+# apart, escaped unless lines are kept.
+UNPRINTABLE = (
+    "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff"
+)
+_IN_A_LINE = re.compile(f"[{UNPRINTABLE}\n]")
+_IN_LINES = re.compile(f"[{UNPRINTABLE}]")
+
+
+def _escaped(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _json_escaped(found: re.Match[str]) -> str:
+    return f"\\u{ord(found.group()):04x}"
+
+
+def printable(text: str, lines: bool = False) -> str:
+    """``text`` with every character of ``UNPRINTABLE`` (and the line feed, unless
+    ``lines``) written as ``\\xNN`` or ``\\uNNNN``; the rest as it is. Not reversible (a
+    backslash stays a backslash): for showing, not for storing."""
+    pattern = _IN_LINES if lines else _IN_A_LINE
+    return pattern.sub(_escaped, text) if pattern.search(text) else text
+
+
+def json_printable(dumped: str) -> str:
+    """A JSON text (``json.dumps(..., ensure_ascii=False)``) with the characters of
+    ``UNPRINTABLE`` written as JSON's ``\\uNNNN`` escapes: the same JSON value, safe on a
+    terminal. (``json.dumps`` escapes C0 itself, and writes C1, bidi controls and lone
+    surrogates as they are.)"""
+    return _IN_LINES.sub(_json_escaped, dumped) if _IN_LINES.search(dumped) else dumped
+
+
+class PrintableLog(logging.Formatter):
+    """A log handler's formatter around its own (``inner``): each record's message,
+    traceback and stack as ``printable`` with their lines kept, then formatted by
+    ``inner``, whose own escapes (colorlog's colours) stay. The record others see is
+    left as it was."""
+
+    def __init__(self, inner: logging.Formatter | None = None) -> None:
+        super().__init__()
+        self.inner = inner or logging.Formatter()
+
+    def format(self, record: logging.LogRecord) -> str:
+        shown = copy.copy(record)
+        shown.msg, shown.args = printable(record.getMessage(), lines=True), None
+        trace = record.exc_text
+        if record.exc_info and not trace:
+            trace = self.inner.formatException(record.exc_info)
+        if trace:
+            shown.exc_text = printable(trace, lines=True)
+        if record.stack_info:
+            shown.stack_info = printable(record.stack_info, lines=True)
+        return self.inner.format(shown)
+
+
+def print_log_safely(handlers: Iterable[logging.Handler | None]) -> None:
+    """Give each of ``handlers`` (None ones left out) a ``PrintableLog`` around its
+    formatter, once."""
+    for handler in handlers:
+        if handler is not None and not isinstance(handler.formatter, PrintableLog):
+            handler.setFormatter(PrintableLog(handler.formatter))
