@@ -13,6 +13,7 @@ crawl gone, killed with -9 included): a file left ``.open`` is recovered by the 
 from __future__ import annotations
 
 import contextlib
+import errno
 import pickle
 import platform
 from collections import Counter
@@ -26,7 +27,7 @@ from govsi.archive.payloads import Payloads
 from govsi.archive.records import RecordMaker
 from govsi.frames import helper_streams, read_frame, write_frame
 
-__all__ = ["Archivist", "Dom", "Written", "serve"]
+__all__ = ["Archivist", "Dom", "Written", "failure", "serve"]
 
 FORMAT = "WARC File Format 1.1"
 CONFORMS_TO = "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
@@ -97,6 +98,13 @@ class Archivist:
         return self.maker.warcinfo(filename, fields)
 
 
+def failure(error: Exception, directory: str) -> str:
+    """What stopped the archive, in words: a full disk (or quota) named as such."""
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"no space left for WARC_DIR {directory} ({error.strerror})"
+    return f"{type(error).__name__}: {error}"
+
+
 def serve() -> None:
     """Write the jobs read from stdin until ``None`` or stdin's end."""
     jobs, replies = helper_streams()
@@ -116,7 +124,7 @@ def serve() -> None:
                 try:
                     written.append(archivist.write(job, rid))
                 except Exception as e:  # said to the crawl, which stops: no hole in the archive
-                    error = f"{type(e).__name__}: {e}"
+                    error = failure(e, config.directory)
                     break
             write_frame(replies, pickle.dumps((written, error, archivist.figures())))
             if error is not None:

@@ -11,7 +11,8 @@ job queued before it is written, which crawldb's writer waits for before each ba
 page is never stored in crawldb before its capture is on disk. A failed write (a full disk) or a
 lost process is logged with its reason and ``failed`` is set (``done`` still called, with
 None, for every job dropped): the caller stops the crawl, as an archive with holes would
-be worse than a paused one. ``close`` writes what is queued, then closes the file.
+be worse than a paused one; the file ends at its last complete record (``WarcFiles``).
+``close`` writes what is queued, then closes the file.
 """
 
 from __future__ import annotations
@@ -220,7 +221,9 @@ class ArchiveWriter:
         first = self.failed is None
         if first:
             self.failed = error
-            logger.error("writing the WARC archive failed: %s", error)
+            logger.error("writing the WARC archive failed: %s; the crawl stops (no page is "
+                         "stored without its records), and the next run goes on where it "
+                         "stopped", error)  # fmt: skip
         with self._cond:
             dropped = list(self._queue)
             self._queue.clear()
