@@ -83,7 +83,7 @@ def query(work: Path) -> None:
     from govsi.search.index import SearchIndex
     from govsi.search.searcher import Searcher
 
-    searcher = Searcher(SearchIndex.open(work / "index"))
+    searcher = Searcher(SearchIndex.open_for_update(work / "index"))
     report("search: 30 MiB of words", lambda: searcher.search("občina " * (30 * MiB // 8)).total)
     report("search: one 30 MiB word", lambda: searcher.search("a" * 30 * MiB).total)
 

@@ -184,7 +184,7 @@ def speed(folder: Path, n: int) -> dict[str, Any]:
         fields = [f for part in pool.map(_fields, parts) for f in part]
     out: dict[str, Any] = {}
     # Tantivy: the analysed pages written as SearchIndex.write writes them.
-    index = SearchIndex.open(folder / "tantivy")
+    index = SearchIndex.open_for_update(folder / "tantivy")
     t0 = time.perf_counter()
     writer = index.index.writer(heap_size=128 * 1024 * 1024, num_threads=1)
     for d, f in zip(docs, fields, strict=True):

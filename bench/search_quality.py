@@ -71,7 +71,7 @@ def run_variant(
     inlinks: dict[int, int],
     queries: list[Query],
 ) -> dict[str, Any]:
-    index = SearchIndex.open(folder, analysis)
+    index = SearchIndex.open_for_update(folder, analysis)
     if not index.marks():
         index.write(docs, [])
         index.set_inlinks(inlinks)

@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.index or Path(tmp) / "index"
         reuse = folder.exists() and any(folder.iterdir())
-        index = SearchIndex.open(folder)
+        index = SearchIndex.open_for_update(folder)
         built = 0.0
         processes = args.processes or os.cpu_count() or 1
         # spawn, as scrapy index does: a forked child would keep Tantivy's lock file open.

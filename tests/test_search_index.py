@@ -43,7 +43,7 @@ DOCS = [
 
 @pytest.fixture
 def index(tmp_path: Path) -> SearchIndex:
-    ix = SearchIndex.open(tmp_path / "index")
+    ix = SearchIndex.open_for_update(tmp_path / "index")
     ix.write(DOCS, [])
     return ix
 
@@ -155,7 +155,7 @@ def test_an_update_reads_only_what_changed(engine: Engine, tmp_path: Path) -> No
                  page(f"{G}/c", "Davki")):  # fmt: skip
         writer.add(item)
     assert writer.flush()
-    index = SearchIndex.open(tmp_path / "index")
+    index = SearchIndex.open_for_update(tmp_path / "index")
     first = update(engine, index)
     assert (first.added, first.removed, first.unchanged) == (3, 0, 0)
     assert update(engine, index).added == 0
@@ -174,10 +174,10 @@ def test_an_update_reads_a_pages_text_up_to_its_bound(engine: Engine, tmp_path: 
     # A crawldb written with a larger TEXT_MAX_CHARS, or by another tool: the index reads
     # as much as its own bound, whatever the row holds.
     crawled(engine, 1, "Uredba " + "x " * 10 + "občina")
-    index = SearchIndex.open(tmp_path / "index")
+    index = SearchIndex.open_for_update(tmp_path / "index")
     assert update(engine, index, text_chars=20).added == 1
     assert found(index, "uredba") and not found(index, "občina")
-    later = SearchIndex.open(tmp_path / "whole")
+    later = SearchIndex.open_for_update(tmp_path / "whole")
     assert update(engine, later).added == 1 and found(later, "občina")
 
 
@@ -192,7 +192,7 @@ def test_a_run_of_letters_too_long_for_a_word_leaves_the_page_indexed(
         item.content_hash = f"h{i}"  # the text is longer than a hash's column
         writer.add(item)
     assert writer.flush()
-    index = SearchIndex.open(tmp_path / "index")
+    index = SearchIndex.open_for_update(tmp_path / "index")
     assert update(engine, index).added == 2
     assert len(found(index, "občina")) == 2 and not found(index, hostile)
 
@@ -204,7 +204,8 @@ def test_an_update_analyses_in_a_pool_of_processes_as_in_this_one(
     monkeypatch.setattr("govsi.search.update.POOL_FROM", 1)
     # Batches of 7: each analysed while the one before it is written.
     monkeypatch.setattr("govsi.search.update.BATCH", 7)
-    pooled, alone = SearchIndex.open(tmp_path / "pooled"), SearchIndex.open(tmp_path / "alone")
+    pooled = SearchIndex.open_for_update(tmp_path / "pooled")
+    alone = SearchIndex.open_for_update(tmp_path / "alone")
     done: list[tuple[int, int]] = []
     assert update(engine, pooled, processes=2, progress=lambda *a: done.append(a)).added == 30
     assert update(engine, alone).added == 30
@@ -218,12 +219,12 @@ def test_an_update_analyses_in_a_pool_of_processes_as_in_this_one(
     assert Searcher(pooled).search("uredba").total == 30
     assert len(pooled.marks()) == 30
     pooled.close()
-    reopened = SearchIndex.open(tmp_path / "pooled")  # every batch committed
+    reopened = SearchIndex.open_for_update(tmp_path / "pooled")  # every batch committed
     assert update(engine, reopened).added == 0 and found(reopened, '"uredba številka 29"')
 
 
 def test_the_count_and_facets_cover_every_match_past_the_ranked_ones(tmp_path: Path) -> None:
-    index = SearchIndex.open(tmp_path / "index")
+    index = SearchIndex.open_for_update(tmp_path / "index")
     many = [doc(n, "Razpis", f"Razpis številka {n}.", "evem.gov.si" if n % 3 else "www.gov.si",
                 "PDF" if n % 2 else "HTML") for n in range(1, 451)]  # fmt: skip
     index.write(many, [])
@@ -276,21 +277,21 @@ def fields_union(index: SearchIndex, query: str) -> set[int]:
 def test_several_words_find_in_the_stem_field_what_the_union_of_fields_finds(
     tmp_path: Path, query: str, expected: set[int]
 ) -> None:
-    index = SearchIndex.open(tmp_path / "index")
+    index = SearchIndex.open_for_update(tmp_path / "index")
     index.write(DOCS + SEVERAL, [])
     assert set(found(index, query)) == fields_union(index, query) == expected
 
 
 def test_in_several_words_the_title_weighs_more_than_the_body(tmp_path: Path) -> None:
     filler = " ".join(f"beseda{n}" for n in range(40))
-    index = SearchIndex.open(tmp_path / "index")
+    index = SearchIndex.open_for_update(tmp_path / "index")
     index.write([doc(22, "Novice", f"Uredba o občinah. {filler}"),
                  doc(21, "Uredba o občinah", f"{filler} besedilo")], [])  # fmt: skip
     assert found(index, "uredba občine") == [21, 22]
 
 
 def test_a_phrase_never_runs_from_the_body_into_the_title(tmp_path: Path) -> None:
-    index = SearchIndex.open(tmp_path / "index")
+    index = SearchIndex.open_for_update(tmp_path / "index")
     index.write([doc(31, "Občina", "Sprejeta je uredba")], [])
     assert found(index, '"uredba občina"') == [] and found(index, "uredba občina") == [31]
 
@@ -319,7 +320,7 @@ def test_an_index_of_another_layout_is_emptied_and_built_again(
     crawl = CrawlWriter(engine)
     crawl.add(page(f"{G}/a", "Uredba o občinah"))
     assert crawl.flush()
-    index = SearchIndex.open(folder)
+    index = SearchIndex.open_for_update(folder)
     assert "another version's fields" in caplog.text
     assert index.marks() == {} and (folder / "notes.txt").read_text() == "mine"
     assert update(engine, index).added == 1 and found(index, "obcina")
@@ -335,7 +336,7 @@ def test_a_stop_between_the_commit_and_its_record_leaves_no_copy_twice(
 ) -> None:
     crawled(engine, 5, "Razpis številka {n}")
     folder = tmp_path / "index"
-    index = SearchIndex.open(folder)
+    index = SearchIndex.open_for_update(folder)
 
     def stopped(*args: object) -> None:
         raise KeyboardInterrupt  # the process stops after Tantivy committed
@@ -345,7 +346,7 @@ def test_a_stop_between_the_commit_and_its_record_leaves_no_copy_twice(
         update(engine, index)
     index.close()
     monkeypatch.undo()
-    again = SearchIndex.open(folder)
+    again = SearchIndex.open_for_update(folder)
     assert again.marks() == {}  # nothing recorded: everything is done again
     assert update(engine, again).added == 5
     results = Searcher(again).search("razpis", limit=20)
@@ -353,7 +354,7 @@ def test_a_stop_between_the_commit_and_its_record_leaves_no_copy_twice(
 
 
 def test_a_batch_that_fails_is_not_committed_by_the_next(tmp_path: Path) -> None:
-    index = SearchIndex.open(tmp_path / "index")
+    index = SearchIndex.open_for_update(tmp_path / "index")
     broken = doc(2, "Razpis", "Razpis")
     object.__setattr__(broken, "url", None)  # Tantivy refuses the document
     with pytest.raises(TypeError):
@@ -372,10 +373,10 @@ def test_a_phrase_of_common_words_is_found_through_its_pairs_as_by_positions(
 ) -> None:
     monkeypatch.setattr("govsi.search.index.COMMON_FROM", 40)
     docs = [doc(n, f"Stran {n}", PHRASES[n % 4] + f" Številka {n}.") for n in range(1, 41)]
-    paired = SearchIndex.open(tmp_path / "paired")
+    paired = SearchIndex.open_for_update(tmp_path / "paired")
     paired.write(docs, [])
     assert {"javn", "narocil", "obcin", "uredb"} <= (paired.common or set())
-    plain = SearchIndex.open(tmp_path / "plain")
+    plain = SearchIndex.open_for_update(tmp_path / "plain")
     plain.common = frozenset()  # chosen, and none: phrases by their positions alone
     plain.write(docs, [])
     assert paired.searcher().doc_freq("body_pair", "javn+narocil") == 20
@@ -406,7 +407,7 @@ def test_the_common_stems_are_chosen_once_and_the_pages_held_written_again(
     monkeypatch.setattr("govsi.search.index.COMMON_FROM", 20)
     crawled(engine, 5, "Uredba o javnih naročilih številka {n}")
     folder = tmp_path / "index"
-    index = SearchIndex.open(folder)
+    index = SearchIndex.open_for_update(folder)
     assert update(engine, index).added == 5 and index.common is None  # too few to choose
     writer = CrawlWriter(engine)
     for i in range(5, 25):
@@ -417,12 +418,12 @@ def test_the_common_stems_are_chosen_once_and_the_pages_held_written_again(
     assert {"javn", "narocil", "uredb"} <= (index.common or set())
     assert Searcher(index).search('"javna naročila"', limit=50).total == 25
     index.close()
-    reopened = SearchIndex.open(folder)
+    reopened = SearchIndex.open_for_update(folder)
     assert reopened.common == index.common and update(engine, reopened).added == 0
 
 
 def test_the_vocabulary_of_every_batch_is_recorded_once(tmp_path: Path) -> None:
-    index = SearchIndex.open(tmp_path / "index")
+    index = SearchIndex.open_for_update(tmp_path / "index")
     index.write([doc(1, "Občine", "Seznam občin.")], [])
     index.write([doc(2, "Občine", "Občine, občani in ministrstva.")], [])
     index.close()
@@ -430,4 +431,4 @@ def test_the_vocabulary_of_every_batch_is_recorded_once(tmp_path: Path) -> None:
         rows = state.execute("SELECT folded, term FROM vocabulary ORDER BY 1, 2").fetchall()
     # "ministrstva" is written without diacritics: nothing to restore.
     assert rows == [("obcan", "obcan"), ("obcin", "obcina")]
-    assert set(found(SearchIndex.open(tmp_path / "index"), "obcin")) == {1, 2}
+    assert set(found(SearchIndex.open_for_update(tmp_path / "index"), "obcin")) == {1, 2}

@@ -29,6 +29,17 @@ from govsi.search.query import ParsedQuery, parse
         ("type:exe after:jutri before:2024-13", ParsedQuery([["type:exe"], ["after:jutri"],
                                                               ["before:2024-13"]])),
         ("", ParsedQuery()),
+        # Past the dates the index can hold: the nearest it can (every date it holds is
+        # far inside), so after:0001 and before:9999 mean every dated page.
+        ("after:0001 before:9999-12-31", ParsedQuery(after=datetime(1678, 1, 1),
+                                                     before=datetime(2262, 1, 1))),
+        ("after:1677-09-20 before:2262-04-12", ParsedQuery(after=datetime(1678, 1, 1),
+                                                           before=datetime(2262, 1, 1))),
+        ("after:9999", ParsedQuery(after=datetime(2262, 1, 1))),
+        ("before:1000-01", ParsedQuery(before=datetime(1678, 1, 1))),
+        ("after:1678 before:2261-12-31", ParsedQuery(after=datetime(1678, 1, 1),
+                                                     before=datetime(2261, 12, 31, 23, 59, 59))),
+        ("after:0000", ParsedQuery([["after:0000"]])),  # no year 0: a word
     ],
 )  # fmt: skip
 def test_parse(typed: str, expected: ParsedQuery) -> None:

@@ -47,7 +47,7 @@ class Command(ScrapyCommand):
         config = SearchConfig.from_settings(self.settings)
         url = database.crawldb_url_of(self.settings)
         engine = database.make_engine(url)
-        index = SearchIndex.open(config.folder)
+        index = SearchIndex.open_for_update(config.folder)
         try:
             done = update(engine, index, lambda n, todo: logger.info("indexed %d of %d", n, todo),
                           config.processes, config.text_chars)  # fmt: skip

@@ -48,7 +48,7 @@ class SearchIndexUpdate:
         from govsi.search.update import update
 
         engine = database.make_engine(self.crawldb_url)
-        index = SearchIndex.open(self.config.folder)
+        index = SearchIndex.open_for_update(self.config.folder)
         try:
             return update(engine, index, processes=self.config.processes,
                           text_chars=self.config.text_chars)  # fmt: skip

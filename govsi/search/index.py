@@ -152,6 +152,16 @@ def schema(analysis: Analysis = "lemmas") -> tantivy.Schema:
     return sb.build()
 
 
+class SearchIndexError(Exception):
+    """The index cannot be searched: there is none, or another version's (the message
+    says which, and what to run)."""
+
+
+def _common(state: sqlite3.Connection) -> frozenset[str] | None:
+    row = state.execute("SELECT value FROM meta WHERE key = 'common_stems'").fetchone()
+    return frozenset(json.loads(row[0])) if row else None
+
+
 @dataclass
 class SearchIndex:
     """The index folder: Tantivy's files and ``state.sqlite3``."""
@@ -169,9 +179,38 @@ class SearchIndex:
     # same words in every batch, and writing them again was a tenth of its main thread.
     _known: set[tuple[str, str]] = field(default_factory=set)
 
+    # Opened by ``open_for_update``: readers (``open``) never write, and refuse to.
+    writable: bool = False
+
     @classmethod
     def open(cls, path: str | Path, analysis: Analysis = "lemmas") -> SearchIndex:
-        """Open the index at ``path``, made empty if there is none."""
+        """Open the index at ``path`` to search it, read-only: a missing index or one of
+        another version's fields raises ``SearchIndexError``, never made or emptied (a
+        reader's ``write`` raises too)."""
+        folder = Path(path)
+        state_file = folder / "state.sqlite3"
+        if not (folder / "meta.json").is_file() or not state_file.is_file():
+            raise SearchIndexError(f"no search index in {folder}: run scrapy index first")
+        try:
+            index = tantivy.Index.open(str(folder))
+        except (OSError, ValueError) as e:
+            raise SearchIndexError(f"the search index in {folder} cannot be read: {e}") from e
+        if index.schema != schema(analysis):
+            raise SearchIndexError(
+                f"the search index in {folder} has another version's fields: scrapy index"
+                " of this version builds it again"
+            )
+        try:
+            state = sqlite3.connect(f"{state_file.resolve().as_uri()}?mode=ro", uri=True)
+            common = _common(state)
+        except sqlite3.Error as e:
+            raise SearchIndexError(f"the search index in {folder} cannot be read: {e}") from e
+        return cls(folder, index, state, analysis, common)
+
+    @classmethod
+    def open_for_update(cls, path: str | Path, analysis: Analysis = "lemmas") -> SearchIndex:
+        """Open the index at ``path`` to write it, made empty if there is none or if its
+        fields are another version's (the update builds it again)."""
         folder = Path(path)
         folder.mkdir(parents=True, exist_ok=True)
         try:
@@ -194,9 +233,11 @@ class SearchIndex:
             " PRIMARY KEY (folded, term)) WITHOUT ROWID;"
             "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
         )
-        row = state.execute("SELECT value FROM meta WHERE key = 'common_stems'").fetchone()
-        common = frozenset(json.loads(row[0])) if row else None
-        return cls(folder, index, state, analysis, common)
+        return cls(folder, index, state, analysis, _common(state), writable=True)
+
+    def _writing(self) -> None:
+        if not self.writable:
+            raise SearchIndexError(f"the search index in {self.path} was opened to be read")
 
     def needs_common(self, pages: int) -> bool:
         """Whether the common stems are still to be chosen, with ``pages`` to choose from."""
@@ -209,6 +250,7 @@ class SearchIndex:
         write them again with their pairs."""
         if not self.needs_common(len(docs)):
             return False
+        self._writing()
         common = common_stems((stems(d.text) for d in docs), COMMON_SHARE, COMMON_MOST)
         with self.state:
             self.state.execute(
@@ -253,6 +295,7 @@ class SearchIndex:
     ) -> int:
         """Replace or add ``add``'s pages (or ``analysed`` ones) and drop ``remove``'s, in
         one commit; how many were added."""
+        self._writing()
         pending = add if isinstance(add, Pending) else self.analysed(add, pool)
         if self._writer is None:
             self._writer = self.index.writer(heap_size=WRITER_HEAP, num_threads=1)
@@ -297,6 +340,7 @@ class SearchIndex:
             self._known |= new
 
     def set_inlinks(self, counts: dict[int, int]) -> None:
+        self._writing()
         with self.state:
             self.state.execute("DELETE FROM inlinks")
             self.state.executemany("INSERT INTO inlinks VALUES (?, ?)", counts.items())

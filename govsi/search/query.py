@@ -1,7 +1,8 @@
 """A search box's query, parsed (pure): words, "quoted phrases", and filters
 ``host:`` (exactly that host), ``site:`` (that domain and those below it), ``type:`` (pdf,
-html, docx, ...), ``after:`` and ``before:`` (dates, ``YYYY-MM-DD``, ``YYYY-MM`` or ``YYYY``).
-Anything else is a word; a filter with a bad value is a word too, so nothing typed is lost."""
+html, docx, ...), ``after:`` and ``before:`` (dates, ``YYYY-MM-DD``, ``YYYY-MM`` or ``YYYY``;
+one past the dates the index can hold is taken as its nearest, ``within_index``). Anything
+else is a word; a filter with a bad value is a word too, so nothing typed is lost."""
 
 from __future__ import annotations
 
@@ -13,6 +14,11 @@ _TOKEN = re.compile(r'"([^"]*)"?|(\S+)')
 _FILTER = re.compile(r"(host|site|type|after|before):(.+)", re.IGNORECASE)
 _DATE = re.compile(r"(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?")
 KINDS = ("HTML", "PDF", "DOC", "DOCX", "PPT", "PPTX")
+# Dates a filter can name, inside Tantivy's (1677-09-21 to 2262-04-11, UTC): every date the
+# index holds lies far within (``govsi.text.dates``), so ``after:0001`` means every dated
+# page and ``before:9999`` too, as typed.
+FIRST_DATE = datetime(1678, 1, 1)
+LAST_DATE = datetime(2262, 1, 1)
 
 
 @dataclass
@@ -52,6 +58,11 @@ def _date(value: str, end: bool) -> datetime | None:
         return None
 
 
+def within_index(when: datetime | None) -> datetime | None:
+    """``when`` (naive UTC) moved to the nearest date the index can be asked about."""
+    return None if when is None else min(max(when, FIRST_DATE), LAST_DATE)
+
+
 def parse(query: str) -> ParsedQuery:
     """``query`` as typed into the search box (see the module's docstring)."""
     parsed = ParsedQuery()
@@ -79,7 +90,7 @@ def _apply(parsed: ParsedQuery, name: str, value: str) -> bool:
             return False
         parsed.kinds.append(kind)
     else:
-        when = _date(value, end=name == "before")
+        when = within_index(_date(value, end=name == "before"))
         if when is None:
             return False
         if name == "after":

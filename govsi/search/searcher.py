@@ -25,7 +25,7 @@ from govsi.search.analysis import (
 )
 from govsi.search.config import DEFAULT_RANKING, Ranking
 from govsi.search.index import SearchIndex
-from govsi.search.query import ParsedQuery, parse
+from govsi.search.query import ParsedQuery, parse, within_index
 
 __all__ = ["Hit", "Ranking", "Results", "Searcher"]
 
@@ -209,8 +209,10 @@ class Searcher:
                 terms_ = [tantivy.Query.term_query(self.schema, name, v) for v in values]
                 out.append(tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in terms_]))
         if parsed.after or parsed.before:
+            # A ParsedQuery made by a caller may name any date: Tantivy raises past its own.
+            after, before = within_index(parsed.after), within_index(parsed.before)
             out.append(tantivy.Query.range_query(
-                self.schema, "date", tantivy.FieldType.Date, parsed.after, parsed.before,
+                self.schema, "date", tantivy.FieldType.Date, after, before,
             ))  # fmt: skip
         return out
 

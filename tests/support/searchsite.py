@@ -42,7 +42,7 @@ def build(engine: Engine, folder: Path) -> SearchConfig:
             text=PageText(kind, "ok", body, None, title, "sl"),  # type: ignore[arg-type]
         ))  # fmt: skip
     assert writer.flush()
-    index = SearchIndex.open(folder)
+    index = SearchIndex.open_for_update(folder)
     try:
         update(engine, index)
     finally:
