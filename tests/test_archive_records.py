@@ -8,11 +8,19 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from govsi.archive.exchange import Exchange
 from govsi.archive.payloads import Payloads
-from govsi.archive.records import NOT_MODIFIED_PROFILE, RecordMaker, payload_digest, record_id
+from govsi.archive.records import (
+    NOT_MODIFIED_PROFILE,
+    Derivative,
+    RecordMaker,
+    derivative_uri,
+    payload_digest,
+    record_id,
+)
 
 WHEN = datetime(2026, 11, 26, 12, 0, 0, 123456, tzinfo=UTC)
 INFO = "<urn:uuid:00000000-0000-0000-0000-000000000000>"
@@ -102,15 +110,38 @@ def test_a_304_is_a_server_not_modified_revisit() -> None:
     assert revisit.http_headers.get_statuscode() == "304"
 
 
-def test_a_dom_refers_to_its_response() -> None:
+def test_a_dom_is_under_its_own_uri_and_refers_to_its_response() -> None:
     maker = RecordMaker(Payloads(10))
     rid = record_id()
-    dom = maker.dom("http://a.gov.si/app", "<html>č</html>", rid, WHEN, INFO)
+    dom = maker.dom("http://a.gov.si/app?x=1", "<html>č</html>", rid, WHEN, INFO)
     (record,) = read([dom])
+    h = record.rec_headers
     assert record.rec_type == "conversion"
-    assert record.rec_headers.get_header("WARC-Refers-To") == rid
-    assert record.rec_headers.get_header("Content-Type") == "text/html; charset=utf-8"
+    # Never the page's own URI: replay serves a URI's latest record, and that must be the
+    # response the server sent.
+    assert h.get_header("WARC-Target-URI") == "urn:dom:http://a.gov.si/app?x=1"
+    assert h.get_header("WARC-Refers-To") == rid
+    assert h.get_header("WARC-Refers-To-Target-URI") == "http://a.gov.si/app?x=1"
+    assert h.get_header("Content-Type") == "text/html; charset=utf-8"
+    assert h.get_header("WARC-Date") == "2026-11-26T12:00:00.123456Z"
+    assert h.get_header("WARC-Warcinfo-ID") == INFO
     assert record.payload == "<html>č</html>".encode()
+    # Its response's record id unknown: still tied to the response by its URI.
+    (untied,) = read([maker.dom("http://a.gov.si/b", "<p></p>", None, WHEN, INFO)])
+    assert untied.rec_headers.get_header("WARC-Refers-To") is None
+    assert untied.rec_headers.get_header("WARC-Refers-To-Target-URI") == "http://a.gov.si/b"
+
+
+@pytest.mark.parametrize(
+    ("kind", "url", "uri"),
+    [
+        ("dom", "http://a.gov.si/", "urn:dom:http://a.gov.si/"),
+        ("dom", "https://a.gov.si/p?q=1&r=%C4%8D", "urn:dom:https://a.gov.si/p?q=1&r=%C4%8D"),
+        ("dom", "https://a.gov.si:8443/x#frag", "urn:dom:https://a.gov.si:8443/x#frag"),
+    ],
+)
+def test_derivative_uri(kind: Derivative, url: str, uri: str) -> None:
+    assert derivative_uri(kind, url) == uri
 
 
 def test_warcinfo_lists_its_fields() -> None:

@@ -65,7 +65,7 @@ def test_everything_queued_is_written_by_close(tmp_path: Path) -> None:
     assert [t for t, _ in got].count("request") == 51
     assert [t for t, _ in got].count("response") == 50
     assert ("revisit", "http://a.gov.si/99") in got
-    assert got[-1] == ("conversion", "http://a.gov.si/1")
+    assert got[-1] == ("conversion", "urn:dom:http://a.gov.si/1")
     assert w.figures["revisit"] == 1 and w.figures["revisit_bytes_saved"] == 6
     (path,) = tmp_path.iterdir()
     assert w.figures["files"] == 1 and w.figures["bytes"] == path.stat().st_size

@@ -72,8 +72,9 @@ def each_url_requested_once(web: SimWeb) -> None:
 
 
 def archived_renders(warc: Path, pages: dict[str, tuple]) -> None:
-    """The archive has each rendered page's DOM, as crawldb stores it, tied to the response
-    it was rendered from, and the scripts and data the renders fetched, each under its URL."""
+    """The archive has each rendered page's DOM, as crawldb stores it, under its own
+    ``urn:dom:`` URI and tied to the response it was rendered from, and the scripts and
+    data the renders fetched, each under its URL."""
     by_id: dict[str, tuple[str, str]] = {}
     doms: dict[str, tuple[str | None, bytes]] = {}
     for path in warc.iterdir():
@@ -83,7 +84,10 @@ def archived_renders(warc: Path, pages: dict[str, tuple]) -> None:
                 uri = h.get_header("WARC-Target-URI")
                 by_id[h.get_header("WARC-Record-ID")] = (r.rec_type, uri)
                 if r.rec_type == "conversion":
-                    doms[uri] = (h.get_header("WARC-Refers-To"), r.content_stream().read())
+                    # Under its own URI, never the page's (replay shows the response).
+                    page = h.get_header("WARC-Refers-To-Target-URI")
+                    assert uri == f"urn:dom:{page}"
+                    doms[page] = (h.get_header("WARC-Refers-To"), r.content_stream().read())
     rendered_urls = {u for u, v in pages.items() if v[1]}
     assert rendered_urls and set(doms) == rendered_urls
     for url, (refers_to, dom) in doms.items():

@@ -1,7 +1,9 @@
 """End-to-end: pywb, the replay tool web archives run, replays the crawl's WARC files as
-they are. Every archived HTML page and document, asked for in identity mode (``id_``),
-comes back with the bytes the server sent; a rendered page opened in Chromium through pywb
-shows the links its scripts make, from the scripts and data the crawl archived.
+they are. Every URL the crawl fetched, asked for in identity mode (``id_``), comes back with
+the status and the bytes the server sent, rendered pages included (their DOM is a
+derivative under its own ``urn:dom:`` URI, never a capture of the page); a rendered page
+opened in Chromium through pywb shows the links its scripts make, from the scripts and data
+the crawl archived.
 
 pywb lives in ``.venv-replay`` (scripts/test.sh installs it there: it pins older packages
 than the crawler's), or where ``PYWB_BIN`` says."""
@@ -9,15 +11,18 @@ than the crawler's), or where ``PYWB_BIN`` says."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import pytest
 from warcio.archiveiterator import ArchiveIterator
@@ -31,6 +36,24 @@ from tests.support.govcrawl import Result
 from tests.support.pgcluster import free_port
 
 PYWB_BIN = Path(os.environ.get("PYWB_BIN") or ROOT / ".venv-replay" / "bin")
+APP = "http://spa.gov.si/app"
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any) -> None:
+        return None  # a replayed redirect is checked as it was served, not followed
+
+
+_opener = urllib.request.build_opener(_NoRedirect)
+
+
+def get(url: str) -> tuple[int, bytes]:
+    """The status and body of ``url``, whatever the status."""
+    try:
+        with _opener.open(url, timeout=30) as got:
+            return got.status, got.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
 
 
 class Wayback:
@@ -63,6 +86,13 @@ class Wayback:
     def url(self, stamp: str, modifier: str, target: str) -> str:
         return f"http://127.0.0.1:{self.port}/{self.name}/{stamp}{modifier}/{target}"
 
+    def index(self, target: str) -> list[dict[str, str]]:
+        """pywb's index lines for exactly ``target`` (its CDX API)."""
+        api = f"http://127.0.0.1:{self.port}/{self.name}/cdx?output=json&url={quote(target)}"
+        status, body = get(api)
+        assert status == 200, (status, body[:300])
+        return [json.loads(line) for line in body.decode().splitlines() if line.strip()]
+
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=30)
@@ -78,15 +108,54 @@ def pywb() -> Path:
     return PYWB_BIN
 
 
-def captures(warc_dir: Path) -> Iterator[tuple[str, str, Any]]:
-    """(URI, 14-digit timestamp, record) of each response and revisit."""
+def records(warc_dir: Path) -> Iterator[Any]:
     for path in sorted(warc_dir.glob("*.warc.gz")):
         with open(path, "rb") as f:
-            for r in ArchiveIterator(f):
-                if r.rec_type in ("response", "revisit"):
-                    date = r.rec_headers.get_header("WARC-Date")
-                    stamp = "".join(c for c in date if c.isdigit())[:14]
-                    yield r.rec_headers.get_header("WARC-Target-URI"), stamp, r
+            yield from ArchiveIterator(f)
+
+
+def stamp_of(record: Any) -> str:
+    return "".join(c for c in record.rec_headers.get_header("WARC-Date") if c.isdigit())[:14]
+
+
+def captures(warc_dir: Path) -> Iterator[tuple[str, str, Any]]:
+    """(URI, 14-digit timestamp, record) of each response and revisit: what was fetched."""
+    for r in records(warc_dir):
+        if r.rec_type in ("response", "revisit"):
+            yield r.rec_headers.get_header("WARC-Target-URI"), stamp_of(r), r
+
+
+def served(web: SimWeb, uri: str) -> tuple[int, bytes]:
+    """What the simulated web sent for ``uri``: its status and body (a gzip body decoded,
+    as pywb hands it)."""
+    parts = urlsplit(uri)
+    sent = web.lookup(parts.hostname or "", parts.path + (f"?{parts.query}" if parts.query else ""))
+    body = sent.body
+    if sent.headers.get("Content-Encoding") == "gzip":
+        body = gzip.decompress(body)
+    return sent.status, body
+
+
+def replays_as_served(wayback: Wayback, warc_dir: Path, web: SimWeb) -> list[str]:
+    """Checks that every URL fetched (its response or revisit) replays in identity mode
+    with the status and bytes the server sent, and that pywb's index has nothing else under
+    it; returns the URLs checked."""
+    fetched: Counter[str] = Counter()
+    checked = []
+    for uri, stamp, r in captures(warc_dir):
+        fetched[uri] += 1
+        if r.rec_headers.get_header("WARC-Truncated"):
+            continue  # the server sent more than was kept, on purpose
+        status, body = served(web, uri)
+        assert int(r.http_headers.get_statuscode()) == status, uri
+        assert get(wayback.url(stamp, "id_", uri)) == (status, body), uri
+        # The latest capture, as a replay of the page without a date shows it.
+        assert get(wayback.url("29991231235959", "id_", uri)) == (status, body), uri
+        checked.append(uri)
+    for uri, n in fetched.items():
+        listed = [line for line in wayback.index(uri) if line.get("url") == uri]
+        assert len(listed) == n, (uri, listed)
+    return checked
 
 
 def script_made_links(page: Any, wait: float = 30) -> list[str]:
@@ -103,67 +172,77 @@ def script_made_links(page: Any, wait: float = 30) -> list[str]:
 
 
 @pytest.mark.parametrize("crawled", ["sqlite"], indirect=True)
-def test_every_archived_page_and_document_replays_with_the_bytes_served(
+def test_every_fetched_url_replays_with_the_bytes_served(
     crawled: Result, gov_web: SimWeb, pywb: Path, tmp_path: Path
 ) -> None:
-    wanted: list[tuple[str, str, bytes]] = []
-    for uri, stamp, r in captures(crawled.warc_dir):
-        parts = urlsplit(uri)
-        path = parts.path + (f"?{parts.query}" if parts.query else "")
-        sent = gov_web.lookup(parts.hostname or "", path)
-        kind = sent.headers.get("Content-Type", "")
-        if sent.status != 200 or r.rec_headers.get_header("WARC-Truncated"):
-            continue
-        if not (kind.startswith("text/html") or "pdf" in kind or "officedocument" in kind
-                or "msword" in kind or "powerpoint" in kind):  # fmt: skip
-            continue
-        body = sent.body
-        if sent.headers.get("Content-Encoding") == "gzip":
-            body = gzip.decompress(body)  # pywb hands the payload decoded
-        wanted.append((uri, stamp, body))
-    assert len(wanted) >= 20 and any(b.startswith(b"%PDF") for _, _, b in wanted)
     wayback = Wayback(tmp_path, "gov", sorted(crawled.warc_dir.glob("*.warc.gz")))
     try:
-        for uri, stamp, body in wanted:
-            with urllib.request.urlopen(wayback.url(stamp, "id_", uri), timeout=30) as got:
-                assert got.read() == body, uri
+        checked = replays_as_served(wayback, crawled.warc_dir, gov_web)
     finally:
         wayback.stop()
+    assert len(checked) >= 20
+    kinds = {served(gov_web, u)[1][:4] for u in checked}
+    assert b"%PDF" in kinds and any(served(gov_web, u)[0] == 404 for u in checked)
 
 
-def test_a_rendered_page_replays_in_chromium_with_its_script_made_links(
-    pywb: Path, tmp_path: Path
-) -> None:
-    from playwright.sync_api import sync_playwright
+@dataclass
+class Replayed:
+    """A crawl's WARC files in pywb, and the web it crawled."""
 
-    chromium = find_chromium()
-    if chromium is None:
-        pytest.fail("Chromium is missing: scripts/setup.sh installs Debian's chromium")
+    wayback: Wayback
+    warc_dir: Path
+    web: SimWeb
+
+
+@pytest.fixture(scope="module")
+def rendered(pywb: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replayed]:
+    """The app page crawled and rendered (its DOM archived), its WARC files in pywb."""
+    work = tmp_path_factory.mktemp("rendered")
     web = jsweb.build().start()
     try:
-        warc = tmp_path / "warc"
+        warc = work / "warc"
         run = run_crawl(
-            web, f"sqlite:///{tmp_path / 'crawldb.sqlite3'}", tmp_path / "crawl",
-            ["http://spa.gov.si/app"], RENDER_JS="auto", RENDER_TIMEOUT=3, WARC_DIR=str(warc),
+            web, f"sqlite:///{work / 'crawldb.sqlite3'}", work / "crawl", [APP],
+            RENDER_JS="auto", RENDER_TIMEOUT=3, WARC_DIR=str(warc),
             **{**E2E_SETTINGS, "DEPTH_LIMIT": 0},
         )  # fmt: skip
     finally:
         web.stop()
     assert run.returncode == 0, run.log[-3000:]
     assert run.stats["govsi/render/pages"] >= 1
-    stamp = next(s for u, s, _ in captures(warc) if u == "http://spa.gov.si/app")
-    wayback = Wayback(tmp_path, "js", sorted(warc.glob("*.warc.gz")))
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-            try:
-                page = browser.new_page()
-                # As a user opens it: pywb's frame around the page, the page in its iframe.
-                page.goto(wayback.url(stamp, "", "http://spa.gov.si/app"))
-                hrefs = script_made_links(page)
-            finally:
-                browser.close()
-    finally:
-        wayback.stop()
+    assert run.stats["govsi/warc/conversion"] >= 1
+    wayback = Wayback(work, "js", sorted(warc.glob("*.warc.gz")))
+    yield Replayed(wayback, warc, web)
+    wayback.stop()
+
+
+def test_a_rendered_page_replays_with_the_bytes_served_its_dom_under_its_own_uri(
+    rendered: Replayed,
+) -> None:
+    checked = replays_as_served(rendered.wayback, rendered.warc_dir, rendered.web)
+    assert APP in checked and "http://spa.gov.si/app.js" in checked
+    (dom,) = [r for r in records(rendered.warc_dir) if r.rec_type == "conversion"]
+    assert dom.rec_headers.get_header("WARC-Target-URI") == f"urn:dom:{APP}"
+    assert [line["url"] for line in rendered.wayback.index(f"urn:dom:{APP}")] == [f"urn:dom:{APP}"]
+
+
+def test_a_rendered_page_replays_in_chromium_with_its_script_made_links(
+    rendered: Replayed,
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    chromium = find_chromium()
+    if chromium is None:
+        pytest.fail("Chromium is missing: scripts/setup.sh installs Debian's chromium")
+    stamp = next(s for u, s, _ in captures(rendered.warc_dir) if u == APP)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            # As a user opens it: pywb's frame around the page, the page in its iframe.
+            page.goto(rendered.wayback.url(stamp, "", APP))
+            hrefs = script_made_links(page)
+        finally:
+            browser.close()
     assert any(h.endswith("/storitve-js") for h in hrefs), hrefs
     assert any(h.endswith("/vloge-js") for h in hrefs), hrefs

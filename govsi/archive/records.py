@@ -3,8 +3,13 @@
 For each exchange: a ``response`` record, or a ``revisit`` when the payload was written
 before (identical-payload-digest, referring to the first capture) or the server answered
 a conditional request with 304 (server-not-modified); then its ``request`` record,
-``WARC-Concurrent-To`` the response. A rendered page's DOM is a ``conversion`` record
-that ``WARC-Refers-To`` its response. Every record names the file's ``warcinfo``.
+``WARC-Concurrent-To`` the response. Every record names the file's ``warcinfo``.
+
+A derivative of a capture (a rendered page's DOM) is a ``conversion`` record under its own
+URI, ``urn:<kind>:<url>`` (Browsertrix's ``urn:text:``, ``urn:view:``), never the page's:
+replay, which serves a URI's latest record, then shows what the server sent.
+``WARC-Refers-To`` (the response's record id) and ``WARC-Refers-To-Target-URI`` tie it to
+the capture it was made from.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from io import BytesIO
-from typing import Any
+from typing import Any, Literal
 
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.timeutils import datetime_to_iso_date
@@ -26,10 +31,20 @@ from warcio.warcwriter import WARCWriter
 from govsi.archive.exchange import Exchange, request_head, response_head
 from govsi.archive.payloads import Capture, Payloads
 
-__all__ = ["NOT_MODIFIED_PROFILE", "Made", "RecordMaker", "payload_digest", "record_id"]
+__all__ = [
+    "NOT_MODIFIED_PROFILE",
+    "Derivative",
+    "Made",
+    "RecordMaker",
+    "derivative_uri",
+    "payload_digest",
+    "record_id",
+]
 
 WARC_VERSION = "WARC/1.1"
 NOT_MODIFIED_PROFILE = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+# What a derivative record holds: "dom", a rendered page's DOM.
+Derivative = Literal["dom"]
 
 
 # Random bytes for record ids, drawn from the OS a few kilobytes at a time: a draw per
@@ -57,6 +72,11 @@ def record_id() -> str:
 def payload_digest(body: bytes) -> str:
     """WARC-Payload-Digest of ``body`` as warcio writes it: SHA-1, base32."""
     return "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode("ascii")
+
+
+def derivative_uri(kind: Derivative, url: str) -> str:
+    """The record URI of a ``kind`` derived from the capture of ``url``: ``urn:dom:<url>``."""
+    return f"urn:{kind}:{url}"
 
 
 def warc_date(when: datetime) -> str:
@@ -152,15 +172,15 @@ class RecordMaker:
         warcinfo_id: str,
         rid: str = "",
     ) -> bytes:
-        """A rendered page's DOM, tied to the response it was rendered from; ``rid``: its
-        record id (a new one when not given)."""
+        """The DOM rendered from the response to ``url`` (record id ``refers_to``, when
+        known), under ``urn:dom:<url>``; ``rid``: its record id (a new one when not given)."""
         fields = {"WARC-Record-ID": rid or record_id(), "WARC-Date": warc_date(when),
-                  "WARC-Warcinfo-ID": warcinfo_id}  # fmt: skip
+                  "WARC-Warcinfo-ID": warcinfo_id, "WARC-Refers-To-Target-URI": url}  # fmt: skip
         if refers_to:
             fields["WARC-Refers-To"] = refers_to
         body = html.encode("utf-8")
         record = self._writer.create_warc_record(
-            url, "conversion", payload=BytesIO(body), length=len(body),
+            derivative_uri("dom", url), "conversion", payload=BytesIO(body), length=len(body),
             warc_content_type="text/html; charset=utf-8", warc_headers_dict=fields,
         )  # fmt: skip
         return self.serialize(record)

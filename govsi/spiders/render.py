@@ -58,7 +58,8 @@ class Rendering:
         self.renderer: Renderer | None = None
         # Pages waiting for their signature's samples, woken when it is decided.
         self.decisions: dict[str, asyncio.Event] = {}
-        # Told of each page rendered: its URL, DOM and the response it was rendered from
+        # Told of each page rendered: the URL its response came from (as requested: the
+        # archive names the DOM after that response's record), its DOM and the response
         # (the spider sends it on to the archive).
         self.on_rendered: Callable[[str, str, Response], None] = lambda url, html, response: None
 
@@ -149,7 +150,7 @@ class Rendering:
             self.count("govsi/render/failed")
             record.fetch_error = f"rendering failed: {e}"[:1000]
         else:
-            self.on_rendered(record.url, rendered.html, response)
+            self.on_rendered(response.url, rendered.html, response)
             return rendered.html
         if plan == "sample" and signature is not None:
             self.planner.given_up(signature)
