@@ -166,6 +166,8 @@ class WarcMiddleware:
         self.guard = guard
         self.store = store
         self._published: dict[str, int] | None = None
+        # Pages whose records were never written (the archive failed): see ``lost``.
+        self._lost: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WarcMiddleware:
@@ -215,6 +217,11 @@ class WarcMiddleware:
         holds new requests, so a slow disk cannot fill memory with bodies."""
         return self.writer.backlogged()
 
+    def lost(self, url: str) -> bool:
+        """The page at ``url`` was fetched but its records never written (the archive
+        failed): crawldb leaves it to be fetched again."""
+        return url in self._lost
+
     def rendered(self, url: str, html: str, response: Response) -> None:
         done = partial(self._captured, response.request)
         self.writer.dom(url, html, response.meta.get(META_WARC_RECORD), datetime.now(UTC), done)
@@ -224,10 +231,13 @@ class WarcMiddleware:
         archive holds so far: complete once the last response has passed, before the
         spider closes and crawldb's extension records the run's figures."""
         self._publish()
-        if written is None or request is None or self.store is None:
+        if request is None or self.store is None:
             return
         if request.meta.get(META_KIND) != KIND_PAGE or META_URL not in request.meta:
             return  # robots.txt, sitemaps, pictures, rendered pages' sub-resources
+        if written is None:
+            self._lost.add(request.meta[META_URL])
+            return
         placed = written.placed
         self.store.add(WarcCapture(
             url=request.meta[META_URL], depth=request.meta.get("depth", 0),

@@ -54,6 +54,9 @@ class Archive:
     def backlogged(self) -> bool:
         return self.behind
 
+    def lost(self, url: str) -> bool:
+        return False
+
 
 def test_a_batch_waits_for_what_must_be_on_disk_first(tmp_path: Path) -> None:
     # The WARC archive's barrier: no page row before its capture is written.

@@ -23,7 +23,7 @@ from twisted.internet.defer import Deferred, DeferredList, succeed
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
-from govsi.items import OUTCOME_PREFIX, PAGE_OUTCOMES, Item
+from govsi.items import OUTCOME_PREFIX, PAGE_OUTCOMES, FetchedPage, Item
 from govsi.store import database, schema
 from govsi.store.config import StoreConfig
 from govsi.store.limits import limits_of, record_limits, run_name
@@ -50,11 +50,14 @@ class WritesFirst(Protocol):
     """A component whose records crawldb must not mention before they are on disk (the
     WARC archive's writer): ``barrier`` fires once everything it was handed so far is
     written; ``backlogged`` says it is behind, which holds new requests as a full buffer
-    does (its backlog is crawldb's too)."""
+    does (its backlog is crawldb's too); ``lost`` names a page fetched whose records it
+    could not write (it failed): crawldb leaves such a page to be fetched again."""
 
     def barrier(self) -> Deferred[Any]: ...
 
     def backlogged(self) -> bool: ...
+
+    def lost(self, url: str) -> bool: ...
 
 
 class CrawlStore:
@@ -116,6 +119,9 @@ class CrawlStore:
         self._spill_sizes: dict[Path, int] = {}
         self.spill_max_bytes = c.spill_max_bytes
         self._spill_full_logged = False
+        # Neither crawldb nor the spill folder takes items (a full disk under both): the
+        # crawl holds new requests until one does, and goes on by itself then.
+        self.held = False
         # This run's name in crawl_limit (the limits it reached, written when it ends).
         self.run = run_name(time.time(), os.getpid())
         logger.info("crawldb at %s", database.display_url(self.engine.url))
@@ -166,7 +172,7 @@ class CrawlStore:
         self.items_added += 1
         self.writer.add(item)
         self._pending_bytes += item_bytes(item)
-        if self.outage and self.saturated():
+        if self.outage and not self.held and self.saturated():
             self._spill_pending()
         elif len(self.writer.pending) >= self.batch_size:
             self.flush()
@@ -174,9 +180,11 @@ class CrawlStore:
     def saturated(self) -> bool:
         """The buffer is full (the scheduler then takes no new requests): crawldb cannot
         keep up, or is away and the spill folder cannot take the items either, or a
-        component its writes wait for (``written_after``) is behind."""
+        component its writes wait for (``written_after``) is behind; or neither crawldb
+        nor the spill folder takes items (``held``)."""
         return (
-            (0 < self.max_items <= len(self.writer.pending))
+            self.held
+            or (0 < self.max_items <= len(self.writer.pending))
             or (0 < self.max_bytes <= self._pending_bytes)
             or any(first.backlogged() for first in self.written_after)
         )
@@ -207,10 +215,16 @@ class CrawlStore:
         try:
             path = self.writer.spill(self.spill_dir, stamp)
         except OSError as e:
-            logger.error("crawldb is away and %d items could not be saved in %s (%s); they "
-                         "stay in memory, the crawl waits", pending, self.spill_dir, e)  # fmt: skip
+            if not self.held:
+                self.held = True
+                self.stats.inc_value("govsi/db_held")
+                logger.error("crawldb did not take the last write and the spill folder %s "
+                             "cannot take it either (%s): the crawl pauses, no new requests "
+                             "go out, and it goes on by itself once either has room; %d items "
+                             "wait in memory", self.spill_dir, e, pending)  # fmt: skip
             return
         if path is not None:
+            self._resume()
             self._pending_bytes = 0
             self._spill_sizes[path] = _size(path)
             self._spilled.append((stamp, path, pending))
@@ -254,6 +268,7 @@ class CrawlStore:
                 if self.outage:
                     logger.warning("crawldb answers again; what was saved meanwhile is in")
                 self.outage = False
+                self._resume()
                 self.items_written += len(batch)
                 self.stats.inc_value("govsi/db_items_written", len(batch))
                 if self.writes.copies_settled:
@@ -285,12 +300,36 @@ class CrawlStore:
             logger.error("crawldb writer failed", exc_info=failure_to_exc_info(failure))
             done(0)
 
-        d = self._writing = self._before_write().addCallback(
-            lambda _: deferToThread(self._write_round, batch, spilled)
-        )
+        def write(_: Any) -> Deferred[int]:
+            self._leave_lost(batch)
+            return deferToThread(self._write_round, batch, spilled)
+
+        d = self._writing = self._before_write().addCallback(write)
         # Set before the callbacks: one that fires at once must still clear it.
         d.addCallbacks(done, crashed)
         return d
+
+    def _resume(self) -> None:
+        if self.held:
+            self.held = False
+            logger.warning("crawldb or the spill folder takes items again: the crawl goes on")
+
+    def _leave_lost(self, batch: list[Item]) -> None:
+        """Drop from ``batch`` (in place) the pages whose records a ``written_after``
+        component could not write: left unfetched in crawldb, the next run fetches them
+        again rather than hold a page without them. Run after the barrier, when every
+        page of the batch has its outcome there."""
+        if not self.written_after:
+            return
+        lost = [f.lost for f in self.written_after]
+        kept = [i for i in batch
+                if not isinstance(i, FetchedPage) or not any(f(i.url) for f in lost)]  # fmt: skip
+        if len(kept) < len(batch):
+            left = len(batch) - len(kept)
+            self.stats.inc_value("govsi/db_left_unfetched", left)
+            logger.warning("%d pages whose records the archive could not write are left for "
+                           "the next run to fetch again", left)  # fmt: skip
+            batch[:] = kept
 
     def _before_write(self) -> Deferred[Any]:
         if not self.written_after:
@@ -315,6 +354,7 @@ class CrawlStore:
             logger.warning("the crawl ends with crawldb away: its last %d items are saved "
                            "beyond DB_SPILL_MAX_BYTES", len(self.writer.pending))  # fmt: skip
         self._spill_pending(final=True)
+        await self._wait_for_room()
         if self._spilled:
             # Loaded by the next run on this crawldb, before it reads the frontier.
             self.stats.set_value("govsi/db_spill_file", str(self._spilled[-1][1]))
@@ -326,6 +366,20 @@ class CrawlStore:
         if self._sqlite_lock is not None:
             self._sqlite_lock.close()  # another crawl may have the file now
 
+    async def _wait_for_room(self) -> None:
+        """At the end: what neither crawldb nor the spill folder took is tried again
+        every DB_FLUSH_INTERVAL until one does (a second Ctrl-C gives it up)."""
+        from twisted.internet import reactor
+
+        if self.held and self.writer.pending:
+            logger.error("the crawl has ended, but %d items wait for room in crawldb or in %s: "
+                         "free some space (a second Ctrl-C gives them up)",
+                         len(self.writer.pending), self.spill_dir)  # fmt: skip
+        while self.held and self.writer.pending:
+            await maybe_deferred_to_future(task.deferLater(reactor, self.flush_interval, _none))
+            await maybe_deferred_to_future(self.flush())
+            self._spill_pending(final=True)
+
     def _record_limits(self) -> None:
         """The limits this run reached (``govsi.store.limits``), for ``scrapy report``."""
         found = limits_of(self.stats.get_stats())
@@ -335,6 +389,10 @@ class CrawlStore:
         except SQLAlchemyError as e:
             logger.warning("the limits this run reached are in its stats only: crawldb did "
                            "not take them (%s)", type(e).__name__)  # fmt: skip
+
+
+def _none() -> None:
+    pass
 
 
 def _size(path: Path) -> int:

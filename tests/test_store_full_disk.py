@@ -1,0 +1,128 @@
+"""CrawlStore on a full disk: when neither crawldb nor the spill folder takes items, the
+crawl pauses (no new requests) with one line, keeps what it holds, and goes on once
+either has room; a page whose WARC records were never written is left for the next run
+to fetch, never stored without them. Built as in tests/test_store_extension.py: a
+temporary SQLite crawldb, writes at once."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+from pathlib import Path
+
+import pytest
+from twisted.internet.defer import Deferred, succeed
+
+from govsi.items import FetchedPage, Item
+from govsi.store.extension import CrawlStore
+from tests.support.crawldb import T, q
+from tests.support.store import close, pages, spills, store, stored, writes_at_once
+
+__all__ = ["writes_at_once"]  # an autouse fixture
+
+HELD = "cannot take it either"
+
+
+def full(*args: object) -> Path:
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def away(batch: list[Item]) -> bool:
+    return False
+
+
+def said(caplog: pytest.LogCaptureFixture, text: str) -> int:
+    return sum(text in r.getMessage() for r in caplog.records)
+
+
+def test_crawldb_and_its_spills_on_a_full_disk_pause_the_crawl_and_lose_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    s = store(tmp_path)
+    write, spill = s.writer.write, s.writer.spill
+    monkeypatch.setattr(s.writer, "write", away)
+    monkeypatch.setattr(s.writer, "spill", full)
+    for item in pages(1, 2):
+        s.add(item)
+    s.flush()
+    assert s.outage and s.held and s.saturated()  # the scheduler holds new requests
+    assert len(s.writer.pending) == 2  # kept in memory: nowhere else to go
+    for item in pages(3):  # what was in flight still comes
+        s.add(item)
+    s.flush()
+    s.flush()
+    assert len(s.writer.pending) == 3 and s.saturated()
+    assert said(caplog, HELD) == 1  # one line for the pause, however long it lasts
+    assert s.stats.get_value("govsi/db_held") == 1
+
+    # Room in the spill folder again: what was held goes there, and the crawl goes on.
+    monkeypatch.setattr(s.writer, "spill", spill)
+    s.flush()
+    assert not s.held and not s.saturated() and s.writer.pending == []
+    assert len(spills(tmp_path)) == 1
+    # crawldb takes writes again: the spilled items first, then the rest.
+    monkeypatch.setattr(s.writer, "write", write)
+    for item in pages(4):
+        s.add(item)
+    s.flush()
+    assert stored(s) == {f"http://a.gov.si/{n}" for n in (1, 2, 3, 4)}
+    assert s.items_written == s.items_added == 4 and not s.outage
+    close(s)
+
+
+def test_room_in_crawldb_again_ends_the_pause(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    s = store(tmp_path)
+    write = s.writer.write
+    monkeypatch.setattr(s.writer, "write", away)
+    monkeypatch.setattr(s.writer, "spill", full)
+    for item in pages(1, 2):
+        s.add(item)
+    s.flush()
+    assert s.held
+    monkeypatch.setattr(s.writer, "write", write)
+    s.flush()
+    assert not s.held and not s.saturated() and not s.outage
+    assert stored(s) == {"http://a.gov.si/1", "http://a.gov.si/2"}
+    assert said(caplog, "takes items again") == 1
+    close(s)
+
+
+class FailedArchive:
+    """Stands in for the WARC archive's writer after a failed write: the pages in
+    ``lost`` were fetched, their records never written."""
+
+    def __init__(self, lost: set[str]) -> None:
+        self.lost_urls = lost
+
+    def barrier(self) -> Deferred[None]:
+        return succeed(None)
+
+    def backlogged(self) -> bool:
+        return False
+
+    def lost(self, url: str) -> bool:
+        return url in self.lost_urls
+
+
+def fetched(n: int) -> FetchedPage:
+    return FetchedPage(f"http://a.gov.si/{n}", 0, "HTML", T, 200, "text/html", f"<p>{n}</p>")
+
+
+def test_a_page_whose_records_were_never_written_is_left_for_the_next_run(
+    tmp_path: Path,
+) -> None:
+    s: CrawlStore = store(tmp_path)
+    s.written_after.append(FailedArchive({"http://a.gov.si/2"}))
+    for item in [fetched(1), fetched(2), *pages(3)]:
+        s.add(item)
+    s.flush()
+    rows = dict(q(s.engine, "SELECT url, page_type_code FROM page"))
+    # Page 2 stays to be fetched (its own link from nowhere: not even a FRONTIER row).
+    assert rows == {"http://a.gov.si/1": "HTML", "http://a.gov.si/3": "FRONTIER"}
+    assert s.stats.get_value("govsi/db_left_unfetched") == 1
+    close(s)
