@@ -378,6 +378,12 @@ REVISIT = "due"
 # in the round it resumed (its "Changes in the last round").
 REVISIT_MIN_INTERVAL = 24 * 3600
 REVISIT_MAX_INTERVAL = 30 * 24 * 3600
+# Each page's earlier versions kept (page_version; their HTML once per distinct content):
+# its last HISTORY_KEEP_VERSIONS, and the last one seen in each calendar month of the
+# HISTORY_KEEP_MONTHS up to its latest change (that month included); the others go when
+# the page next changes. At most the sum of both per page; 0 and 0 keep none.
+HISTORY_KEEP_VERSIONS = 10
+HISTORY_KEEP_MONTHS = 24
 
 # --- Sharing a crawl (several processes on one PostgreSQL crawldb; govsi/sharing/leases.py) ----
 # A process serves an IP address (every host on it) only while it holds the address's

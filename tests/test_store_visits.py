@@ -67,8 +67,10 @@ def row(engine: Engine, url: str = A) -> dict[str, Any]:
 
 def versions(engine: Engine, url: str = A) -> list[tuple[Any, ...]]:
     return q(engine, (
-        "SELECT v.http_status_code, v.content_hash, v.html_content, v.page_type_code "
-        f"FROM page_version v JOIN page p ON p.id = v.page_id WHERE p.url = '{url}' ORDER BY v.id"
+        "SELECT v.http_status_code, v.content_hash, c.html_content, v.page_type_code "
+        "FROM page_version v JOIN page p ON p.id = v.page_id "
+        "LEFT JOIN page_version_content c ON c.id = v.content_id "
+        f"WHERE p.url = '{url}' ORDER BY v.id"
     ))  # fmt: skip
 
 

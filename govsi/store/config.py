@@ -55,6 +55,9 @@ class StoreConfig:
     revisit_min_interval: float = 24 * 3600
     revisit_max_interval: float = 30 * 24 * 3600
     page_id_cache: int = 0  # DB_PAGE_ID_CACHE
+    # HISTORY_KEEP_VERSIONS, HISTORY_KEEP_MONTHS: each page's earlier versions kept
+    history_keep_versions: int = 10
+    history_keep_months: int = 24
     writer_process: bool = False  # DB_WRITER_PROCESS
 
     @classmethod
@@ -82,5 +85,7 @@ class StoreConfig:
             revisit_min_interval=s.getfloat("REVISIT_MIN_INTERVAL"),
             revisit_max_interval=s.getfloat("REVISIT_MAX_INTERVAL"),
             page_id_cache=s.getint("DB_PAGE_ID_CACHE"),
+            history_keep_versions=s.getint("HISTORY_KEEP_VERSIONS"),
+            history_keep_months=s.getint("HISTORY_KEEP_MONTHS"),
             writer_process=s.getbool("DB_WRITER_PROCESS"),
         )

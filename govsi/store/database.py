@@ -239,7 +239,7 @@ def migrations_dir() -> Path:
 # The newest revision in migrations/versions (a test holds it to Alembic's head): a schema
 # already there is recognised without loading Alembic. Every crawler process but the first
 # on a crawldb, and every resumed crawl, finds it there.
-HEAD_REVISION = "0016"
+HEAD_REVISION = "0017"
 
 # The longest reason a failed upgrade sends back from its process.
 _REASON_CHARS = 4000
@@ -322,8 +322,10 @@ def empty_tables(engine: Engine) -> None:
     """FRESH_START: drop the crawl's rows but keep the schema and the lookup rows."""
     with engine.begin() as conn:
         # A new crawl_id too: spill files of the emptied crawl belong to it, not to this one.
+        # Versions before the contents they point at, both before their pages.
         tables = ("crawl_meta", "crawl_worker", "ip_lease", "page_lsh", "link", "image",
-                  "page_data", "page_text")  # fmt: skip
+                  "page_data", "page_text", "page_version", "page_version_content",
+                  "warc_capture")  # fmt: skip
         for table in tables:
             conn.execute(text(f"DELETE FROM {table}"))
         # Duplicates point at their originals: drop those references before the rows.

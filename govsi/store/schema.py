@@ -209,8 +209,29 @@ IMAGE = Table(
 )
 
 
+# govsi extension: the HTML of a page's earlier versions, each distinct content once per
+# page (govsi/store/history.py): a page flipping between two contents holds two rows.
+PAGE_VERSION_CONTENT = Table(
+    "page_version_content",
+    METADATA,
+    Column("id", Integer, autoincrement=True, nullable=False),
+    Column(
+        "page_id",
+        ForeignKey(f"{SCHEMA}.page.id", name="fk_page_version_content_page", ondelete="RESTRICT"),
+        nullable=False,
+    ),
+    # SHA-256 (hex) of the HTML's UTF-8 bytes, and their number.
+    Column("html_hash", String(64), nullable=False),
+    Column("html_content", Text, nullable=False),
+    Column("size", Integer, nullable=False),
+    PrimaryKeyConstraint("id", name="pk_page_version_content_id"),
+    Index("idx_page_version_content_page_hash", "page_id", "html_hash", unique=True),
+)
+
+
 # govsi extension: one row per earlier version of a page that a change replaced (of
-# main content, status or type); ``page`` always holds the current one.
+# main content, status or type) and that retention keeps (HISTORY_KEEP_VERSIONS,
+# HISTORY_KEEP_MONTHS); ``page`` always holds the current one.
 PAGE_VERSION = Table(
     "page_version",
     METADATA,
@@ -220,15 +241,23 @@ PAGE_VERSION = Table(
         ForeignKey(f"{SCHEMA}.page.id", name="fk_page_version_page", ondelete="RESTRICT"),
         nullable=False,
     ),
-    # The replaced version as it was: its last visit, status and content key; its HTML
-    # (NULL for documents, whose bytes are not copied again: content_hash names them).
+    # The replaced version as it was: its last visit, status and content key.
     Column("accessed_time", DateTime(timezone=False)),
     Column("http_status_code", Integer),
     Column("content_hash", String(64)),
-    Column("html_content", Text),
     # govsi extensions: its type, and when it was first seen.
     Column("page_type_code", String(20)),
     Column("changed_time", DateTime(timezone=False)),
+    # Its HTML, shared with the page's other versions of the same bytes (NULL for a
+    # document, whose bytes are not copied again: content_hash names them; or no HTML).
+    Column(
+        "content_id",
+        ForeignKey(
+            f"{SCHEMA}.page_version_content.id",
+            name="fk_page_version_content",
+            ondelete="RESTRICT",
+        ),
+    ),
     PrimaryKeyConstraint("id", name="pk_page_version_id"),
     Index("idx_page_version_page_id", "page_id", "accessed_time"),
 )

@@ -6,11 +6,12 @@ page happen one after the other) and makes one of four writes:
 
 - ``write``: the row takes the record, as on a first visit. Over a stored copy, a change
   (``govsi.revisit.change``: of type, status, a redirect's target or main content) first
-  copies the replaced version into ``page_version`` and sets ``changed_time`` to this
-  visit; the page's links, images, document row, text and LSH keys are replaced by the new
-  version's. A steady page keeps its ``changed_time`` and gets no version row; its text
-  row stays as it was (the same main text or bytes: an index has nothing to redo), or is
-  added if it had none.
+  hands the replaced version to ``govsi.store.history`` (``page_version``, its HTML stored
+  once per distinct content, the page's history cut back to what HISTORY_KEEP_VERSIONS and
+  HISTORY_KEEP_MONTHS keep) and sets ``changed_time`` to this visit; the page's links,
+  images, document row, text and LSH keys are replaced by the new version's. A steady page
+  keeps its ``changed_time`` and gets no version row; its text row stays as it was (the
+  same main text or bytes: an index has nothing to redo), or is added if it had none.
 - ``visit``: a 304 to a conditional request: only the visit (``accessed_time``, any new
   validators); the copy stays.
 - ``failed``: a revisit that got no usable answer (a fetch error, a server error, robots.txt
@@ -39,8 +40,9 @@ from govsi.items import FetchedPage, PageText, PageType
 from govsi.revisit.change import Change, Version, change, outcome
 from govsi.revisit.schedule import next_visit
 from govsi.store.database import chunks
+from govsi.store.history import Retention, VersionRow, add_versions, stored_html
 from govsi.store.images import drop_images, insert_images
-from govsi.store.schema import LINK, PAGE, PAGE_DATA, PAGE_LSH, PAGE_TEXT, PAGE_VERSION, utcnow
+from govsi.store.schema import LINK, PAGE, PAGE_DATA, PAGE_LSH, PAGE_TEXT, utcnow
 from govsi.web.contenttypes import filename_of
 
 __all__ = ["PageWrites", "Schedule", "Stored", "outcome_rank", "read_stored"]
@@ -84,14 +86,6 @@ _VISIT = (
     )
 )
 _FAILED = update(PAGE).where(PAGE.c.id == bindparam("b_id"))
-# The version a change replaces, copied as it is stored (its HTML too) before the row is.
-_VERSION = PAGE_VERSION.insert().from_select(
-    ["page_id", "accessed_time", "http_status_code", "content_hash", "html_content",
-     "page_type_code", "changed_time"],
-    select(PAGE.c.id, PAGE.c.accessed_time, PAGE.c.http_status_code, PAGE.c.content_hash,
-           PAGE.c.html_content, PAGE.c.page_type_code, PAGE.c.changed_time)
-    .where(PAGE.c.id == bindparam("b_id")),
-)  # fmt: skip
 _UNCLAIMED = {"revisit_claim": None, "revisit_claimed_at": None}
 
 
@@ -217,6 +211,24 @@ class Runs:
             conn.execute(statement, rows)
 
 
+@dataclass(frozen=True, slots=True)
+class _Replaced:
+    """A version a change replaced: the row as stored then; its HTML, or None with
+    ``from_row`` when the row as stored before the batch holds it."""
+
+    pid: int
+    stored: Stored
+    replaced_at: datetime
+    html: str | None
+    from_row: bool
+
+    def row(self, html_of: dict[int, str | None]) -> VersionRow:
+        s = self.stored
+        html = html_of.get(self.pid) if self.from_row else self.html
+        return VersionRow(self.pid, s.accessed_time, s.http_status_code, s.content_hash,
+                          s.page_type, s.changed_time, html, self.replaced_at)  # fmt: skip
+
+
 @dataclass
 class PageWrites:
     """What one batch's page records write, decided record by record (in order) on the
@@ -225,7 +237,11 @@ class PageWrites:
     stored: dict[int, Stored]
     schedule: Schedule
     store_binary_data: bool
+    retention: Retention = field(default_factory=Retention)
     runs: Runs = field(default_factory=Runs)
+    # Versions replaced, in order; the HTML each page written has after its last record.
+    replaced_versions: list[_Replaced] = field(default_factory=list)
+    html: dict[int, str | None] = field(default_factory=dict)
     # Per page written: its links (target page ids) and images (URL -> row), the last
     # record's; pages whose stored version these replace; document and LSH rows.
     links: dict[int, set[int]] = field(default_factory=dict)
@@ -283,7 +299,10 @@ class PageWrites:
             replaces = stored.rank > 0
             found: Change | None = change(stored.version, after) if replaces else None
             if found is not None:
-                self.runs.add(_VERSION, {"b_id": pid})
+                known = pid in self.html
+                self.replaced_versions.append(_Replaced(
+                    pid, stored, item.accessed_time, self.html.get(pid), from_row=not known
+                ))  # fmt: skip
                 self.changes[found] += 1
             if not replaces or found is not None:
                 changed_time = item.accessed_time
@@ -299,6 +318,7 @@ class PageWrites:
                 self.replaced.add(pid)
             steady = replaces and found is None
         self.runs.add(_WRITE, row)
+        self.html[pid] = row["html_content"]
         self.stored[pid] = Stored(
             item.page_type, item.http_status_code, item.content_hash, item.accessed_time,
             changed_time, history, item.size, after.target,
@@ -338,7 +358,11 @@ class PageWrites:
 
     def execute(self, conn: Connection, insert: Callable[..., Any]) -> None:
         """Write it all, in order. ``insert``: the dialect's (ON CONFLICT DO NOTHING)."""
+        # The HTML of versions replaced is read before the rows are written over.
+        html_of = stored_html(conn, {r.pid for r in self.replaced_versions if r.from_row})
         self.runs.execute(conn)
+        versions = [r.row(html_of) for r in self.replaced_versions]
+        add_versions(conn, insert, versions, self.retention)
         replaced = sorted(self.replaced)
         # A page re-fetched after a hard stop must not end up with two documents either.
         for table, column, ids in (

@@ -32,6 +32,7 @@ from govsi.items import (
 )
 from govsi.store.config import StoreConfig
 from govsi.store.database import chunks
+from govsi.store.history import Retention
 from govsi.store.images import record_images
 from govsi.store.originals import FindOriginals, settle_copies, stored_originals
 from govsi.store.pageids import PageIds
@@ -101,8 +102,11 @@ class CrawlWriter:
         revisit_min_interval: float = 24 * 3600,
         revisit_max_interval: float = 30 * 24 * 3600,
         page_id_cache: int = 0,
+        history: Retention | None = None,
     ) -> None:
         self.engine = engine
+        # How much of each page's history is kept (HISTORY_KEEP_VERSIONS, _MONTHS).
+        self.history = history or Retention()
         # Each visit's next one (REVISIT_MIN_INTERVAL, REVISIT_MAX_INTERVAL).
         self.schedule = Schedule(revisit_min_interval, revisit_max_interval)
         # Changes seen on revisits, by kind (govsi.revisit.change), for the stats.
@@ -143,6 +147,7 @@ class CrawlWriter:
             revisit_min_interval=c.revisit_min_interval,
             revisit_max_interval=c.revisit_max_interval,
             page_id_cache=c.page_id_cache,
+            history=Retention(c.history_keep_versions, c.history_keep_months),
         )
 
     # -- queueing --------------------------------------------------------------------
@@ -248,7 +253,8 @@ class CrawlWriter:
         page_ids.update(written)
 
         fetched = [page_ids[i.url] for i in batch if isinstance(i, FetchedPage)]
-        pages = PageWrites(read_stored(conn, fetched), self.schedule, self.store_binary_data)
+        stored = read_stored(conn, fetched)
+        pages = PageWrites(stored, self.schedule, self.store_binary_data, self.history)
         image_updates: dict[str, FetchedImage] = {}
         robots: dict[str, RobotsFile] = {}
         site_info: dict[str, SiteInfo] = {}
