@@ -221,8 +221,12 @@ def test_a_rendered_page_replays_with_the_bytes_served_its_dom_under_its_own_uri
 ) -> None:
     checked = replays_as_served(rendered.wayback, rendered.warc_dir, rendered.web)
     assert APP in checked and "http://spa.gov.si/app.js" in checked
-    (dom,) = [r for r in records(rendered.warc_dir) if r.rec_type == "conversion"]
-    assert dom.rec_headers.get_header("WARC-Target-URI") == f"urn:dom:{APP}"
+    (dom,) = [r.rec_headers for r in records(rendered.warc_dir) if r.rec_type == "conversion"]
+    assert dom.get_header("WARC-Target-URI") == f"urn:dom:{APP}"
+    # Still tied to the response it was rendered from.
+    (response,) = [r.rec_headers for u, _, r in captures(rendered.warc_dir) if u == APP]
+    assert dom.get_header("WARC-Refers-To") == response.get_header("WARC-Record-ID")
+    assert dom.get_header("WARC-Refers-To-Target-URI") == APP
     assert [line["url"] for line in rendered.wayback.index(f"urn:dom:{APP}")] == [f"urn:dom:{APP}"]
 
 
