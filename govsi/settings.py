@@ -511,8 +511,14 @@ SEARCH_LINK_PRIOR = 0.1
 # Processes that analyse pages while an index is built or updated (lemmas hold the GIL);
 # 0 = one per CPU. An update of fewer than 5 000 pages runs in one process.
 SEARCH_INDEX_PROCESSES = 0
-# Where scrapy serve's search page listens (HOST:PORT); keep it on a local address: the
-# page has no login.
+# Seconds scrapy serve gives a client to send its whole request (and each write of the
+# answer); a connection that sends nothing, or a byte at a time, is closed after it.
+SEARCH_SERVE_TIMEOUT = 10.0
+# Connections scrapy serve serves at once (a thread each); one more is closed at once.
+SEARCH_SERVE_CONNECTIONS = 16
+# Where scrapy serve's search page listens (HOST:PORT, an IPv6 address in brackets:
+# [::1]:8080); keep it on a local address: the page has no login. It answers only requests
+# that name it (its address, localhost, a loopback address: DNS rebinding gets 421).
 SEARCH_SERVE_ADDRESS = "127.0.0.1:8080"
 REPORT_GRAPH_MAX_SITES = 300
 REPORT_SITE_GRAPH_MAX_PAGES = 300

@@ -4,7 +4,9 @@ tests/test_e2e_search_page.py."""
 
 from __future__ import annotations
 
+import logging
 import re
+import socket
 import threading
 import urllib.error
 import urllib.request
@@ -14,7 +16,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, text
 
-from govsi.search.serve import COPY_POLICY, PAGE_POLICY, SearchSite, make_server
+from govsi.search.serve import COPY_POLICY, PAGE_POLICY, SearchSite, make_server, server_url
+from govsi.store import database
 from tests.support import searchsite
 
 
@@ -70,12 +73,35 @@ def test_the_stored_copy(site: SearchSite, engine: Engine) -> None:
     assert site.copy(10**9) is None
 
 
-@pytest.fixture
-def served(site: SearchSite) -> Iterator[str]:
-    server = make_server(site, "127.0.0.1", 0)
+TIMEOUT = 0.5  # SEARCH_SERVE_TIMEOUT in these tests
+
+
+@pytest.fixture(scope="module")
+def one_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchSite]:
+    """A site over an SQLite crawldb, for the module's tests of the server itself."""
+    folder = tmp_path_factory.mktemp("serve")
+    engine = database.make_engine(f"sqlite:///{folder / 'crawldb.sqlite3'}")
+    database.migrate(engine)
+    yield SearchSite(engine, searchsite.build(engine, folder / "index"))
+    engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def server(one_site: SearchSite) -> Iterator[str]:
+    server = make_server(one_site, "127.0.0.1", 0, timeout=TIMEOUT, connections=4)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
+    yield server_url(server).rstrip("/")
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def served(site: SearchSite) -> Iterator[str]:
+    server = make_server(site, "127.0.0.1", 0, timeout=TIMEOUT, connections=4)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server_url(server).rstrip("/")
     server.shutdown()
     server.server_close()
 
@@ -97,3 +123,127 @@ def test_the_server_is_read_only_and_sends_its_policies(served: str) -> None:
         with pytest.raises(urllib.error.HTTPError) as e:
             urllib.request.urlopen(request, timeout=10)
         assert e.value.code in (404, 501)
+
+
+def _exchange(url: str, request: bytes) -> bytes:
+    """What the server at ``url`` answers to the raw ``request``, until it closes (the
+    client's own timeout only keeps a broken test from hanging)."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host.strip("[]"), int(port)), timeout=30) as conn:
+        conn.sendall(request)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    return answer
+
+
+def _served_again(url: str) -> bool:
+    """Whether the server at ``url`` answers a request again, once its busy connections
+    end (tried for up to 10 s)."""
+    for _ in range(100):
+        if _status(_exchange(url, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")) == 200:
+            return True
+        threading.Event().wait(0.1)
+    return False
+
+
+def _status(answer: bytes) -> int:
+    return int(answer.split(b" ", 2)[1]) if answer else 0
+
+
+@pytest.mark.parametrize(
+    ("request_head", "status"),
+    [
+        (b"GET /?q=obcina HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 200),
+        (b"GET / HTTP/1.1\r\nHost: localhost:9000\r\n\r\n", 200),
+        # DNS rebinding: another name for this address.
+        (b"GET /?q=obcina HTTP/1.1\r\nHost: attacker.example:8080\r\n\r\n", 421),
+        (b"GET /copy/1 HTTP/1.1\r\nHost: attacker.example\r\n\r\n", 421),
+        # No Host, two, or not one.
+        (b"GET / HTTP/1.0\r\n\r\n", 400),
+        (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: attacker.example\r\n\r\n", 400),
+        (b"GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400),
+        # Page ids crawldb cannot hold, or not digits: not found.
+        (b"GET /copy/" + b"9" * 30 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 404),
+        (b"GET /copy/99999999999999999999 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 404),
+        (b"GET /copy/\xc2\xb2 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 404),
+        (b"GET /copy/%31 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 404),
+        (b"GET /copy/-1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 404),
+        (b"GET /?q=obcina&page=" + b"9" * 40 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 200),
+        (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + b"y" * 70_000 + b"\r\n\r\n", 431),
+    ],
+)
+def test_bad_requests_get_4xx_answers(server: str, request_head: bytes, status: int) -> None:
+    assert _status(_exchange(server, request_head)) == status
+
+
+def test_a_half_sent_request_is_closed_after_the_timeout(
+    server: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    served = server
+    # Without the timeout the server waits for the rest forever, a thread held for it.
+    with caplog.at_level(logging.DEBUG, "govsi.search.serve"):
+        assert _exchange(served, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n") == b""
+        assert _exchange(served, b"") == b""
+        # A byte at a time, each within the timeout, is cut off too.
+        host, port = served.removeprefix("http://").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=30) as conn:
+            closed = False
+            for byte in b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + b"y" * 10_000:
+                try:
+                    conn.sendall(bytes([byte]))
+                    threading.Event().wait(TIMEOUT / 5)
+                except OSError:  # closed by the server
+                    closed = True
+                    break
+            assert closed
+    assert "Traceback" not in caplog.text
+
+
+def test_connections_are_bounded_and_a_gone_client_is_one_quiet_line(
+    server: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    served = server
+    host, port = served.removeprefix("http://").rsplit(":", 1)
+    with caplog.at_level(logging.DEBUG, "govsi.search.serve"):
+        held = [socket.create_connection((host, int(port)), timeout=30) for _ in range(4)]
+        try:
+            # The fifth is closed at once, while the four are held.
+            assert _exchange(served, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == b""
+        finally:
+            for conn in held:
+                conn.close()
+        # The slots come back when the held connections end.
+        assert _served_again(served)
+        # A client gone before its answer (reset while the search page is written).
+        for _ in range(5):
+            conn = socket.create_connection((host, int(port)), timeout=30)
+            conn.sendall(b"GET /?q=obcina HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            conn.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
+            )
+            conn.close()
+        assert _served_again(served)
+    assert "connections open: one more from 127.0.0.1 closed" in caplog.text
+    assert "Traceback" not in caplog.text and "failed" not in caplog.text
+
+
+def test_the_server_listens_on_ipv6(one_site: SearchSite) -> None:
+    try:
+        server = make_server(one_site, "::1", 0, timeout=TIMEOUT)
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = server_url(server)
+        assert url.startswith("http://[::1]:")
+        with urllib.request.urlopen(f"{url}?q=obcina", timeout=10) as got:
+            assert "<mark>" in got.read().decode()
+        assert (
+            _status(_exchange(url.rstrip("/"), b"GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n"))
+            == 421
+        )
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -2,6 +2,7 @@
 
 scrapy serve                                   # http://127.0.0.1:8080/
 scrapy serve --bind 127.0.0.1:9000
+scrapy serve --bind [::1]:8080
 """
 
 from __future__ import annotations
@@ -45,24 +46,36 @@ class Command(ScrapyCommand):
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         from govsi.search.config import SearchConfig
-        from govsi.search.serve import SearchSite, make_server
+        from govsi.search.hostnames import bind_address
+        from govsi.search.serve import SearchSite, make_server, server_url
 
         assert self.settings is not None
         configure_logging(self.settings)
         # Crawled strings (URLs, titles, servers' messages) reach the log.
         print_log_safely([get_scrapy_root_handler()])
         config = SearchConfig.from_settings(self.settings)
-        host, _, port = (opts.bind or self.settings.get("SEARCH_SERVE_ADDRESS")).rpartition(":")
-        if not host or not port.isdigit():
-            raise UsageError("--bind HOST:PORT, e.g. 127.0.0.1:8080")
+        try:
+            host, port = bind_address(opts.bind or self.settings.get("SEARCH_SERVE_ADDRESS"))
+        except ValueError:
+            raise UsageError("--bind HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080") from None
         if not (config.folder / "state.sqlite3").is_file():
             logger.error("no search index in %s: run scrapy index first", config.folder)
             self.exitcode = 1
             return
         url = database.crawldb_url_of(self.settings)
         engine = database.make_engine(url)
-        server = make_server(SearchSite(engine, config), host.strip("[]"), int(port))
-        logger.info("search page on http://%s:%d/ (Ctrl-C to stop)", *server.server_address[:2])
+        try:
+            server = make_server(
+                SearchSite(engine, config), host, port,
+                timeout=self.settings.getfloat("SEARCH_SERVE_TIMEOUT"),
+                connections=self.settings.getint("SEARCH_SERVE_CONNECTIONS"),
+            )  # fmt: skip
+        except OSError as e:
+            logger.error("cannot listen on %s port %d: %s", host, port, e)
+            engine.dispose()
+            self.exitcode = 1
+            return
+        logger.info("search page on %s (Ctrl-C to stop)", server_url(server))
         try:
             server.serve_forever()
         except KeyboardInterrupt:

@@ -2,12 +2,25 @@
 by type and host, paging, and each result's stored copy as crawled. A read-only local web
 server (GET and HEAD only); everything a page shows is escaped, and the stored copies are
 served sandboxed (``Content-Security-Policy: sandbox``: no script, an origin of their own),
-since titles, texts and pages are hostile input."""
+since titles, texts and pages are hostile input.
+
+The server answers only requests for itself (``hostnames.host_verdict``: 400 without a
+``Host``, 421 for another name, so DNS rebinding finds nothing), reads each request whole
+within ``timeout`` seconds or closes the connection, serves at most ``connections`` at once
+(one more is closed at once), listens on IPv4 or IPv6, and answers 404 to any path but its
+own. A client that goes away is a line in the debug log, never a traceback.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
+import re
+import socket
+import sys
 import threading
+import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -18,6 +31,7 @@ from markupsafe import Markup, escape
 from sqlalchemy import Engine, bindparam, text
 
 from govsi.search.config import SearchConfig
+from govsi.search.hostnames import host_verdict
 from govsi.search.results import search_page
 from govsi.search.snippets import Pieces
 
@@ -32,6 +46,10 @@ PAGE_POLICY = (
 )
 # A stored copy: shown as it was crawled, never run.
 COPY_POLICY = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+# A stored copy's path: a page id crawldb can hold (a 64-bit integer), else not found.
+_COPY_PATH = re.compile(r"/copy/([0-9]{1,18})")
+# What a client that went away, or never finished its request, raises.
+_GONE = (ConnectionError, TimeoutError)
 
 
 def _environment() -> Environment:
@@ -113,9 +131,35 @@ def _link(query: str, page: int = 1) -> str:
     return "/?" + urlencode(params)
 
 
+class _RequestReader(io.RawIOBase):
+    """A connection's reads, each waiting at most ``timeout`` seconds and all of them done
+    by ``deadline`` (``time.monotonic``): a request sent a byte at a time is cut off too."""
+
+    def __init__(self, connection: socket.socket, timeout: float) -> None:
+        self.connection = connection
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request was not read in time")
+        self.connection.settimeout(min(left, self.timeout))
+        return self.connection.recv_into(buffer)
+
+
 class _Handler(BaseHTTPRequestHandler):
     site: SearchSite
+    bind_host: str
+    timeout = 10.0  # make_server's
     server_version = "govsi-search"
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = io.BufferedReader(_RequestReader(self.connection, self.timeout or 10.0))
 
     def do_GET(self) -> None:
         self._answer(body=True)
@@ -124,23 +168,40 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(body=False)
 
     def _answer(self, body: bool) -> None:
-        url = urlsplit(self.path)
+        self.connection.settimeout(self.timeout)  # the answer's writes: each as long
+        verdict = host_verdict(self._host(), self.bind_host)
         try:
-            if url.path == "/":
-                self._send(HTTPStatus.OK, "text/html; charset=utf-8",
-                           self.site.page(url.query), PAGE_POLICY, body)  # fmt: skip
+            if verdict != "ours":
+                status = HTTPStatus.BAD_REQUEST if verdict == "bad" \
+                    else HTTPStatus.MISDIRECTED_REQUEST  # fmt: skip
+                self._send(status, "text/plain; charset=utf-8", "not this server's name",
+                           PAGE_POLICY, body)  # fmt: skip
                 return
-            if url.path.startswith("/copy/") and url.path[6:].isdigit():
-                found = self.site.copy(int(url.path[6:]))
-                if found is not None:
-                    self._send(HTTPStatus.OK, found[0], found[1], COPY_POLICY, body)
-                    return
-            self._send(HTTPStatus.NOT_FOUND, "text/plain; charset=utf-8", "not found",
-                       PAGE_POLICY, body)  # fmt: skip
+            self._found(urlsplit(self.path), body)
+        except _GONE as e:
+            logger.debug("search page %s: the client went away (%s)", self.path[:200], e)
         except Exception:
             logger.exception("search page %s failed", self.path[:200])
-            self._send(HTTPStatus.INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
-                       "the search failed; see the log", PAGE_POLICY, body)  # fmt: skip
+            with contextlib.suppress(*_GONE):
+                self._send(HTTPStatus.INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
+                           "the search failed; see the log", PAGE_POLICY, body)  # fmt: skip
+
+    def _host(self) -> str | None:
+        hosts = self.headers.get_all("Host") or []
+        return hosts[0] if len(hosts) == 1 else None  # none, or two: not a request
+
+    def _found(self, url: Any, body: bool) -> None:
+        if url.path == "/":
+            self._send(HTTPStatus.OK, "text/html; charset=utf-8",
+                       self.site.page(url.query), PAGE_POLICY, body)  # fmt: skip
+            return
+        copy = _COPY_PATH.fullmatch(url.path)
+        found = self.site.copy(int(copy.group(1))) if copy else None
+        if found is not None:
+            self._send(HTTPStatus.OK, found[0], found[1], COPY_POLICY, body)
+            return
+        self._send(HTTPStatus.NOT_FOUND, "text/plain; charset=utf-8", "not found",
+                   PAGE_POLICY, body)  # fmt: skip
 
     def _send(self, status: HTTPStatus, ctype: str, content: str, policy: str, body: bool) -> None:
         data = content.encode("utf-8", "replace")
@@ -158,7 +219,60 @@ class _Handler(BaseHTTPRequestHandler):
         logger.info("%s %s", self.address_string(), format % args)
 
 
-def make_server(site: SearchSite, host: str, port: int) -> ThreadingHTTPServer:
-    """A server of ``site`` on ``host:port`` (``serve_forever`` runs it)."""
-    handler = type("Handler", (_Handler,), {"site": site})
-    return ThreadingHTTPServer((host, port), handler)
+class _Server(ThreadingHTTPServer):
+    """Python's threading server with a bound on the connections served at once, and one
+    log line for a connection that failed."""
+
+    slots: threading.BoundedSemaphore
+    connections: int
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            logger.info("%d connections open: one more from %s closed",
+                        self.connections, client_address[0])  # fmt: skip
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()  # its thread never started
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, _GONE):
+            logger.debug("connection from %s: %s", client_address[0], error)
+        else:
+            logger.error("connection from %s failed", client_address[0], exc_info=True)
+
+
+def make_server(
+    site: SearchSite, host: str, port: int, timeout: float = 10.0, connections: int = 16
+) -> ThreadingHTTPServer:
+    """A server of ``site`` on ``host:port`` (an IPv4 or IPv6 address, or a name; port 0:
+    any free one), ``serve_forever`` runs it: each request read within ``timeout`` seconds,
+    at most ``connections`` at once. OSError when it cannot listen there."""
+    family = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
+                                flags=socket.AI_PASSIVE)[0][0]  # fmt: skip
+    handler = type("Handler", (_Handler,), {"site": site, "bind_host": host, "timeout": timeout})
+
+    class Server(_Server):
+        address_family = family
+
+    Server.connections = max(1, connections)
+    Server.slots = threading.BoundedSemaphore(Server.connections)
+    return Server((host, port), handler)
+
+
+def server_url(server: ThreadingHTTPServer) -> str:
+    """The address ``server`` listens on, as a URL (an IPv6 address in brackets)."""
+    host, port = server.server_address[:2]
+    host = host.decode() if isinstance(host, bytes) else host
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
