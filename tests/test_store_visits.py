@@ -396,7 +396,7 @@ def test_the_history_queries_of_the_docs_answer(engine: Engine) -> None:
     write(engine, again(engine, html=semantic(NEWS_2)),
           again(engine, B, html="<h1>Ni strani</h1>", http_status_code=410, content_hash=None),
           again(engine, C))  # fmt: skip
-    since, history, gone = history_sql()
+    since, history, earlier_html, by_host, gone = history_sql()
     assert sorted(r[0] for r in q(engine, since)) == [B, A]
     history = history.replace("'https://www.gov.si/'", f"'{A}'")
     rows = q(engine, history)
@@ -406,6 +406,11 @@ def test_the_history_queries_of_the_docs_answer(engine: Engine) -> None:
     ]
     assert [r[4] for r in rows] == [exact_key(semantic(NEWS_1)), exact_key(semantic(NEWS_2))]
     assert [r[:3] for r in q(engine, gone)] == [(B, 200, 410)]
+    earlier = q(engine, earlier_html.replace("'https://www.gov.si/'", f"'{A}'"))
+    assert [(str(r[0])[:19], r[2]) for r in earlier] == [(str(T), semantic(NEWS_1))]
+    # A's and B's earlier versions had the same HTML: one copy each (never shared across pages).
+    size = len(semantic(NEWS_1).encode())
+    assert q(engine, by_host) == [("www.gov.si", 2, 2, 2 * size)]
 
 
 def texts(engine: Engine) -> dict[str, tuple[Any, ...]]:

@@ -105,7 +105,8 @@ def check_schema(conn: Connection) -> None:
     schema_name = None if conn.dialect.name == "sqlite" else schema.SCHEMA
     seen = inspect(conn)
     missing: list[str] = []
-    for name in schema.STANDARD_TABLES:
+    # The standard tables, and the extensions a table of the report reads by name.
+    for name in (*schema.STANDARD_TABLES, "page_version", "page_version_content"):
         model = schema.METADATA.tables[f"{schema.SCHEMA}.{name}"]
         if not seen.has_table(name, schema=schema_name):
             missing.append(name)

@@ -15,6 +15,7 @@ from sqlalchemy import Connection, text
 
 from govsi.items import STANDARD_PAGE_TYPES
 from govsi.report.changes import last_round
+from govsi.report.history import history
 from govsi.report.sql import (
     Dialect,
     Scope,
@@ -352,5 +353,6 @@ def scope_tables(conn: Connection, scope: Scope, dialect: Dialect) -> list[Table
         rendering(conn, scope),
         hosts(conn, scope, dialect),
         last_round(conn, scope, dialect),
+        history(conn, scope),
         crawl_rate(conn, scope, dialect),
     ]
