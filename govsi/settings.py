@@ -114,8 +114,10 @@ RENDER_JS = "auto"
 # Chromium executable; empty: Debian's chromium-headless-shell, else its chromium
 # (govsi/render/engine.py). Without one, the crawl logs it and does not render.
 CHROMIUM_PATH = ""
-# Extra Chromium command-line switches (a list, a JSON list, or comma-separated with -s).
-# Switches that would take the sandbox down (--no-sandbox and kin) are dropped, logged.
+# Extra Chromium command-line switches (a list, a JSON list, or comma-separated with -s),
+# of how pages look and how the browser uses this machine only (--lang, --window-size,
+# --user-agent, --disable-gpu, ...: govsi.render.fence.ADDABLE_SWITCHES); any other
+# (--no-sandbox however spelt, --proxy-server, --disable-web-security) is refused, logged.
 RENDER_BROWSER_ARGS: list[str] = []
 # When the crawler runs as root, Chromium runs as this account, so that its sandbox can
 # start (Chromium refuses to run sandboxed as root). Not used otherwise. Where the sandbox

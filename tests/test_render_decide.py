@@ -36,9 +36,9 @@ def test_find_chromium(tmp_path: Path) -> None:
     [
         (None, []),
         ("", []),
-        ("--a,--b", ["--a", "--b"]),
-        ('["--host-resolver-rules=MAP a 1, MAP b 2"]', ["--host-resolver-rules=MAP a 1, MAP b 2"]),
-        (["--x", " "], ["--x"]),
+        ("--lang=sl,--mute-audio", ["--lang=sl", "--mute-audio"]),
+        ('["--user-agent=a, b", "--lang=sl"]', ["--user-agent=a, b", "--lang=sl"]),
+        (["--disable-gpu", " "], ["--disable-gpu"]),
     ],
 )
 def test_browser_args(value: object, args: list[str]) -> None:

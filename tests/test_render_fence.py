@@ -16,6 +16,7 @@ from govsi.render.fence import (
     DOCUMENT,
     FETCH,
     REFUSED_AT_SOURCE,
+    addable_switch,
     chromium_args,
     document_headers,
     page_headers,
@@ -112,12 +113,84 @@ def test_the_page_document_refuses_pictures_styles_fonts_and_media_at_the_source
 
 
 def test_chromium_has_no_network_of_its_own() -> None:
-    args = chromium_args("127.0.0.1:4567", ["--lang=sl"])
+    added = ["--lang=sl", "--proxy-server=http://evil:3128", "--host-resolver-rules=MAP * 1.2.3.4"]
+    args = chromium_args("127.0.0.1:4567", added, own=["--js-flags=--max-old-space-size=9"])
     assert "--proxy-server=http://127.0.0.1:4567" in args
     assert "--proxy-bypass-list=<-loopback>" in args  # loopback goes to the proxy too
     assert "--host-resolver-rules=MAP * ~NOTFOUND" in args
     assert "--force-webrtc-ip-handling-policy=disable_non_proxied_udp" in args  # no UDP
-    assert args[-1] == "--lang=sl"
+    # What a user adds comes first, and only what may be added: the fence's switches last.
+    assert args[0] == "--lang=sl" and args[-1] == "--js-flags=--max-old-space-size=9"
+    assert not any("evil" in a or "1.2.3.4" in a for a in args)
+    names = [a.split("=", 1)[0] for a in args]
+    assert len(names) == len(set(names))  # no switch twice: none for Chromium to pick
+
+
+@pytest.mark.parametrize(
+    ("arg", "passed"),
+    [
+        # What a user may add, as Chromium reads it.
+        ("--lang=sl", "--lang=sl"),
+        ("--lang", "--lang"),
+        ("-lang=sl", "--lang=sl"),  # Chromium reads one dash as two
+        ("--window-size=1280,800", "--window-size=1280,800"),
+        (
+            "--user-agent=govsi (+https://x.gov.si/bot) a=b",
+            "--user-agent=govsi (+https://x.gov.si/bot) a=b",
+        ),
+        ("--mute-audio", "--mute-audio"),
+        ("--disable-gpu", "--disable-gpu"),
+        ("--disable-dev-shm-usage", "--disable-dev-shm-usage"),
+        ("--hide-scrollbars", "--hide-scrollbars"),
+        ("--force-device-scale-factor=2", "--force-device-scale-factor=2"),
+        # The sandbox, however spelt: Chromium reads -x as --x and --x=1 as --x.
+        ("--no-sandbox", None),
+        ("-no-sandbox", None),
+        ("--no-sandbox=1", None),
+        ("--disable-setuid-sandbox", None),
+        ("--no-zygote-sandbox", None),
+        ("--no-zygote", None),
+        ("--single-process", None),
+        # Other cases are other switches on Linux: never the allowed ones.
+        ("--NO-SANDBOX", None),
+        ("--LANG=sl", None),
+        # The fence's own switches, and what replaces the proxy or the name resolver.
+        ("--proxy-server=http://evil:3128", None),
+        ("--host-resolver-rules=MAP * 10.0.0.1", None),
+        ("--proxy-bypass-list=*", None),
+        ("--proxy-pac-url=http://evil/p.pac", None),
+        ("--no-proxy-server", None),
+        ("--force-webrtc-ip-handling-policy=default", None),
+        ("--enable-quic", None),
+        # Security checks, remote control, other profiles, extensions, V8 and features.
+        ("--disable-web-security", None),
+        ("--allow-running-insecure-content", None),
+        ("--ignore-certificate-errors", None),
+        ("--remote-debugging-port=9222", None),
+        ("--remote-debugging-address=0.0.0.0", None),
+        ("--user-data-dir=/tmp/x", None),
+        ("--load-extension=/tmp/ext", None),
+        ("--js-flags=--allow-natives-syntax", None),
+        ("--enable-features=NetworkServiceInProcess", None),
+        ("--disable-features=HttpsUpgrades", None),
+        ("--renderer-cmd-prefix=/bin/sh", None),
+        ("--utility-cmd-prefix=/bin/sh", None),
+        ("--gpu-launcher=/bin/sh", None),
+        # Not switches at all: a URL to open, the end of the switches, nothing.
+        ("http://evil.example/", None),
+        ("about:blank", None),
+        ("--", None),
+        ("-", None),
+        ("--=sl", None),
+        ("", None),
+        ("lang=sl", None),
+        ("---lang=sl", None),  # the name would be "-lang"
+    ],
+)
+def test_what_a_user_may_add_to_chromiums_switches(arg: str, passed: str | None) -> None:
+    assert addable_switch(arg) == passed
+    fence = chromium_args("127.0.0.1:1")
+    assert chromium_args("127.0.0.1:1", [arg]) == ([passed] if passed else []) + fence
 
 
 def test_not_root_runs_chromium_itself_sandboxed() -> None:

@@ -73,11 +73,12 @@ def test_this_systems_answer_never_raises() -> None:
     assert limit.said
 
 
-def test_the_v8_heap_cap_is_a_switch_a_later_one_may_replace() -> None:
+def test_the_v8_heap_cap_is_the_last_switch_and_no_setting_replaces_it() -> None:
     assert js_heap_args(0) == []
-    args = launch_options("/c", "127.0.0.1:1", ["--lang=sl"], js_heap_mb=256)["args"]
-    assert "--js-flags=--max-old-space-size=256" in args
-    assert args.index("--js-flags=--max-old-space-size=256") < args.index("--lang=sl")
+    added = ["--lang=sl", "--js-flags=--max-old-space-size=99999"]
+    args = launch_options("/c", "127.0.0.1:1", added, js_heap_mb=256)["args"]
+    assert args[-1] == "--js-flags=--max-old-space-size=256"
+    assert "--lang=sl" in args and "--js-flags=--max-old-space-size=99999" not in args
 
 
 @pytest.mark.parametrize("euid", [1000, 0])

@@ -5,11 +5,15 @@ is handed back to be stored as fetched, and no switch can take the sandbox down.
 from __future__ import annotations
 
 import asyncio
+import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
+from scrapy.settings import Settings
 
 from govsi.render.browser import BrowserUnavailable
+from govsi.render.config import RenderConfig, configure
 from govsi.render.engine import browser_args, launch_error
 from govsi.render.renderer import RenderFailed, RenderOff
 from govsi.render.routes import Document
@@ -78,9 +82,32 @@ def test_the_reason_names_what_chromium_said() -> None:
     [
         ("--lang=sl,--no-sandbox", ["--lang=sl"]),
         (["--disable-setuid-sandbox", "--mute-audio"], ["--mute-audio"]),
-        ('["--no-zygote-sandbox", "--js-flags=--a,--b"]', ["--js-flags=--a,--b"]),
+        ('["--no-zygote-sandbox", "--window-size=1280,800"]', ["--window-size=1280,800"]),
+        ("-no-sandbox,--no-sandbox=1,--NO-SANDBOX,--lang=sl", ["--lang=sl"]),
         ("", []),
     ],
 )
 def test_no_setting_takes_the_sandbox_down(setting: Any, expected: list[str]) -> None:
     assert browser_args(setting) == expected
+
+
+def test_a_refused_switch_is_said_once_as_the_crawl_is_set_up(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake = tmp_path / "chromium"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    settings = Settings({
+        "RENDER_JS": "auto", "CHROMIUM_PATH": str(fake),
+        "RENDER_BROWSER_ARGS": "-no-sandbox,--lang=sl,--proxy-server=http://evil:3128",
+    })  # fmt: skip
+    settings.setmodule("govsi.settings", priority="default")
+    with caplog.at_level(logging.ERROR, "govsi.render.browser"):
+        assert configure(settings) == "auto"
+    config = RenderConfig.from_settings(settings)
+    assert config.browser_args == ("--lang=sl",)
+    assert config.refused_args == ("-no-sandbox", "--proxy-server=http://evil:3128")
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert line.startswith(
+        "RENDER_BROWSER_ARGS: ['-no-sandbox', '--proxy-server=http://evil:3128'] refused"
+    )

@@ -18,7 +18,7 @@ from govsi.render.engine import (
     browser_args,
     configure_playwright,
     find_chromium,
-    unsandboxing_args,
+    refused_args,
 )
 from govsi.web.scope import Scope
 
@@ -42,8 +42,8 @@ class RenderConfig:
     context_pages: int  # RENDER_CONTEXT_PAGES
     idle_close: float  # RENDER_IDLE_CLOSE
     browser_user: str  # RENDER_BROWSER_USER
-    browser_args: tuple[str, ...]  # RENDER_BROWSER_ARGS that keep the sandbox up
-    refused_args: tuple[str, ...]  # RENDER_BROWSER_ARGS that would take it down
+    browser_args: tuple[str, ...]  # RENDER_BROWSER_ARGS a user may add (fence.ADDABLE_SWITCHES)
+    refused_args: tuple[str, ...]  # RENDER_BROWSER_ARGS of any other kind
     js_heap_mb: int  # RENDER_JS_HEAP_MB
     memory_mb: int  # RENDER_MEMORY_MB
     cache_max_bytes: int  # RENDER_CACHE_MAX_BYTES
@@ -74,7 +74,7 @@ class RenderConfig:
             idle_close=s.getfloat("RENDER_IDLE_CLOSE"),
             browser_user=s.get("RENDER_BROWSER_USER"),
             browser_args=tuple(browser_args(args)),
-            refused_args=tuple(unsandboxing_args(args)),
+            refused_args=tuple(refused_args(args)),
             js_heap_mb=s.getint("RENDER_JS_HEAP_MB"),
             memory_mb=s.getint("RENDER_MEMORY_MB"),
             cache_max_bytes=s.getint("RENDER_CACHE_MAX_BYTES"),
@@ -99,7 +99,10 @@ def configure(settings: BaseSettings) -> RenderMode:
         return config.mode
     if config.refused_args:
         logger.error(
-            "RENDER_BROWSER_ARGS: %s ignored (Chromium runs sandboxed)", list(config.refused_args)
+            "RENDER_BROWSER_ARGS: %s refused: only switches of how pages look and how the "
+            "browser uses this machine may be added (govsi.render.fence.ADDABLE_SWITCHES); "
+            "Chromium runs sandboxed and fenced",
+            list(config.refused_args),
         )
     configure_playwright(settings, max_pages=config.max_pages, timeout=config.timeout)
     return config.mode

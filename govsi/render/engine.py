@@ -18,7 +18,7 @@ from scrapy import Request
 from scrapy.http import Response
 from scrapy.settings import BaseSettings
 
-from govsi.render.fence import chromium_args
+from govsi.render.fence import addable_switch, chromium_args
 from govsi.render.limits import js_heap_args
 from govsi.requestmeta import META_SETTLE
 
@@ -32,8 +32,8 @@ __all__ = [
     "handler_class",
     "launch_error",
     "launch_options",
+    "refused_args",
     "settled_dom",
-    "unsandboxing_args",
 ]
 
 logger = logging.getLogger("govsi.render.browser")  # one logger for the browser's lines
@@ -48,8 +48,6 @@ CHROMIUM_CANDIDATES = (
     "/usr/bin/chromium",
     "/usr/bin/chromium-browser",
 )
-# Switches that would take Chromium's sandbox down: never passed, whatever the settings say.
-UNSANDBOXING = frozenset({"--no-sandbox", "--disable-setuid-sandbox", "--no-zygote-sandbox"})
 
 
 def find_chromium(configured: str | None = None) -> str | None:
@@ -75,20 +73,17 @@ def _switches(value: Any) -> list[str]:
     return [str(v).strip() for v in value if str(v).strip()]
 
 
-def _unsandboxing(switch: str) -> bool:
-    return switch.split("=", 1)[0] in UNSANDBOXING
-
-
 def browser_args(value: Any) -> list[str]:
     """RENDER_BROWSER_ARGS: a list, a JSON list (for switches that contain commas), or
-    comma-separated switches; those that would switch the sandbox off left out (the browser
-    runs sandboxed or not at all; ``unsandboxing_args`` names them)."""
-    return [a for a in _switches(value) if not _unsandboxing(a)]
+    comma-separated switches; only those ``govsi.render.fence.ADDABLE_SWITCHES`` names
+    (``addable_switch``), spelt ``--name[=value]``: the browser runs sandboxed and fenced
+    or not at all, whatever a switch says (``refused_args`` names the others)."""
+    return [switch for a in _switches(value) if (switch := addable_switch(a)) is not None]
 
 
-def unsandboxing_args(value: Any) -> list[str]:
+def refused_args(value: Any) -> list[str]:
     """The switches of RENDER_BROWSER_ARGS that ``browser_args`` leaves out."""
-    return [a for a in _switches(value) if _unsandboxing(a)]
+    return [a for a in _switches(value) if addable_switch(a) is None]
 
 
 class _WithoutTraceback(logging.Filter):
@@ -240,13 +235,14 @@ def launch_options(
     executable: str, refusing_proxy: str, extra: list[str], js_heap_mb: int = 0
 ) -> dict[str, Any]:
     """Playwright's launch options for the crawl's Chromium: sandboxed (never
-    ``--no-sandbox``), fenced (``govsi.render.fence.chromium_args``), each page's V8 heap
-    capped at ``js_heap_mb`` (before ``extra``: a --js-flags there replaces it)."""
+    ``--no-sandbox``), fenced (``govsi.render.fence.chromium_args``: the switches of
+    ``extra`` it allows, then its own), each page's V8 heap capped at ``js_heap_mb`` (last:
+    no switch before it changes it)."""
     return {
         "executable_path": executable,
         "chromium_sandbox": True,
         "headless": True,
-        "args": chromium_args(refusing_proxy, [*js_heap_args(js_heap_mb), *extra]),
+        "args": chromium_args(refusing_proxy, extra, own=js_heap_args(js_heap_mb)),
     }
 
 

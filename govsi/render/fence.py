@@ -26,6 +26,12 @@ prefetching), so ``chromium_args`` also points it at a proxy that refuses every
 connection and makes every host name unresolvable: what escapes the routing goes nowhere.
 WebRTC's UDP (STUN, TURN, peer connections) takes no proxy and needs no host name, so it
 is switched off apart: a page's ``RTCPeerConnection`` sends no packet anywhere.
+
+Switches a user adds (RENDER_BROWSER_ARGS) pass only when ``ADDABLE_SWITCHES`` names them
+(``addable_switch``), and come before the fence's own, since Chromium keeps the last value
+of a switch given twice. A list of what may not pass could never be complete: Chromium
+reads ``-no-sandbox`` as ``--no-sandbox`` and ``--no-sandbox=1`` too, and ``--proxy-pac-url``
+or ``--no-proxy-server`` replace the fence's proxy from anywhere on the line.
 """
 
 from __future__ import annotations
@@ -33,10 +39,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 __all__ = [
+    "ADDABLE_SWITCHES",
     "DOCUMENT",
     "FETCH",
     "FETCHED_TYPES",
     "REFUSED_AT_SOURCE",
+    "addable_switch",
     "chromium_args",
     "document_headers",
     "page_headers",
@@ -122,13 +130,69 @@ def page_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     return out
 
 
-def chromium_args(refusing_proxy: str, extra: Iterable[str] = ()) -> list[str]:
-    """Chromium switches that leave it no network of its own (see the module docstring).
+# The switches a user may add (RENDER_BROWSER_ARGS): how pages look (language, window,
+# fonts, colours) and how the browser uses this machine (GPU, shared memory, timers),
+# none of them its network, its sandbox, its security checks or the fence's switches.
+# Not --js-flags (V8's own switches, natives syntax among them, and RENDER_JS_HEAP_MB's
+# cap) nor --enable-features/--disable-features (Chromium keeps the last list given, and
+# Playwright's own must stand).
+ADDABLE_SWITCHES = frozenset(
+    {
+        "lang",
+        "accept-lang",
+        "user-agent",
+        "window-size",
+        "force-device-scale-factor",
+        "hide-scrollbars",
+        "font-render-hinting",
+        "force-color-profile",
+        "force-prefers-reduced-motion",
+        "disable-lcd-text",
+        "mute-audio",
+        "disable-gpu",
+        "disable-software-rasterizer",
+        "disable-dev-shm-usage",
+        "disable-extensions",
+        "disable-breakpad",
+        "disable-background-timer-throttling",
+        "disable-renderer-backgrounding",
+        "disable-backgrounding-occluded-windows",
+    }
+)
+
+
+def addable_switch(arg: str) -> str | None:
+    """``arg`` as the switch Chromium reads it, spelt ``--name[=value]``, when
+    ``ADDABLE_SWITCHES`` names it; None otherwise (not a switch, or not one a user may
+    add).
+
+    Read as Chromium's ``base::CommandLine`` reads an argument on Linux: a switch starts
+    with ``--`` or ``-``, its name runs to the first ``=``, the rest is its value; names are
+    compared as written (Linux keeps their case); ``--`` ends the switches, so it and
+    anything without a prefix is an argument (a URL to open)."""
+    prefix = 2 if arg.startswith("--") else 1 if arg.startswith("-") else 0
+    if prefix == 0 or len(arg) == prefix:
+        return None
+    name, equals, value = arg[prefix:].partition("=")
+    if name not in ADDABLE_SWITCHES:
+        return None
+    return f"--{name}{equals}{value}"
+
+
+def chromium_args(
+    refusing_proxy: str, extra: Iterable[str] = (), own: Iterable[str] = ()
+) -> list[str]:
+    """Chromium switches that leave it no network of its own (see the module docstring):
+    first those of ``extra`` that ``addable_switch`` lets pass, then the fence's, then
+    ``own`` (the crawl's other switches, such as the V8 heap cap), which nothing after
+    them can change.
 
     ``refusing_proxy`` is host:port of a socket that refuses connections. ``<-loopback>``
     takes loopback out of Chromium's implicit proxy bypass, so 127.0.0.1 is refused too.
     """
+    added = [switch for arg in extra if (switch := addable_switch(arg)) is not None]
     return [
+        *added,
         f"--proxy-server=http://{refusing_proxy}",
         "--proxy-bypass-list=<-loopback>",
         "--host-resolver-rules=MAP * ~NOTFOUND",
@@ -144,5 +208,5 @@ def chromium_args(refusing_proxy: str, extra: Iterable[str] = ()) -> list[str]:
         "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
         # No --disable-features here: Chromium keeps the last one given, and Playwright's
         # own list (HttpsUpgrades among it: http:// pages must stay http://) must stand.
-        *extra,
+        *own,
     ]
