@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tantivy
@@ -353,12 +354,21 @@ def test_a_stop_between_the_commit_and_its_record_leaves_no_copy_twice(
     assert results.total == 5 and len({h.page_id for h in results.hits}) == 5
 
 
-def test_a_batch_that_fails_is_not_committed_by_the_next(tmp_path: Path) -> None:
+def test_a_batch_that_fails_is_not_committed_by_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     index = SearchIndex.open_for_update(tmp_path / "index")
-    broken = doc(2, "Razpis", "Razpis")
-    object.__setattr__(broken, "url", None)  # Tantivy refuses the document
-    with pytest.raises(TypeError):
-        index.write([doc(1, "Razpis", "Razpis ena"), broken], [])
+    made = SearchIndex._document
+
+    def stopped(self: SearchIndex, page: Any) -> tantivy.Document:
+        if page.doc.page_id == 2:
+            raise KeyboardInterrupt  # the update stops halfway through the batch
+        return made(self, page)
+
+    monkeypatch.setattr(SearchIndex, "_document", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        index.write([doc(1, "Razpis", "Razpis ena"), doc(2, "Razpis", "Razpis dva")], [])
+    monkeypatch.undo()
     index.write([doc(3, "Razpis", "Razpis tri")], [])
     assert [h.page_id for h in Searcher(index).search("razpis").hits] == [3]
     assert set(index.marks()) == {3}

@@ -33,14 +33,15 @@ class Command(ScrapyCommand):
             "Reads the text of CRAWLDB_URL's pages and documents (page_text) into the search "
             "index in SEARCH_INDEX (default ./search-index): pages new or changed since the "
             "last run are (re)indexed, pages that lost their text are dropped, in-link counts "
-            "refreshed. docs/search.md."
+            "refreshed; a page that cannot be indexed is skipped, logged and counted. "
+            "docs/search.md."
         )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         # Imported here: Scrapy imports every command at every start, `scrapy crawl` too.
         from govsi.search.config import SearchConfig
         from govsi.search.index import SearchIndex
-        from govsi.search.update import update
+        from govsi.search.update import log_skipped, update
 
         assert self.settings is not None
         configure_logging(self.settings)
@@ -58,3 +59,4 @@ class Command(ScrapyCommand):
             "search index %s: %d pages (re)indexed, %d dropped, %d unchanged, in %.1f s",
             config.folder.resolve(), done.added, done.removed, done.unchanged, done.seconds,
         )  # fmt: skip
+        log_skipped(done)

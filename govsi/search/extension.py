@@ -57,8 +57,11 @@ class SearchIndexUpdate:
             engine.dispose()
 
     def _done(self, done: Updated) -> None:
+        from govsi.search.update import log_skipped
+
         logger.info("search index %s updated: %d pages (re)indexed, %d dropped in %.1f s",
                     self.config.folder, done.added, done.removed, done.seconds)  # fmt: skip
+        log_skipped(done)
 
     def _failed(self, failure: object) -> None:
         # The crawl's data is in crawldb whatever happens here: scrapy index can redo it.

@@ -98,18 +98,35 @@ def fields_of(
     return fields, vocabulary
 
 
+@dataclass(frozen=True)
+class Failed:
+    """A page whose analysis failed (a bug, or a text no rule foresaw), and why."""
+
+    doc: SearchDocument
+    reason: str
+
+
+# ``fields_of``'s answer for one page, or why there is none.
+Fields = tuple[dict[str, str], set[tuple[str, str]]] | str
+
+
 def analyze_all(
     docs: list[SearchDocument], analysis: Analysis = "lemmas", common: frozenset[str] = frozenset()
-) -> list[tuple[dict[str, str], set[tuple[str, str]]]]:
-    """``fields_of`` each of ``docs``: a pool's job (what comes back is the analysis, not
-    the texts again)."""
-    return [fields_of(doc, analysis, common) for doc in docs]
+) -> list[Fields]:
+    """``fields_of`` each of ``docs``, or why it failed: a pool's job (what comes back is
+    the analysis, not the texts again; one page that fails fails only itself)."""
+    out: list[Fields] = []
+    for doc in docs:
+        try:
+            out.append(fields_of(doc, analysis, common))
+        except Exception as e:
+            out.append(f"its analysis failed: {e!r}"[:500])
+    return out
 
 
-def _joined(
-    docs: list[SearchDocument], analyses: list[tuple[dict[str, str], set[tuple[str, str]]]]
-) -> Iterator[Analyzed]:
-    return (Analyzed(d, *a) for d, a in zip(docs, analyses, strict=True))
+def _joined(docs: list[SearchDocument], analyses: list[Fields]) -> Iterator[Analyzed | Failed]:
+    for d, a in zip(docs, analyses, strict=True):
+        yield Failed(d, a) if isinstance(a, str) else Analyzed(d, *a)
 
 
 @dataclass(frozen=True)
@@ -118,7 +135,15 @@ class Pending:
     analyses (``SearchIndex.analysed``)."""
 
     docs: list[SearchDocument]
-    pages: Iterator[Analyzed]
+    pages: Iterator[Analyzed | Failed]
+
+
+@dataclass(frozen=True)
+class Written:
+    """What one ``SearchIndex.write`` did: pages added, pages skipped (each logged)."""
+
+    added: int
+    skipped: int = 0
 
 
 def _empty(folder: Path) -> None:
@@ -243,15 +268,25 @@ class SearchIndex:
         """Whether the common stems are still to be chosen, with ``pages`` to choose from."""
         return self.common is None and self.analysis == "lemmas" and pages >= COMMON_FROM
 
-    def choose_common(self, docs: list[SearchDocument]) -> bool:
-        """Choose the common stems once, from ``docs`` (COMMON_FROM or more; True when
-        chosen): pair terms must be in every page written after, so the choice is kept
-        in the state file. Pages already held are marked changed, for the update to
-        write them again with their pairs."""
-        if not self.needs_common(len(docs)):
+    def choose_common(self, docs: Iterable[SearchDocument]) -> bool:
+        """Choose the common stems once, from ``docs`` (COMMON_FROM or more, read one at a
+        time; True when chosen): pair terms must be in every page written after, so the
+        choice is kept in the state file. Pages already held are marked changed, for the
+        update to write them again with their pairs."""
+        if not self.needs_common(COMMON_FROM):
+            return False
+        read = 0
+
+        def texts() -> Iterator[list[str]]:
+            nonlocal read
+            for doc in docs:
+                read += 1
+                yield stems(doc.text)
+
+        common = common_stems(texts(), COMMON_SHARE, COMMON_MOST)
+        if not self.needs_common(read):
             return False
         self._writing()
-        common = common_stems((stems(d.text) for d in docs), COMMON_SHARE, COMMON_MOST)
         with self.state:
             self.state.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('common_stems', ?)",
@@ -292,9 +327,11 @@ class SearchIndex:
         add: Iterable[SearchDocument] | Pending,
         remove: Iterable[int],
         pool: Executor | None = None,
-    ) -> int:
+    ) -> Written:
         """Replace or add ``add``'s pages (or ``analysed`` ones) and drop ``remove``'s, in
-        one commit; how many were added."""
+        one commit. A page that cannot be analysed or made a Tantivy document (a date past
+        its range, a value of another type) is skipped, logged and counted: it stays as it
+        was, and the next update tries it again."""
         self._writing()
         pending = add if isinstance(add, Pending) else self.analysed(add, pool)
         if self._writer is None:
@@ -309,13 +346,19 @@ class SearchIndex:
             self.state.executemany("INSERT OR IGNORE INTO writing VALUES (?)", [(i,) for i in ids])
         added: list[tuple[int, str]] = []
         vocabulary: set[tuple[str, str]] = set()
+        skipped = 0
         try:
             for pid in gone:
                 writer.delete_documents_by_query(self._page(pid))
-            for page in pending.pages:
+            for each in pending.pages:
+                made = self._made(each)
+                if made is None:
+                    skipped += 1
+                    continue
+                page, document = made
                 if page.doc.page_id in held:  # a new version: the old one goes
                     writer.delete_documents_by_query(self._page(page.doc.page_id))
-                writer.add_document(self._document(page))
+                writer.add_document(document)
                 vocabulary |= page.vocabulary
                 added.append((page.doc.page_id, page.doc.extracted_at))
             writer.commit()
@@ -324,7 +367,20 @@ class SearchIndex:
             raise
         self._record(gone, added, vocabulary)
         self.index.reload()
-        return len(added)
+        return Written(len(added), skipped)
+
+    def _made(self, page: Analyzed | Failed) -> tuple[Analyzed, tantivy.Document] | None:
+        """``page`` and its Tantivy document, or None (logged) when it cannot be one."""
+        if isinstance(page, Failed):
+            reason = page.reason
+        else:
+            try:
+                return page, self._document(page)
+            except Exception as e:  # Tantivy refuses a value: this page only
+                reason = f"Tantivy refused it: {e!r}"[:500]
+        logger.warning("search index: page %d (%s) skipped, %s", page.doc.page_id, page.doc.url,
+                       reason)  # fmt: skip
+        return None
 
     def _record(
         self, gone: list[int], added: list[tuple[int, str]], vocabulary: set[tuple[str, str]]

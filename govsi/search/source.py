@@ -1,22 +1,35 @@
 """What the index reads from crawldb: the pages with text, their version marks, and their
-in-links (for the link prior)."""
+in-links (for the link prior). crawldb's rows are taken as found, whoever wrote them: a
+date no reader could take is dropped (``plausible_date``), a row that cannot be read is
+left out and named (``Skip``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from datetime import datetime
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine, bindparam, text
 
 from govsi.search.document import SearchDocument
 from govsi.store.database import chunks
+from govsi.text.dates import plausible_date
 from govsi.text.limits import MAX_TITLE_CHARS, TextLimits
+
+logger = logging.getLogger(__name__)
+
+# A page left out of an update, and why: ``Skip(page_id, reason)``.
+Skip = Callable[[int, str], None]
 
 # What the index reads of a page's text, at most: what a crawl keeps of one by default
 # (TEXT_MAX_CHARS); a crawldb written with a larger bound, or by another tool, is read up
 # to this much (one page's analysis costs up to ~65 bytes and 2 µs per character).
 TEXT_CHARS = TextLimits.max_chars
+
+# Rows the driver holds at once while they are read (PostgreSQL: a server-side cursor):
+# with the IN list's 500 ids fetched at once, 500 texts of up to TEXT_CHARS each were held.
+ROWS_HELD = 20
 
 # Texts worth finding: read whole, or in part before the time ran out.
 _FINDABLE = "t.status IN ('ok', 'timeout') AND t.text IS NOT NULL"
@@ -32,31 +45,70 @@ def versions(engine: Engine) -> dict[int, str]:
 
 
 def documents(
-    engine: Engine, ids: Sequence[int], text_chars: int = TEXT_CHARS
+    engine: Engine,
+    ids: Sequence[int],
+    text_chars: int = TEXT_CHARS,
+    skip: Skip | None = None,
+    now: datetime | None = None,
 ) -> Iterator[SearchDocument]:
     """The ``SearchDocument`` of each of ``ids`` still findable, read in chunks: at most
-    ``text_chars`` of its text and ``MAX_TITLE_CHARS`` of its title, cut in the query."""
-    sql = text(
-        "SELECT t.page_id, p.url, s.domain, t.kind, substr(t.title, 1, :title_chars), "
-        "substr(t.text, 1, :text_chars), t.language, "
-        "t.document_date, p.accessed_time, p.depth, t.extracted_at "
-        "FROM page_text t JOIN page p ON p.id = t.page_id JOIN site s ON s.id = p.site_id "
-        f"WHERE {_FINDABLE} AND t.page_id IN :ids"
-    ).bindparams(bindparam("ids", expanding=True))
+    ``text_chars`` of its text and ``MAX_TITLE_CHARS`` of its title, cut in the query.
+    What is left of a chunk that fails is read a page at a time: a page that fails alone
+    is left out and told to ``skip`` (without one, raised), the rest read. Dates not
+    plausible at ``now`` (default: the clock's) are dropped."""
+    when = now or datetime.now(UTC)
     with engine.connect() as conn:
         for part in chunks(list(ids), 500):
-            values = {"ids": list(part), "text_chars": text_chars,
-                      "title_chars": MAX_TITLE_CHARS}  # fmt: skip
-            for row in conn.execute(sql, values):
-                yield _document(row)
+            read: set[int] = set()
+            try:
+                for doc in _read(conn, part, text_chars, when):
+                    read.add(doc.page_id)
+                    yield doc
+            except Exception:  # a driver's decoding error, a broken row
+                conn.rollback()
+                for pid in (p for p in part if p not in read):
+                    try:
+                        alone = list(_read(conn, [pid], text_chars, when))
+                    except Exception as e:
+                        conn.rollback()
+                        if skip is None:
+                            raise
+                        skip(pid, f"not read from crawldb: {e!r}"[:500])
+                        continue
+                    yield from alone
 
 
-def _document(row: Any) -> SearchDocument:
+def _read(
+    conn: Any, ids: Sequence[int], text_chars: int, now: datetime
+) -> Iterator[SearchDocument]:
+    values = {"ids": list(ids), "text_chars": text_chars, "title_chars": MAX_TITLE_CHARS}
+    rows = conn.execution_options(yield_per=ROWS_HELD).execute(_DOCUMENTS, values)
+    for row in rows:
+        yield _document(row, now)
+
+
+_DOCUMENTS = text(
+    "SELECT t.page_id, p.url, s.domain, t.kind, substr(t.title, 1, :title_chars), "
+    "substr(t.text, 1, :text_chars), t.language, "
+    "t.document_date, p.accessed_time, p.depth, t.extracted_at "
+    "FROM page_text t JOIN page p ON p.id = t.page_id JOIN site s ON s.id = p.site_id "
+    f"WHERE {_FINDABLE} AND t.page_id IN :ids"
+).bindparams(bindparam("ids", expanding=True))
+
+
+def _document(row: Any, now: datetime) -> SearchDocument:
     pid, url, host, kind, title, body, language, doc_date, accessed, depth, mark = row
+    date = _plausible(doc_date, now) or _plausible(accessed, now)
     return SearchDocument(
-        pid, url, host or "", kind, title or "", body or "", language,
-        _when(doc_date) or _when(accessed), depth, str(mark),
+        pid, url, host or "", kind, title or "", body or "", language, date, depth, str(mark),
     )  # fmt: skip
+
+
+def _plausible(value: Any, now: datetime) -> datetime | None:
+    """A date column's value as naive UTC when plausible (crawldb's older rows, or another
+    tool's, may hold any)."""
+    when = plausible_date(_when(value), now)
+    return None if when is None else when.replace(tzinfo=None)
 
 
 def _when(value: Any) -> datetime | None:
