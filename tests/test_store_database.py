@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 from govsi import settings as govsi_settings
-from govsi.items import FetchedPage
+from govsi.items import FetchedPage, WarcCapture
 from govsi.spiders.govsi import GovsiSpider
 from govsi.store import database
 from govsi.store.extension import CrawlStore
@@ -34,13 +35,22 @@ def test_empty_tables_keeps_lookups(engine: Engine) -> None:
     w = CrawlWriter(engine)
     w.add(
         FetchedPage(
-            "http://a.gov.si/", 0, "HTML", T, 200, html_content="x", links=["http://a.gov.si/1"]
+            "http://a.gov.si/", 0, "HTML", T, 200, html_content="x", links=["http://a.gov.si/1"],
+            content_hash="k1",
         )
     )
     assert w.flush()
+    # Rows that reference pages: an earlier version with its HTML, a WARC capture.
+    w.add(FetchedPage("http://a.gov.si/", 0, "HTML", T + timedelta(days=1), 200,
+                      html_content="y", content_hash="k2"))  # fmt: skip
+    w.add(WarcCapture("http://a.gov.si/", 0, "a.warc.gz", 0, 10, "<urn:uuid:1>", "response"))
+    assert w.flush()
+    assert q(engine, "SELECT count(*) FROM page_version_content") == [(1,)]
     database.empty_tables(engine)
     assert q(engine, "SELECT count(*) FROM page") == [(0,)]
     assert q(engine, "SELECT count(*) FROM page_type") == [(6,)]
+    for table in ("page_version", "page_version_content", "warc_capture"):
+        assert q(engine, f"SELECT count(*) FROM {table}") == [(0,)]
 
 
 # -- passwords are never shown ---------------------------------------------------------------
