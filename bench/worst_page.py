@@ -10,7 +10,8 @@ at the top and under 2000 nested divs; scripts under 2000 nested divs; a robots.
 wildcard rules that all apply to the path checked. Operations: ``onclick_targets``,
 ``parse_html``, ``extract_links`` (with MAX_LINKS_PER_PAGE), ``main_text`` (its parse
 included: it consumes the tree), ``needs_browser`` and ``onload_scripts`` (on a parsed
-tree), robots.txt ``parse`` and one ``allowed`` check.
+tree), robots.txt ``parse`` and one ``allowed`` check; ``scrapy warc pack``'s ``title_of``
+on heads of unclosed ``<title>`` tags.
 
     PYTHONPATH=. python -m bench.worst_page      # ~1 min; bench/results/worst_page.json
 
@@ -38,6 +39,7 @@ from typing import Any
 
 from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
+from govsi.archive.pack import title_of
 from govsi.render.scripts import needs_browser, onload_scripts
 from govsi.robots import rules as robots
 from govsi.text.maintext import main_text
@@ -132,6 +134,10 @@ CASES: list[tuple[str, Callable[[int], str], str, Operation, list[int]]] = [
      [100_000, 400_000, 1_300_000]),
     ("robots.txt of N wildcard rules", _robots, "parse",
      _text(lambda t: robots.parse(t, ROBOTS_URL)), [2_500, 10_000, 25_000]),
+    # scrapy warc pack's titles: it reads the first 64 K characters (9 300 tags).
+    ("<title> x N, never closed", lambda n: "<title>" * n, "title_of", _text(title_of),
+     [1_000, 4_000, 9_300]),
+    ("<title x N", lambda n: "<title " * n, "title_of", _text(title_of), [1_000, 4_000, 9_300]),
 ]  # fmt: skip
 
 
