@@ -27,9 +27,7 @@ __all__ = ["UNPRINTABLE", "PrintableLog", "json_printable", "print_log_safely", 
 
 # A character class of what is escaped (the module docstring lists it); the line feed is
 # apart, escaped unless lines are kept.
-UNPRINTABLE = (
-    "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff"
-)
+UNPRINTABLE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff"
 _IN_A_LINE = re.compile(f"[{UNPRINTABLE}\n]")
 _IN_LINES = re.compile(f"[{UNPRINTABLE}]")
 

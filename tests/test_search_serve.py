@@ -4,6 +4,7 @@ tests/test_e2e_search_page.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import socket
@@ -247,3 +248,21 @@ def test_the_server_listens_on_ipv6(one_site: SearchSite) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_an_index_gone_under_the_server_is_a_503_and_stays_gone(
+    one_site: SearchSite, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    gone = tmp_path / "gone"
+    site = SearchSite(one_site.engine, dataclasses.replace(one_site.config, folder=gone))
+    server = make_server(site, "127.0.0.1", 0, timeout=TIMEOUT)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        request = b"GET /?q=obcina HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        answer = _exchange(server_url(server).rstrip("/"), request)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert _status(answer) == 503 and b"run scrapy index" in answer
+    assert not gone.exists()  # never made again by a reader
+    assert "Traceback" not in caplog.text

@@ -46,6 +46,7 @@ class Command(ScrapyCommand):
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         from govsi.search.config import SearchConfig
+        from govsi.search.index import SearchIndexError
         from govsi.search.results import search_page, to_json, to_terminal
 
         if not args:
@@ -62,6 +63,10 @@ class Command(ScrapyCommand):
         engine = database.make_engine(url)
         try:
             page = search_page(engine, config, " ".join(args), max(1, opts.page), max(1, opts.n))
+        except SearchIndexError as e:
+            print(e, file=sys.stderr)
+            self.exitcode = 1
+            return
         finally:
             engine.dispose()
         if opts.json:

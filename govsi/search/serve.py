@@ -8,7 +8,9 @@ The server answers only requests for itself (``hostnames.host_verdict``: 400 wit
 ``Host``, 421 for another name, so DNS rebinding finds nothing), reads each request whole
 within ``timeout`` seconds or closes the connection, serves at most ``connections`` at once
 (one more is closed at once), listens on IPv4 or IPv6, and answers 404 to any path but its
-own. A client that goes away is a line in the debug log, never a traceback.
+own. It never writes the index (``SearchIndex.open`` reads it; an index deleted or of
+another version under it is a 503 that says so). A client that goes away is a line in the
+debug log, never a traceback.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from sqlalchemy import Engine, bindparam, text
 
 from govsi.search.config import SearchConfig
 from govsi.search.hostnames import host_verdict
+from govsi.search.index import SearchIndexError
 from govsi.search.results import search_page
 from govsi.search.snippets import Pieces
 
@@ -180,6 +183,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._found(urlsplit(self.path), body)
         except _GONE as e:
             logger.debug("search page %s: the client went away (%s)", self.path[:200], e)
+        except SearchIndexError as e:
+            # The index gone or replaced under a running server: said, never made again.
+            logger.error("search page: %s", e)
+            with contextlib.suppress(*_GONE):
+                self._send(HTTPStatus.SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
+                           str(e), PAGE_POLICY, body)  # fmt: skip
         except Exception:
             logger.exception("search page %s failed", self.path[:200])
             with contextlib.suppress(*_GONE):
