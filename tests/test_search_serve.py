@@ -4,6 +4,7 @@ tests/test_e2e_search_page.py."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import re
@@ -87,24 +88,28 @@ def one_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchSite]:
     engine.dispose()
 
 
+@contextlib.contextmanager
+def running(site: SearchSite, host: str = "127.0.0.1") -> Iterator[str]:
+    """``site`` served on ``host`` at a free port, its URL without the final slash."""
+    server = make_server(site, host, 0, timeout=TIMEOUT, connections=4)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server_url(server).rstrip("/")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture(scope="module")
 def server(one_site: SearchSite) -> Iterator[str]:
-    server = make_server(one_site, "127.0.0.1", 0, timeout=TIMEOUT, connections=4)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server_url(server).rstrip("/")
-    server.shutdown()
-    server.server_close()
+    with running(one_site) as url:
+        yield url
 
 
 @pytest.fixture
 def served(site: SearchSite) -> Iterator[str]:
-    server = make_server(site, "127.0.0.1", 0, timeout=TIMEOUT, connections=4)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server_url(server).rstrip("/")
-    server.shutdown()
-    server.server_close()
+    with running(site) as url:
+        yield url
 
 
 def test_the_server_is_read_only_and_sends_its_policies(served: str) -> None:
@@ -231,23 +236,16 @@ def test_connections_are_bounded_and_a_gone_client_is_one_quiet_line(
 
 def test_the_server_listens_on_ipv6(one_site: SearchSite) -> None:
     try:
-        server = make_server(one_site, "::1", 0, timeout=TIMEOUT)
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
     except OSError:
         pytest.skip("no IPv6 loopback here")
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = server_url(server)
+    with running(one_site, "::1") as url:
         assert url.startswith("http://[::1]:")
-        with urllib.request.urlopen(f"{url}?q=obcina", timeout=10) as got:
+        with urllib.request.urlopen(f"{url}/?q=obcina", timeout=10) as got:
             assert "<mark>" in got.read().decode()
-        assert (
-            _status(_exchange(url.rstrip("/"), b"GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n"))
-            == 421
-        )
-    finally:
-        server.shutdown()
-        server.server_close()
+        request = b"GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n"
+        assert _status(_exchange(url, request)) == 421
 
 
 def test_an_index_gone_under_the_server_is_a_503_and_stays_gone(
@@ -255,14 +253,8 @@ def test_an_index_gone_under_the_server_is_a_503_and_stays_gone(
 ) -> None:
     gone = tmp_path / "gone"
     site = SearchSite(one_site.engine, dataclasses.replace(one_site.config, folder=gone))
-    server = make_server(site, "127.0.0.1", 0, timeout=TIMEOUT)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        request = b"GET /?q=obcina HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-        answer = _exchange(server_url(server).rstrip("/"), request)
-    finally:
-        server.shutdown()
-        server.server_close()
+    with running(site) as url:
+        answer = _exchange(url, b"GET /?q=obcina HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     assert _status(answer) == 503 and b"run scrapy index" in answer
     assert not gone.exists()  # never made again by a reader
     assert "Traceback" not in caplog.text
