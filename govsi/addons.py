@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 
 from scrapy.settings import BaseSettings
-from scrapy.utils.log import get_scrapy_root_handler
 
 from govsi.printable import print_log_safely
 from govsi.render.config import configure as configure_rendering
@@ -42,8 +41,9 @@ class GovsiAddon:
             if not any(isinstance(f, HidePasswords) for f in log.filters):
                 log.addFilter(HidePasswords())
         # Titles, URLs and servers' messages reach the log: their control characters are
-        # escaped (Scrapy's handler is in place when the crawler applies its add-ons).
-        print_log_safely([get_scrapy_root_handler()])
+        # escaped in every record (not by Scrapy's handler: the crawler installs a new one
+        # after its add-ons and extensions are built).
+        print_log_safely()
         configure_rendering(settings)
         for name, components in unlisted_when_off(settings).items():
             settings.set(name, components, priority="spider")

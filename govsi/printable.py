@@ -1,4 +1,4 @@
-"""Crawled strings made safe to print (pure, apart from the log filter at the end).
+"""Crawled strings made safe to print (pure, apart from the log's records at the end).
 
 A page's title, a URL or a server's reason phrase is hostile input: printed as it is, an
 ESC or C1 sequence in it can set a terminal's window title, write its clipboard (OSC 52),
@@ -18,12 +18,10 @@ line and paragraph separators (U+2028, U+2029); lone surrogates (U+D800-U+DFFF).
 
 from __future__ import annotations
 
-import copy
 import logging
 import re
-from collections.abc import Iterable
 
-__all__ = ["UNPRINTABLE", "PrintableLog", "json_printable", "print_log_safely", "printable"]
+__all__ = ["UNPRINTABLE", "PrintableRecord", "json_printable", "print_log_safely", "printable"]
 
 # A character class of what is escaped (the module docstring lists it); the line feed is
 # apart, escaped unless lines are kept.
@@ -57,32 +55,33 @@ def json_printable(dumped: str) -> str:
     return _IN_LINES.sub(_json_escaped, dumped) if _IN_LINES.search(dumped) else dumped
 
 
-class PrintableLog(logging.Formatter):
-    """A log handler's formatter around its own (``inner``): each record's message,
-    traceback and stack as ``printable`` with their lines kept, then formatted by
-    ``inner``, whose own escapes (colorlog's colours) stay. The record others see is
-    left as it was."""
+class PrintableRecord(logging.LogRecord):
+    """A log record whose message and traceback text read as ``printable`` with their
+    lines kept, whatever handler and formatter write it: its arguments stay as given."""
 
-    def __init__(self, inner: logging.Formatter | None = None) -> None:
-        super().__init__()
-        self.inner = inner or logging.Formatter()
+    def getMessage(self) -> str:
+        return printable(super().getMessage(), lines=True)
 
-    def format(self, record: logging.LogRecord) -> str:
-        shown = copy.copy(record)
-        shown.msg, shown.args = printable(record.getMessage(), lines=True), None
-        trace = record.exc_text
-        if record.exc_info and not trace:
-            trace = self.inner.formatException(record.exc_info)
-        if trace:
-            shown.exc_text = printable(trace, lines=True)
-        if record.stack_info:
-            shown.stack_info = printable(record.stack_info, lines=True)
-        return self.inner.format(shown)
+    # Kept in the record's __dict__ under its own name, as logging.makeLogRecord and
+    # pickling put it; formatters cache the traceback here before they write it.
+    @property
+    def exc_text(self) -> str | None:
+        text = self.__dict__.get("exc_text")
+        return None if text is None else printable(text, lines=True)
+
+    @exc_text.setter
+    def exc_text(self, value: str | None) -> None:
+        self.__dict__["exc_text"] = value
 
 
-def print_log_safely(handlers: Iterable[logging.Handler | None]) -> None:
-    """Give each of ``handlers`` (None ones left out) a ``PrintableLog`` around its
-    formatter, once."""
-    for handler in handlers:
-        if handler is not None and not isinstance(handler.formatter, PrintableLog):
-            handler.setFormatter(PrintableLog(handler.formatter))
+def print_log_safely() -> None:
+    """Make every log record this process makes from now on a ``PrintableRecord`` (the
+    log's record factory: every logger, handler and formatter, installed whenever they
+    are). Said in the log when another factory is in place, which it does not replace."""
+    factory = logging.getLogRecordFactory()
+    if factory is logging.LogRecord:
+        logging.setLogRecordFactory(PrintableRecord)
+    elif factory is not PrintableRecord:
+        logging.getLogger(__name__).warning(
+            "log records are made by %r: their control characters are not escaped", factory
+        )

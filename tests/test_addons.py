@@ -8,14 +8,9 @@ from pathlib import Path
 
 import pytest
 from scrapy.settings import Settings
-from scrapy.utils.log import (
-    _uninstall_scrapy_root_handler,
-    get_scrapy_root_handler,
-    install_scrapy_root_handler,
-)
 
 from govsi.addons import GovsiAddon, unlisted_when_off
-from govsi.printable import PrintableLog
+from govsi.printable import PrintableRecord
 from tests.support.imports import loaded_after
 
 REMOTE = "scrapy.extensions.remote_control.RemoteControl"
@@ -73,19 +68,13 @@ def test_a_crawler_with_the_project_settings_never_imports_them(tmp_path: Path) 
     assert loaded_after(code, ["aiohttp", "tldextract", "requests"], cwd=tmp_path) == []
 
 
-def test_the_crawls_log_handler_prints_crawled_strings_escaped() -> None:
-    s = project(LOG_LEVEL="INFO")
-    install_scrapy_root_handler(s)  # as CrawlerProcess and each Crawler do
+def test_the_crawls_log_records_are_printable() -> None:
+    before = logging.getLogRecordFactory()
+    logging.setLogRecordFactory(logging.LogRecord)
     try:
-        handler = get_scrapy_root_handler()
-        assert handler is not None
-        GovsiAddon().update_settings(s)
-        GovsiAddon().update_settings(s)  # once is enough
-        assert isinstance(handler.formatter, PrintableLog)
-        assert not isinstance(handler.formatter.inner, PrintableLog)
-        record = logging.LogRecord(
-            "govsi", logging.INFO, __file__, 1, "title %s", ("\x1b]0;x\x07",), None
-        )
-        assert handler.format(record).endswith("title \\x1b]0;x\\x07")
+        GovsiAddon().update_settings(project())
+        assert logging.getLogRecordFactory() is PrintableRecord
+        record = logging.makeLogRecord({"msg": "title %s", "args": ("\x1b]0;x\x07",)})
+        assert record.getMessage() == "title \\x1b]0;x\\x07"
     finally:
-        _uninstall_scrapy_root_handler()
+        logging.setLogRecordFactory(before)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import io
 import json
 import logging
+from typing import Any
 
 import pytest
 
-from govsi.printable import PrintableLog, json_printable, print_log_safely, printable
+from govsi.printable import PrintableRecord, json_printable, print_log_safely, printable
 
 
 @pytest.mark.parametrize(
@@ -80,13 +81,14 @@ def test_json_printable_is_the_same_json_safe_on_a_terminal() -> None:
 
 
 def _logged(message: str, *args: object, exc: bool = False) -> tuple[str, logging.LogRecord]:
+    """What a handler installed after ``print_log_safely`` writes of one record, and the
+    record."""
+    print_log_safely()
+    print_log_safely()  # once is enough
+    assert logging.getLogRecordFactory() is PrintableRecord
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.setFormatter(logging.Formatter("[%(name)s] %(levelname)s: %(message)s"))
-    print_log_safely([handler, None])
-    print_log_safely([handler])  # once is enough
-    assert isinstance(handler.formatter, PrintableLog)
-    assert not isinstance(handler.formatter.inner, PrintableLog)
     records: list[logging.LogRecord] = []
     log = logging.getLogger("govsi.test.printable")
     log.addHandler(handler)
@@ -113,9 +115,31 @@ def test_log_lines_carry_crawled_strings_escaped() -> None:
     assert line.startswith("[govsi.test.printable] WARNING: page https://a.gov.si/\\x9b")
     assert "\x1b" not in line and "\x9b" not in line and "\u202e" not in line
     assert "titled \\x1b]0;pwned\\x07\\x1b[2J\\u202eabc" in line
-    # Other handlers see the record as it was logged.
-    assert record.args == ("https://a.gov.si/\x9b", title)
+    assert record.args == ("https://a.gov.si/\x9b", title)  # as logged
     # The log's own lines stay lines: a traceback is read as one.
     trace, _ = _logged("failed: %s", "x\ny", exc=True)
     assert "failed: x\ny\nTraceback (most recent call last):\n" in trace
     assert "ValueError: \\x1b]0;from the exception\\x07" in trace and "\x1b" not in trace
+
+
+def test_another_record_factory_is_left_and_said(caplog: pytest.LogCaptureFixture) -> None:
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        return logging.LogRecord(*args, **kwargs)
+
+    before = logging.getLogRecordFactory()
+    logging.setLogRecordFactory(factory)
+    try:
+        with caplog.at_level(logging.WARNING, "govsi.printable"):
+            print_log_safely()
+        assert logging.getLogRecordFactory() is factory
+        assert "their control characters are not escaped" in caplog.text
+    finally:
+        logging.setLogRecordFactory(before)
+
+
+def test_a_record_made_from_a_dict_keeps_its_traceback_escaped() -> None:
+    # As logging.makeLogRecord and unpickling make records that crossed a process.
+    record = PrintableRecord("govsi", logging.ERROR, __file__, 1, "x", None, None)
+    record.__dict__.update({"msg": "failed \x9b", "exc_text": "Traceback\nValueError: \x1b[2J"})
+    shown = logging.Formatter("%(message)s").format(record)
+    assert shown == "failed \\x9b\nTraceback\nValueError: \\x1b[2J"

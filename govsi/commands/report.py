@@ -16,7 +16,7 @@ from pathlib import Path
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 from scrapy.utils.conf import arglist_to_dict
-from scrapy.utils.log import configure_logging, get_scrapy_root_handler
+from scrapy.utils.log import configure_logging
 
 from govsi.printable import print_log_safely
 from govsi.store import database
@@ -82,7 +82,7 @@ class Command(ScrapyCommand):
         s = self.settings
         configure_logging(s)
         # Crawled strings (URLs, titles, servers' messages) reach the log.
-        print_log_safely([get_scrapy_root_handler()])
+        print_log_safely()
         # The crawl's own reading of CRAWLDB_URL, so the report opens the crawl's crawldb.
         url = database.crawldb_url_of(s)
         folder = Path(opts.output or s.get("REPORT_FOLDER"))

@@ -13,7 +13,7 @@ import sys
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
-from scrapy.utils.log import configure_logging, get_scrapy_root_handler
+from scrapy.utils.log import configure_logging
 
 from govsi.printable import json_printable, print_log_safely
 from govsi.store import database
@@ -53,7 +53,7 @@ class Command(ScrapyCommand):
             raise UsageError('say what to search for: scrapy search "QUERY"')
         assert self.settings is not None
         configure_logging(self.settings)
-        print_log_safely([get_scrapy_root_handler()])
+        print_log_safely()
         config = SearchConfig.from_settings(self.settings)
         if not (config.folder / "state.sqlite3").is_file():
             print(f"no search index in {config.folder}: run scrapy index first", file=sys.stderr)

@@ -12,7 +12,7 @@ import logging
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
-from scrapy.utils.log import configure_logging, get_scrapy_root_handler
+from scrapy.utils.log import configure_logging
 
 from govsi.printable import print_log_safely
 from govsi.store import database
@@ -52,7 +52,7 @@ class Command(ScrapyCommand):
         assert self.settings is not None
         configure_logging(self.settings)
         # Crawled strings (URLs, titles, servers' messages) reach the log.
-        print_log_safely([get_scrapy_root_handler()])
+        print_log_safely()
         config = SearchConfig.from_settings(self.settings)
         try:
             host, port = bind_address(opts.bind or self.settings.get("SEARCH_SERVE_ADDRESS"))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
-from scrapy.utils.log import configure_logging, get_scrapy_root_handler
+from scrapy.utils.log import configure_logging
 from sqlalchemy import Engine, select
 
 from govsi.archive.pack import PageEntry, pack, title_of
@@ -68,7 +68,7 @@ class Command(ScrapyCommand):
         s = self.settings
         configure_logging(s)
         # Crawled strings (URLs, titles, servers' messages) reach the log.
-        print_log_safely([get_scrapy_root_handler()])
+        print_log_safely()
         directory = (s.get("WARC_DIR") or "").strip()
         if not directory:
             raise UsageError("WARC_DIR is not set: -s WARC_DIR=the crawl's archive folder")
