@@ -327,8 +327,8 @@ class CrawlStore:
         if len(kept) < len(batch):
             left = len(batch) - len(kept)
             self.stats.inc_value("govsi/db_left_unfetched", left)
-            logger.warning("%d pages whose records the archive could not write are left for "
-                           "the next run to fetch again", left)  # fmt: skip
+            logger.warning("left %d fetched pages for the next run to fetch again: the "
+                           "archive could not write their records", left)  # fmt: skip
             batch[:] = kept
 
     def _before_write(self) -> Deferred[Any]:

@@ -1,0 +1,211 @@
+"""Full disks: a crawl whose SQLite crawldb, then one whose WARC folder, runs out of space
+on a small filesystem the test mounts (a tmpfs), then goes on once space is freed.
+
+crawldb's disk full (its spill folder beside it, as by default): the crawl pauses with one
+line (no new requests), keeps what it holds, and goes on by itself when the ballast goes;
+nothing is fetched twice. The WARC folder's disk full: the crawl stops with one line,
+every file closed at its last complete record; the next run goes on, fetching again only
+the pages whose records never reached the disk. Either way every WARC file passes
+``warcio check`` and ``gzip -t``, every capture crawldb points at is whole, and crawldb
+ends as a crawl with room all along would leave it."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from tests.simweb import govweb
+from tests.simweb.expected import E2E_SETTINGS, assert_complete
+from tests.simweb.server import SimWeb
+from tests.support.archive import Target, check_archive, target_of
+from tests.support.crawl import (
+    ROOT,
+    RunningCrawl,
+    project_env,
+    query,
+    run_crawl,
+    snapshot,
+    start_crawl,
+    wait_for_requests,
+)
+from tests.support.smallfs import in_namespace, mount_refused, namespace_refused, small_fs
+
+# Spread out, so that the disk fills half-way; flushed often.
+SETTINGS: dict[str, object] = {**E2E_SETTINGS, "DEFAULT_CRAWL_DELAY": 0.4, "DB_FLUSH_INTERVAL": 0.5}
+HELD = "cannot take it either"
+WARC_FULL = "no space left for WARC_DIR"
+
+
+@pytest.fixture
+def mountable() -> None:
+    reason = mount_refused()
+    if reason is not None:
+        # Run as root of a user namespace instead (the last test); never a silent pass.
+        pytest.skip(f"{reason}: run in a user namespace by the last test")
+
+
+def wait_for_line(crawl: RunningCrawl, text: str, timeout: float = 60) -> None:
+    log = crawl.workdir / "crawl.log"
+    deadline = time.monotonic() + timeout
+    while not (log.exists() and text in log.read_text(encoding="utf-8")):
+        assert crawl.proc.poll() is None, f"the crawl ended before saying {text!r}"
+        assert time.monotonic() < deadline, f"never said {text!r}"
+        time.sleep(0.05)
+
+
+def assert_whole(warc: Path, db_url: str, served: Counter[Target]) -> None:
+    """Every WARC file closed and valid (``warcio check``, ``gzip -t``), every page
+    crawldb holds as fetched captured, and every capture it points at whole."""
+    files = check_archive(warc, db_url, served)
+    assert subprocess.run(["gzip", "-t", *map(str, files)]).returncode == 0
+    rows = query(db_url, "SELECT p.url, c.warc_file, c.warc_offset, c.warc_length "
+                         "FROM warc_capture c JOIN page p ON p.id = c.page_id")  # fmt: skip
+    assert rows
+    for url, name, offset, length in rows:
+        with open(warc / name, "rb") as f:
+            f.seek(offset)
+            member = f.read(length)
+        assert gzip.decompress(member).startswith(b"WARC/1.1\r\n")  # one whole member
+        records = ArchiveIterator(io.BytesIO(member), check_digests=True)
+        record = next(records)
+        assert target_of(record.rec_headers.get_header("WARC-Target-URI")) == target_of(url)
+        record.content_stream().read()
+        assert record.digest_checker.passed is not False, url
+
+
+def scrapy_command(db_url: str, index: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "scrapy", *args, "-s", f"CRAWLDB_URL={db_url}",
+           "-s", f"SEARCH_INDEX={index}"]  # fmt: skip
+    return subprocess.run(cmd, cwd=ROOT, env=project_env(), capture_output=True, text=True,
+                          timeout=300, check=False)  # fmt: skip
+
+
+# Words of the simulated web's pages and documents: no page has them all, so the search
+# finds every page with any of them.
+WORDS = "vladi novice koledar karta seznam storitve pomoč naročila prebivalisca obrazec domov"
+
+
+def found(db_url: str, index: Path) -> set[str]:
+    """The URLs ``scrapy search`` finds for WORDS."""
+    done = scrapy_command(db_url, index, "search", "--json", "-n", "500", WORDS)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {r["url"] for r in json.loads(done.stdout)}
+
+
+def targets(web: SimWeb) -> Counter[Target]:
+    return Counter((h.host, h.target) for h in web.requested())
+
+
+def test_crawldb_on_a_full_disk_pauses_and_goes_on_once_space_is_freed(
+    mountable: None, gov_web: SimWeb, tmp_path: Path
+) -> None:
+    warc = tmp_path / "warc"
+    with small_fs(tmp_path / "disk", "16m") as disk:
+        db_url = f"sqlite:///{disk.path / 'crawldb.sqlite3'}"
+        gov_web.reset_log()
+        crawl = start_crawl(gov_web, db_url, tmp_path / "run", govweb.SEEDS, **SETTINGS,
+                            DB_SPILL_DIR=str(disk.path), WARC_DIR=str(warc))  # fmt: skip
+        wait_for_requests(gov_web, 10)
+        disk.fill()
+        wait_for_line(crawl, HELD)
+        # Paused: nothing new goes out while neither crawldb nor its spills have room.
+        time.sleep(0.5)
+        held = len(gov_web.requested())
+        time.sleep(2)
+        assert len(gov_web.requested()) == held, "requests went out while crawldb was full"
+        disk.free()
+        run = crawl.wait()
+        assert run.returncode == 0, run.log[-3000:]
+        assert run.log.count(HELD) == 1 and "takes items again" in run.log, run.log[-3000:]
+        assert "Traceback" not in run.log
+        assert run.stats["finish_reason"] == "finished"
+        assert not list(disk.path.glob("crawldb-unwritten-*"))
+        assert_complete(snapshot(db_url))
+        served = targets(gov_web)
+        assert sum(served.values()) > held, "the crawl was over when the disk filled"
+        assert max(served.values()) == 1, "fetched twice"
+        assert_whole(warc, db_url, served)
+
+
+def test_the_warc_folder_on_a_full_disk_stops_the_crawl_and_the_next_run_goes_on(
+    mountable: None, gov_web: SimWeb, tmp_path: Path
+) -> None:
+    db_url = f"sqlite:///{tmp_path / 'crawldb.sqlite3'}"
+    with small_fs(tmp_path / "disk", "4m") as disk:
+        warc = disk.path / "warc"
+        gov_web.reset_log()
+        crawl = start_crawl(gov_web, db_url, tmp_path / "run1", govweb.SEEDS, **SETTINGS,
+                            WARC_DIR=str(warc))  # fmt: skip
+        wait_for_requests(gov_web, 10)
+        disk.fill()
+        run = crawl.wait()
+        assert run.returncode == 0, run.log[-3000:]
+        assert run.stats["finish_reason"] == "warc_failed"
+        said = [line for line in run.log.splitlines() if WARC_FULL in line]
+        assert len(said) == 2 and "ERROR" in said[0], said  # the line, and in the stats
+        assert "Traceback" not in run.log
+        first = targets(gov_web)
+        recorded = {url for url, t in query(db_url, "SELECT url, page_type_code FROM page")
+                    if t != "FRONTIER"}  # fmt: skip
+        assert recorded, "nothing was stored before the disk filled: this proves little"
+        # Closed at the last complete record while the disk is still full: nothing torn.
+        assert not list(warc.glob("*.open"))
+        assert_whole(warc, db_url, first)
+
+        disk.free()
+        index = disk.path / "search-index"
+        built = scrapy_command(db_url, index, "index")
+        assert built.returncode == 0, built.stderr[-3000:]
+        before = found(db_url, index)
+        assert before
+
+        gov_web.reset_log()
+        again = run_crawl(gov_web, db_url, tmp_path / "run2", govweb.SEEDS, **SETTINGS,
+                          WARC_DIR=str(warc))  # fmt: skip
+        assert again.returncode == 0, again.log[-3000:]
+        assert "Traceback" not in again.log
+        assert_complete(snapshot(db_url))
+        second = targets(gov_web)
+        assert any(t != "/robots.txt" for _, t in second), "the first run was complete"
+        # Fetched again: only pages whose records never reached the disk (never stored).
+        again_fetched = {target_of(url) for url in recorded} & set(second)
+        assert again_fetched <= {(h, "/robots.txt") for h, _ in again_fetched}, again_fetched
+        assert_whole(warc, db_url, first + second)
+
+        # The search index on a full disk: an update fails, says so in one line, and the
+        # index it had still answers; with room again the update goes through.
+        disk.fill()
+        failed = scrapy_command(db_url, index, "index")
+        assert failed.returncode != 0
+        assert "No space left" in failed.stderr or "disk is full" in failed.stderr
+        assert found(db_url, index) == before
+        disk.free()
+        updated = scrapy_command(db_url, index, "index")
+        assert updated.returncode == 0, updated.stderr[-3000:]
+        after = found(db_url, index)
+        assert before < after
+
+
+def test_the_full_disks_as_root_of_a_user_namespace() -> None:
+    # Mounting takes root: as another user the tests above run again in a user namespace,
+    # where this process is root; CI never passes by skipping them.
+    if mount_refused() is None:
+        pytest.skip("run directly (root)")
+    reason = namespace_refused()
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"the full-disk tests cannot mount a tmpfs: {reason}")
+        pytest.skip(reason)
+    done = in_namespace(__file__, timeout=600)
+    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-3000:]
+    assert " passed" in done.stdout and " skipped" in done.stdout
