@@ -4,6 +4,8 @@ crawl's log lines printable."""
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from scrapy.settings import Settings
 
 from govsi.addons import GovsiAddon, unlisted_when_off
 from govsi.printable import PrintableRecord
+from tests.support.crawl import project_env
 from tests.support.imports import loaded_after
 
 REMOTE = "scrapy.extensions.remote_control.RemoteControl"
@@ -78,3 +81,44 @@ def test_the_crawls_log_records_are_printable() -> None:
         assert record.getMessage() == "title \\x1b]0;x\\x07"
     finally:
         logging.setLogRecordFactory(before)
+
+
+# A crawl of the project's settings (its add-on) whose spider logs what a server sent.
+_CRAWL_LOGGING = """
+import sys
+import scrapy
+from scrapy.crawler import CrawlerProcess
+from scrapy.utils.project import get_project_settings
+
+class Logs(scrapy.Spider):
+    name = "logs"
+
+    async def start(self):
+        self.logger.warning("title %s", "\\x1b]0;pwned\\x07\\x9b2J")
+        return
+        yield
+
+settings = get_project_settings()
+settings.set("LOG_FILE", sys.argv[1])
+settings.set("CRAWLDB_URL", sys.argv[2])
+settings.set("SCHEDULER", "scrapy.core.scheduler.Scheduler")  # the frontier's needs govsi's
+settings.set("DUPEFILTER_CLASS", "scrapy.dupefilters.RFPDupeFilter")
+process = CrawlerProcess(settings)
+process.crawl(Logs)
+process.start()
+"""
+
+
+def test_a_crawls_log_file_gets_no_control_character(tmp_path: Path) -> None:
+    # Scrapy installs its log handler again after the add-ons: the lines must still be
+    # escaped in the file a crawl writes.
+    log = tmp_path / "crawl.log"
+    db = f"sqlite:///{tmp_path / 'crawldb.sqlite3'}"
+    cmd = [sys.executable, "-c", _CRAWL_LOGGING, str(log), db]
+    done = subprocess.run(
+        cmd, cwd=tmp_path, env=project_env(), capture_output=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = log.read_bytes()
+    assert b"title \\x1b]0;pwned\\x07\\x9b2J" in text
+    assert b"\x1b" not in text and "\x9b".encode() not in text
