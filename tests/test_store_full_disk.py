@@ -12,10 +12,13 @@ import os
 from pathlib import Path
 
 import pytest
+from scrapy import Spider
 from twisted.internet.defer import Deferred, succeed
 
+import govsi.store.extension as extension_module
 from govsi.items import FetchedPage, Item
 from govsi.store.extension import CrawlStore
+from govsi.store.spill import read_spill
 from tests.support.crawldb import T, q
 from tests.support.store import close, pages, spills, store, stored, writes_at_once
 
@@ -126,3 +129,33 @@ def test_a_page_whose_records_were_never_written_is_left_for_the_next_run(
     assert rows == {"http://a.gov.si/1": "HTML", "http://a.gov.si/3": "FRONTIER"}
     assert s.stats.get_value("govsi/db_left_unfetched") == 1
     close(s)
+
+
+def test_a_crawl_ending_while_paused_waits_for_room_then_saves_its_last_items(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    s = store(tmp_path)
+    spill = s.writer.spill
+    monkeypatch.setattr(s.writer, "write", away)
+    monkeypatch.setattr(s.writer, "spill", full)
+    for item in pages(1, 2):
+        s.add(item)
+    s.flush()
+    assert s.held
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        # Each wait of DB_FLUSH_INTERVAL; at the third, the spill folder has room again.
+        waits.append(seconds)
+        if len(waits) == 3:
+            monkeypatch.setattr(s.writer, "spill", spill)
+
+    monkeypatch.setattr(extension_module, "sleep", sleep)
+    # No reactor here: the Deferreds fire at once (writes_at_once), awaited as they are.
+    monkeypatch.setattr(extension_module, "maybe_deferred_to_future", lambda d: d)
+    closing = Deferred.fromCoroutine(s.spider_closed(Spider("t"), "finished"))
+    assert closing.called and closing.result is None and len(waits) == 3
+    assert said(caplog, "wait for room") == 1
+    (saved,) = spills(tmp_path)
+    assert [i.url for i in read_spill(saved)] == ["http://a.gov.si/1", "http://a.gov.si/2"]  # type: ignore[attr-defined]

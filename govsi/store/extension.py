@@ -15,6 +15,7 @@ from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.statscollectors import StatsCollector
+from scrapy.utils.asyncio import sleep
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.log import failure_to_exc_info
 from sqlalchemy.exc import SQLAlchemyError
@@ -369,14 +370,12 @@ class CrawlStore:
     async def _wait_for_room(self) -> None:
         """At the end: what neither crawldb nor the spill folder took is tried again
         every DB_FLUSH_INTERVAL until one does (a second Ctrl-C gives it up)."""
-        from twisted.internet import reactor
-
         if self.held and self.writer.pending:
             logger.error("the crawl has ended, but %d items wait for room in crawldb or in %s: "
                          "free some space (a second Ctrl-C gives them up)",
                          len(self.writer.pending), self.spill_dir)  # fmt: skip
         while self.held and self.writer.pending:
-            await maybe_deferred_to_future(task.deferLater(reactor, self.flush_interval, _none))
+            await sleep(self.flush_interval)
             await maybe_deferred_to_future(self.flush())
             self._spill_pending(final=True)
 
@@ -389,10 +388,6 @@ class CrawlStore:
         except SQLAlchemyError as e:
             logger.warning("the limits this run reached are in its stats only: crawldb did "
                            "not take them (%s)", type(e).__name__)  # fmt: skip
-
-
-def _none() -> None:
-    pass
 
 
 def _size(path: Path) -> int:

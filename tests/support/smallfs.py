@@ -1,9 +1,10 @@
 """A small filesystem of a test's own (a tmpfs it mounts), filled to the last byte with a
 ballast file and freed again: the full disks of tests/test_e2e_full_disk.py.
 
-Mounting takes root, or a user namespace where the test runs as root
-(``unshare --user --map-root-user --mount``): ``mount_refused`` says why neither is
-possible, and ``in_namespace`` runs a pytest module again in one."""
+Mounting takes root, or user, mount and network namespaces where the test runs as root
+(``unshare --user --map-root-user --mount --net``): ``mount_refused`` says why this process
+cannot mount, ``namespace_refused`` why no namespace can be made, and ``in_namespace``
+runs a pytest module again in one."""
 
 from __future__ import annotations
 
@@ -85,7 +86,8 @@ def namespace_refused() -> str | None:
         return "already in a user namespace"
     if not shutil.which("unshare"):
         return "no unshare(1)"
-    probe = ["unshare", "--user", "--map-root-user", "--mount", "true"]
+    probe = ["unshare", "--user", "--map-root-user", "--mount", "--net", "ip", "link", "set",
+             "lo", "up"]  # fmt: skip
     if subprocess.run(probe, capture_output=True).returncode != 0:
         return "user namespaces are not allowed here (unshare --user --map-root-user failed)"
     return None
@@ -93,7 +95,11 @@ def namespace_refused() -> str | None:
 
 def in_namespace(module: str, timeout: float) -> subprocess.CompletedProcess[str]:
     """Run the pytest ``module`` again as root of a user and mount namespace of its own."""
-    unshare = ["unshare", "--user", "--map-root-user", "--mount"]
-    cmd = [*unshare, sys.executable, "-m", "pytest", module, "-q", "-p", "no:cacheprovider"]
+    # A network namespace too: the simulated web serves on ports 80 and 443 of loopback,
+    # which only its root may bind.
+    unshare = ["unshare", "--user", "--map-root-user", "--mount", "--net"]
+    boot = ["sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
+    pytest = [sys.executable, "-m", "pytest", module, "-q", "-p", "no:cacheprovider"]
+    cmd = [*unshare, *boot, *pytest]
     env = {**os.environ, NAMESPACE_ENV: "1"}
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
