@@ -16,7 +16,7 @@ import signal
 import struct
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import IO
 
 __all__ = ["FRAME", "helper_streams", "read_frame", "spawn", "write_frame"]
@@ -41,15 +41,18 @@ def write_frame(stream: IO[bytes], data: bytes) -> None:
     stream.flush()
 
 
-def spawn(module: str, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
+def spawn(
+    module: str, env: Mapping[str, str] | None = None, args: Sequence[str] = ()
+) -> subprocess.Popen[bytes]:
     """Start a helper process running ``module.serve()``, its stdin and stdout piped here;
-    ``env``: variables it gets unless this process's environment already sets them."""
+    ``env``: variables it gets unless this process's environment already sets them;
+    ``args``: its ``sys.argv[2:]``."""
     boot = (
         "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
         f"from {module} import serve; serve()"
     )
     return subprocess.Popen(
-        [sys.executable, "-B", "-c", boot, json.dumps(sys.path)],
+        [sys.executable, "-B", "-c", boot, json.dumps(sys.path), *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env={**(env or {}), **os.environ} if env else None,

@@ -12,7 +12,8 @@ import pytest
 from govsi.web.sitemaps import MAX_URLS
 from tests.simweb import hostileweb as hw
 from tests.simweb.server import Hit
-from tests.support.crawl import CrawlRun, query, run_crawl
+from tests.support.crawl import CrawlRun, query, start_crawl
+from tests.support.memory import PeakMemory
 
 
 @dataclass
@@ -21,6 +22,7 @@ class Result:
     hits: list[Hit]
     db_url: str
     connections: list[tuple[str, int]]
+    memory: PeakMemory
 
     def rows(self, sql: str) -> list[Any]:
         return query(self.db_url, sql)
@@ -36,13 +38,19 @@ def crawled(tmp_path_factory: Any) -> Result:
     web.start()
     db_url = f"sqlite:///{work / 'crawldb.sqlite3'}"
     try:
-        run = run_crawl(web, db_url, work, hw.SEEDS, timeout=600, DOWNLOAD_TIMEOUT=10,
-                        DOWNLOAD_MAXSIZE=16 * 2**20)  # fmt: skip
+        # The DOCX of 10 million runs is read until its time runs out: 4 s, not 20.
+        running = start_crawl(web, db_url, work, hw.SEEDS, DOWNLOAD_TIMEOUT=10,
+                              DOWNLOAD_MAXSIZE=16 * 2**20, DOCUMENT_TEXT_MAX_SECONDS=4)  # fmt: skip
+        memory = PeakMemory(running.proc.pid)
+        try:
+            run = running.wait(timeout=600)
+        finally:
+            memory.stop()
     finally:
         web.stop()
         listener.close()
     assert "Traceback" not in run.log, run.log[-5000:]
-    return Result(run, web.requested(), db_url, listener.connections)
+    return Result(run, web.requested(), db_url, listener.connections, memory)
 
 
 def test_the_crawl_ends_by_itself_with_every_ordinary_page_stored(crawled: Result) -> None:
@@ -127,8 +135,10 @@ def test_a_document_with_a_strange_length_is_recorded(crawled: Result) -> None:
 
 
 def test_hostile_documents_cost_bounded_work_and_are_recorded(crawled: Result) -> None:
-    """A zip bomb, a PDF of 10 000 pages and a broken DOC: each read within its bounds in
-    the worker pool (the crawl ended by itself, above), each recorded with how it ended."""
+    """A zip bomb, a PDF of 10 000 pages, a broken DOC, a PDF bomb and a DOCX of 10 million
+    runs: each read within its bounds in the worker pool (the crawl ended by itself, with
+    every ordinary page: above), each recorded with how it ended, the crawler and its
+    workers together under 600 MB all the while."""
     rows = crawled.rows(
         "SELECT p.url, t.kind, t.status, t.reason, t.truncated, length(t.text) FROM page_text t "
         f"JOIN page p ON p.id = t.page_id WHERE p.url LIKE '{hw.T}/%' AND t.kind <> 'HTML'"
@@ -143,3 +153,13 @@ def test_hostile_documents_cost_bounded_work_and_are_recorded(crawled: Result) -
     assert chars == len("\n".join(f"Stran {i}" for i in range(2_000)))
     kind, status, reason, _, _ = got["/pokvarjen.doc"]
     assert (kind, status) == ("DOC", "failed") and reason.startswith("unreadable")
+    # pdfium unpacks the bomb's page until the worker's memory bound (WORKER_MEMORY_LIMIT)
+    # kills it: the document says so, the next one is read in a new worker.
+    kind, status, reason, truncated, _ = got["/bomba.pdf"]
+    assert (kind, status, truncated) == ("PDF", "memory", False)
+    assert "over memory bound (WORKER_MEMORY_LIMIT 384 MB)" in reason
+    assert crawled.run.stats["govsi/text/memory"] == 1
+    # The runs are dropped as they are read; the reading stops at its time bound.
+    kind, status, reason, _, _ = got["/drevo.docx"]
+    assert (kind, status, reason) == ("DOCX", "timeout", "reading took over 4 s")
+    assert crawled.memory.crawler_and_workers < 600, crawled.memory.crawler_and_workers

@@ -57,9 +57,16 @@ def test_a_documents_text_goes_on_its_record() -> None:
     [
         (Worker(), b"%PDF-1.7 broken", "failed", "not a readable PDF"),
         (Worker(), make_docx(["Napačen tip"]), "failed", "not a readable PDF"),
-        (Worker(WorkerFailed("the job ran past WORKER_JOB_TIMEOUT (60 s)")), make_pdf(["x"]),
-         "failed", "reading failed in the worker: WorkerFailed('the job ran past"),
-        (Worker(MemoryError()), make_pdf(["x"]), "failed", "MemoryError()"),
+        (Worker(WorkerFailed("the worker process died (SIGSEGV, 80 MB at its peak)")),
+         make_pdf(["x"]), "failed", "in the worker: the worker process died (SIGSEGV"),
+        (Worker(WorkerFailed("the worker took longer than 60 s", "timeout")), make_pdf(["x"]),
+         "timeout", "the worker took longer than 60 s"),
+        (Worker(WorkerFailed("over memory bound (WORKER_MEMORY_LIMIT 384 MB): the worker "
+                             "process died (SIGABRT, 370 MB at its peak)", "memory")),
+         make_pdf(["x"]), "memory", "worker: over memory bound (WORKER_MEMORY_LIMIT 384 MB)"),
+        # A pool without the bound passes a job's MemoryError on as it is.
+        (Worker(MemoryError()), make_pdf(["x"]), "failed",
+         "reading failed in the worker: MemoryError()"),
     ],
 )  # fmt: skip
 def test_an_unreadable_document_is_recorded_with_its_reason(

@@ -59,6 +59,7 @@ class SpiderConfig:
     store_documents: bool  # STORE_BINARY_DATA: a document's bytes go on its record
     worker_processes: int  # WORKER_PROCESSES, as a count (``worker_processes``)
     worker_job_timeout: float  # WORKER_JOB_TIMEOUT (0 = no bound)
+    worker_memory_limit: int  # WORKER_MEMORY_LIMIT, MB (0 = no bound)
     # TEXT_EXTRACTION's bounds on one document (None: no text kept); ``reading.text_chars``
     # for HTML pages.
     document_text: TextLimits | None = None
@@ -93,6 +94,7 @@ class SpiderConfig:
             store_documents=kept.store_binary_data,
             worker_processes=worker_processes(s.getint("WORKER_PROCESSES")),
             worker_job_timeout=s.getfloat("WORKER_JOB_TIMEOUT"),
+            worker_memory_limit=s.getint("WORKER_MEMORY_LIMIT"),
             document_text=text_limits(s) if text else None,
         )
 

@@ -1,6 +1,6 @@
 """The text of the documents the crawl fetches (TEXT_EXTRACTION), read in the worker pool
-within ``TextLimits``: a document that breaks or hangs its worker fails alone, recorded
-with the reason."""
+within ``TextLimits`` and the worker's memory bound: a document that breaks, hangs or
+goes past the bound in its worker fails alone, recorded with the reason."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from collections.abc import Callable
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from govsi.items import PageText
-from govsi.spiders.workers import WorkerPool
+from govsi.spiders.workerbound import Cause
+from govsi.spiders.workers import WorkerFailed, WorkerPool
 from govsi.text.documents import document_text
 from govsi.text.language import guess_language
-from govsi.text.limits import TextLimits
+from govsi.text.limits import TextLimits, TextStatus
 from govsi.web.contenttypes import DocumentType
 
 logger = logging.getLogger(__name__)
@@ -26,6 +27,18 @@ def document_page_text(data: bytes, kind: DocumentType, limits: TextLimits) -> P
     language = guess_language(got.text) if got.text else None
     return PageText(kind, got.status, got.text, got.reason, got.title, language, got.date,
                     got.truncated)  # fmt: skip
+
+
+# A worker's failure as the text's status: past the memory bound, past its time, or else.
+_STATUS: dict[Cause, TextStatus] = {"memory": "memory", "timeout": "timeout"}
+
+
+def worker_failure(error: Exception) -> tuple[TextStatus, str]:
+    """A reading that failed in the worker with ``error``, as a text's status (``memory``
+    past the memory bound, ``timeout``, else ``failed``) and what happened, said."""
+    if isinstance(error, WorkerFailed):
+        return _STATUS.get(error.cause, "failed"), str(error)
+    return "failed", repr(error)
 
 
 class DocumentTexts:
@@ -43,7 +56,8 @@ class DocumentTexts:
                 self.worker.run(document_page_text, data, kind, self.limits)
             )
         except Exception as e:
-            text = PageText(kind, "failed", reason=f"reading failed in the worker: {e!r}"[:1000])
+            status, what = worker_failure(e)
+            text = PageText(kind, status, reason=f"reading failed in the worker: {what}"[:1000])
         self.count(f"govsi/text/{text.status}")
         if text.status not in ("ok", "empty"):
             logger.info("%s: the %s's text: %s (%s)", url, kind, text.status, text.reason)

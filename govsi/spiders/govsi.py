@@ -40,6 +40,7 @@ from govsi.spiders.pages import HtmlPages
 from govsi.spiders.render import Rendering
 from govsi.spiders.revisits import conditional, content_key, kept_image, kept_page, visit
 from govsi.spiders.sitemapping import Sitemaps
+from govsi.spiders.workerbound import MemoryBoundRefused, require_bound
 from govsi.spiders.workers import WorkerPool
 from govsi.store.extension import CrawlStore
 from govsi.store.schema import utcnow
@@ -89,7 +90,14 @@ class GovsiSpider(Spider):
             if spider._seed_arg
             else list(c.seed_urls)
         )
-        spider.worker = WorkerPool(c.worker_processes, c.worker_job_timeout)
+        try:
+            require_bound(c.worker_memory_limit)
+        except MemoryBoundRefused as e:
+            logger.error("%s", e)  # before anything is fetched
+            raise
+        spider.worker = WorkerPool(
+            c.worker_processes, c.worker_job_timeout, memory_limit=c.worker_memory_limit
+        )
         traps = TrapGuard(
             max_repeats=c.trap_max_repeats,
             max_query_variants=c.trap_max_query_variants,

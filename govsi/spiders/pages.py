@@ -24,6 +24,7 @@ from govsi.render.decide import RenderPlan
 from govsi.spiders.admission import Admission
 from govsi.spiders.config import Count, ReadLimits
 from govsi.spiders.copies import Copies
+from govsi.spiders.documents import worker_failure
 from govsi.spiders.reading import Reading, page_text_of, read_html, read_tree, ready
 from govsi.spiders.render import Rendering, merge
 from govsi.spiders.workers import WorkerPool
@@ -131,11 +132,12 @@ class HtmlPages:
                                 text_chars=limits.text_chars if measure else 0)
             )  # fmt: skip
         except Exception as e:
-            logger.warning("reading %s failed in the worker (%r); stored without its links",
-                           record.url, e)  # fmt: skip
+            status, what = worker_failure(e)
+            logger.warning("reading %s failed in the worker (%s); stored without its links",
+                           record.url, what)  # fmt: skip
             self.count("govsi/pages/read_failed")
-            record.fetch_error = f"reading failed: {e!r}"[:1000]
-            failed = PageText("HTML", "failed", reason=record.fetch_error)
+            record.fetch_error = f"reading failed: {what}"[:1000]
+            failed = PageText("HTML", status, reason=record.fetch_error)
             return Reading(ExtractedLinks(base_url=page_url), text=failed), None
         if reading.cut_tags:
             logger.info("%s: %d tags beyond MAX_PARSE_TAGS (%d) not read", record.url,

@@ -7,8 +7,10 @@ downloads, timeouts and delays, and the machine's other cores would sit idle.
 
 Each process runs one job at a time, so a failure is always one job's: a process that
 dies (killed, out of memory) fails only the job it ran, and one that holds a job longer
-than ``job_timeout`` is killed and fails only that job, with the reason (``WorkerFailed``).
-Its place gets a new process at its next job. Jobs wait in order of arrival.
+than ``job_timeout`` is killed and fails only that job, with the reason (``WorkerFailed``
+and its ``cause``). Its place gets a new process at its next job. Jobs wait in order of
+arrival. Each process bounds its own memory to ``memory_limit`` MB before its first job
+(``govsi.spiders.workerbound``): a job past it fails alone, ``over memory bound``.
 
 A process is plain ``python -c`` running ``govsi.spiders.workerloop`` over two pipes, with
 two threads here per process: one sends it jobs ahead, one reads their outcomes. It imports
@@ -23,6 +25,7 @@ import logging
 import os
 import pickle
 import queue
+import subprocess
 import threading
 import time
 from collections import deque
@@ -33,6 +36,8 @@ from typing import Any
 from twisted.internet.defer import Deferred
 
 from govsi.frames import read_frame, spawn, write_frame
+from govsi.spiders.workerbound import Cause, death_cause, over_memory, signal_name
+from govsi.spiders.workerloop import UNBOUNDED
 
 __all__ = ["WorkerFailed", "WorkerPool", "worker_processes"]
 
@@ -40,7 +45,12 @@ logger = logging.getLogger(__name__)
 
 
 class WorkerFailed(Exception):
-    """The job's process died, or was killed for holding the job too long."""
+    """The job's process died, or was killed for holding the job too long, or the job went
+    past the memory bound; ``cause`` says which."""
+
+    def __init__(self, message: str, cause: Cause = "died") -> None:
+        super().__init__(message)
+        self.cause: Cause = cause
 
 
 def worker_processes(configured: int, cpus: int | None = None) -> int:
@@ -77,13 +87,18 @@ class _Process:
     other reads their outcomes and reports each through ``report``. Jobs are sent ahead,
     so the process never waits for this side: an outcome waits here only for the GIL."""
 
-    def __init__(self, report: Callable[[_Process, _Job, Outcome], None]) -> None:
+    def __init__(
+        self, report: Callable[[_Process, _Job, Outcome], None], memory_limit: int = 0
+    ) -> None:
         self._report = report
         self._inbox: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         # Sent, outcome not read yet, oldest (the one the process runs) first.
         self._sent: deque[_Job] = deque()
-        self._popen = spawn("govsi.spiders.workerloop")
+        self._popen = spawn("govsi.spiders.workerloop", args=[str(max(0, memory_limit))])
         self.pid = self._popen.pid
+        # Once it is gone: its exit code, and its peak resident memory (KB) in its last job.
+        self.returncode: int | None = None
+        self.peak_kb = 0
         for target in (self._send, self._receive):
             threading.Thread(target=target, name="govsi-worker", daemon=True).start()
 
@@ -122,14 +137,35 @@ class _Process:
             with contextlib.suppress(OSError):
                 while (reply := read_frame(stdout)) is not None:
                     self._report(self, self._sent.popleft(), _unpickled(reply))
-            if self._sent:
-                self._report(self, self._sent[0], _LOST)
         finally:
             with contextlib.suppress(OSError):
                 stdout.close()
             self._inbox.put(None)
-            self._popen.kill()
-            self._popen.wait()
+            # Before the job is reported: how the process ended is the job's reason.
+            self.returncode, self.peak_kb = _reap(self._popen)
+        if self._sent:
+            self._report(self, self._sent[0], _LOST)
+
+
+def _reap(popen: subprocess.Popen[bytes]) -> tuple[int | None, int]:
+    """Wait for the process whose output ended (killed after a second if it lingers): its
+    exit code and its peak resident memory in KB (``wait4``'s, which ``Popen.wait`` drops;
+    0 when another thread's ``Popen.poll`` reaped it first)."""
+    deadline = time.monotonic() + 1.0
+    flags = os.WNOHANG
+    while True:
+        try:
+            pid, status, usage = os.wait4(popen.pid, flags)
+        except ChildProcessError:
+            return popen.wait(), 0
+        if pid:
+            popen.returncode = os.waitstatus_to_exitcode(status)
+            return popen.returncode, usage.ru_maxrss
+        if time.monotonic() > deadline:
+            popen.kill()
+            flags = 0
+        else:
+            time.sleep(0.01)
 
 
 def _unpickled(reply: bytes) -> tuple[bool, Any]:
@@ -163,11 +199,15 @@ class WorkerPool:
         processes: int = 1,
         job_timeout: float = 0.0,
         call_from_thread: Callable[..., Any] | None = None,
+        memory_limit: int = 0,
     ) -> None:
         """``job_timeout``: seconds a job may run (0: no bound); ``call_from_thread``: how
         a pool's thread hands a result to the reactor's (``reactor.callFromThread``,
-        looked up at the first result; tests give their own)."""
+        looked up at the first result; tests give their own); ``memory_limit``: MB of
+        address space each process may take (0: no bound; the crawl checks first that one
+        can be set: ``workerbound.bound_refused``)."""
         self.job_timeout = job_timeout
+        self.memory_limit = memory_limit
         self._places = [_Place() for _ in range(max(1, processes))]
         self._waiting: deque[_Job] = deque()
         self._call_from_thread = call_from_thread
@@ -184,7 +224,7 @@ class WorkerPool:
         of time."""
         job = _Job(fn, args, kwargs)
         if self._closed:
-            job.done.errback(WorkerFailed("the worker pool is closed"))
+            job.done.errback(WorkerFailed("the worker pool is closed", "closed"))
             return job.done
         self._waiting.append(job)
         self._dispatch()
@@ -209,7 +249,7 @@ class WorkerPool:
     def _start(self, place: _Place, job: _Job) -> None:
         if place.process is None:
             try:
-                place.process = _Process(self._reported)
+                place.process = _Process(self._reported, self.memory_limit)
             except OSError as e:
                 logger.error("a worker process could not be started: %s", e)
                 job.done.errback(WorkerFailed(f"no worker process could be started ({e})"))
@@ -259,15 +299,29 @@ class WorkerPool:
             ok, value = outcome
             if ok:
                 job.done.callback(value)
+            elif isinstance(value, MemoryError) and self.memory_limit > 0:
+                detail = "an allocation was refused (MemoryError)"
+                job.done.errback(WorkerFailed(over_memory(self.memory_limit, detail), "memory"))
             else:
                 job.done.errback(value)
             return
-        if job.timed_out:
-            error = WorkerFailed(f"the worker took longer than {self.job_timeout:g} s")
-        else:
-            error = WorkerFailed("the worker process died")
+        error = self._lost(job)
         logger.warning("%s: %s", getattr(job.fn, "__name__", job.fn), error)
         job.done.errback(error)
+
+    def _lost(self, job: _Job) -> WorkerFailed:
+        """Why ``job``'s process ended before its answer."""
+        process = job.process
+        code, peak = (process.returncode, process.peak_kb) if process else (None, 0)
+        cause = death_cause(code, job.timed_out, peak, self.memory_limit)
+        if cause == "timeout":
+            return WorkerFailed(f"the worker took longer than {self.job_timeout:g} s", cause)
+        if code == UNBOUNDED:
+            return WorkerFailed("the worker could not bound its memory (its stderr says why)")
+        died = f"the worker process died ({signal_name(code)}, {peak // 1024} MB at its peak)"
+        if cause == "memory":
+            return WorkerFailed(over_memory(self.memory_limit, died), cause)
+        return WorkerFailed(died, cause)
 
     def close(self) -> None:
         """Shut every process; jobs still waiting or handed over fail."""
@@ -280,9 +334,9 @@ class WorkerPool:
             while place.jobs:
                 job = place.jobs.popleft()
                 job.settled = True
-                job.done.errback(WorkerFailed("the worker pool closed"))
+                job.done.errback(WorkerFailed("the worker pool closed", "closed"))
         while self._waiting:
-            self._waiting.popleft().done.errback(WorkerFailed("the worker pool closed"))
+            self._waiting.popleft().done.errback(WorkerFailed("the worker pool closed", "closed"))
 
 
 class _Watchdog:

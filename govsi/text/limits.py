@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Literal, ParamSpec
 
 # Characters of a title kept: a page's <title> or a document's metadata title is as long
 # as the server made it.
@@ -25,8 +27,13 @@ def short_title(title: str | None) -> str | None:
 # - empty: read, no text in it (a scan without a text layer, an empty file);
 # - encrypted: the file needs a password;
 # - failed: not a readable file of its type (``reason`` says why);
-# - timeout: the time bound ran out (the text read until then is kept).
-TextStatus = Literal["ok", "empty", "encrypted", "failed", "timeout"]
+# - timeout: the time bound ran out (the text read until then is kept);
+# - memory: the worker's memory bound (WORKER_MEMORY_LIMIT) refused an allocation, or the
+#   worker died of it (``reason`` starts with ``OVER_MEMORY``).
+TextStatus = Literal["ok", "empty", "encrypted", "failed", "timeout", "memory"]
+
+# The reason a reading past the memory bound is recorded with, before the details.
+OVER_MEMORY = "over memory bound"
 
 
 @dataclass(frozen=True)
@@ -34,7 +41,8 @@ class TextLimits:
     """Bounds on one document: ``max_chars`` of text kept, ``max_pages`` (slides) read,
     ``max_unpacked_bytes`` read out of a zip or OLE container (a zip bomb stops there),
     ``max_seconds`` of reading (checked between pages; a hang inside one page is the
-    worker pool's job timeout)."""
+    worker pool's job timeout). Memory is the worker's bound (WORKER_MEMORY_LIMIT), which
+    the operating system enforces: a reader gives ``memory_bounded``'s status past it."""
 
     max_chars: int = 1_000_000
     max_pages: int = 2_000
@@ -68,7 +76,7 @@ class Budget:
 
     def add(self, text: str) -> bool:
         """Keep ``text`` (cut at ``max_chars``); False once no more text fits."""
-        room = self.limits.max_chars - self.chars - (1 if self.parts else 0)  # the "\n" joining
+        room = self.room()  # less the "\n" joining
         if room <= 0:
             self.truncated = True
             return False
@@ -77,6 +85,10 @@ class Budget:
         self.chars += len(text) + (1 if self.parts else 0)
         self.parts.append(text)
         return not self.truncated
+
+    def room(self) -> int:
+        """Characters of text that may still be kept."""
+        return max(0, self.limits.max_chars - self.chars - (1 if self.parts else 0))
 
     def out_of_time(self) -> bool:
         return time.monotonic() - self.started > self.limits.max_seconds
@@ -96,3 +108,20 @@ class Budget:
         status: TextStatus = "timeout" if timed_out else "ok" if text else "empty"
         reason = f"reading took over {self.limits.max_seconds:g} s" if timed_out else None
         return DocumentText(status, text, reason, short_title(title), date, pages, self.truncated)
+
+
+P = ParamSpec("P")
+
+
+def memory_bounded(reader: Callable[P, DocumentText]) -> Callable[P, DocumentText]:
+    """``reader`` with an allocation refused (``MemoryError``, the worker's memory bound)
+    ending in status ``memory``; what was read before is dropped with the rest."""
+
+    @functools.wraps(reader)
+    def read(*args: P.args, **kwargs: P.kwargs) -> DocumentText:
+        try:
+            return reader(*args, **kwargs)
+        except MemoryError:
+            return DocumentText("memory", reason=f"{OVER_MEMORY}: an allocation was refused")
+
+    return read

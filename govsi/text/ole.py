@@ -7,9 +7,10 @@ from __future__ import annotations
 import io
 import re
 import struct
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from govsi.text.limits import Budget, DocumentText, TextLimits
+from govsi.text.limits import Budget, DocumentText, TextLimits, memory_bounded
 
 # Word's marks in the text stream: cell and row ends, page and column breaks, and the
 # fields \x13 code \x14 result \x15, of which the result is the text shown.
@@ -81,9 +82,10 @@ def _clean_word(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
-def _ppt_texts(stream: bytes) -> list[str]:
-    """The text atoms of a PowerPoint document stream, in order, each once in a row."""
-    texts: list[str] = []
+def _ppt_texts(stream: bytes) -> Iterator[str]:
+    """The text atoms of a PowerPoint document stream, in order, each once in a row; read
+    as they are taken, so a stream of millions of atoms stops at the text bound."""
+    last: str | None = None
     pos, end = 0, len(stream)
     while pos + 8 <= end:
         ver_inst, rec_type, rec_len = struct.unpack_from("<HHI", stream, pos)
@@ -99,9 +101,9 @@ def _ppt_texts(stream: bytes) -> list[str]:
         else:
             continue
         text = _CONTROL.sub("", text.replace("\r", "\n").replace("\x0b", "\n")).strip()
-        if text and not text.startswith(_MASTER_TEXT) and (not texts or texts[-1] != text):
-            texts.append(text)
-    return texts
+        if text and not text.startswith(_MASTER_TEXT) and text != last:
+            last = text
+            yield text
 
 
 def _dates_and_title(ole: object) -> tuple[str | None, datetime | None]:
@@ -122,6 +124,7 @@ def _dates_and_title(ole: object) -> tuple[str | None, datetime | None]:
     return (title or "").strip("\x00 \t") or None, date
 
 
+@memory_bounded
 def ole_text(data: bytes, kind: str, limits: TextLimits) -> DocumentText:
     """The text of a DOC (``kind`` "DOC") or PPT ("PPT") file."""
     import olefile
@@ -130,6 +133,8 @@ def ole_text(data: bytes, kind: str, limits: TextLimits) -> DocumentText:
         return DocumentText("failed", reason=f"not an OLE compound file, so not a {kind}")
     try:
         ole = olefile.OleFileIO(io.BytesIO(data))
+    except MemoryError:
+        raise
     except Exception as e:
         return DocumentText("failed", reason=f"unreadable compound file: {e}")
     try:
@@ -153,6 +158,8 @@ def ole_text(data: bytes, kind: str, limits: TextLimits) -> DocumentText:
         return DocumentText("encrypted", reason=f"the {kind} needs a password")
     except (Unreadable, struct.error) as e:
         return DocumentText("failed", reason=f"unreadable {kind}: {e}")
+    except MemoryError:
+        raise
     except Exception as e:
         return DocumentText("failed", reason=f"unreadable {kind}: {e!r}")
     finally:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
-from govsi.text.limits import Budget, DocumentText, TextLimits
+from govsi.text.limits import Budget, DocumentText, TextLimits, memory_bounded
 
 # D:YYYYMMDDHHmmSSOHH'mm' (PDF 32000-1, 7.9.4); every part after the year is optional.
 _PDF_DATE = re.compile(
@@ -33,9 +34,12 @@ def pdf_date(value: str) -> datetime | None:
         return None
 
 
+@memory_bounded
 def pdf_text(data: bytes, limits: TextLimits) -> DocumentText:
     """The text of the PDF ``data``: its pages' text in order (at most ``max_pages``),
-    its title and date from its metadata."""
+    its title and date from its metadata. pdfium unpacks a page's content whole, whatever
+    its size: the worker's memory bound stops it; a page's text is taken only as far as
+    the text bound has room, and the time bound is checked before it is."""
     import pypdfium2 as pdfium
 
     try:
@@ -58,7 +62,10 @@ def pdf_text(data: bytes, limits: TextLimits) -> DocumentText:
             try:
                 textpage = page.get_textpage()
                 try:
-                    more = budget.add(textpage.get_text_range().replace("\r\n", "\n"))
+                    # Loading the page may have taken long: no text of it past the bound.
+                    if timed_out := budget.out_of_time():
+                        break
+                    more = budget.add(_page_text(textpage, budget.room()))
                 finally:
                     textpage.close()
             finally:
@@ -70,3 +77,13 @@ def pdf_text(data: bytes, limits: TextLimits) -> DocumentText:
         return budget.result(meta.get("Title", "").strip(), date, pages, timed_out)
     finally:
         pdf.close()
+
+
+def _page_text(textpage: Any, room: int) -> str:
+    """A page's text, at most about ``room`` characters of it asked of pdfium (a page can
+    hold millions; a few more than ``room`` so the budget sees that it was cut)."""
+    count = min(textpage.count_chars(), room + 1)
+    if count <= 0:
+        return ""
+    text: str = textpage.get_text_range(0, count)
+    return text.replace("\r\n", "\n")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import struct
 import zipfile
+import zlib
 from datetime import datetime
 
 # Helvetica's WinAnsi encoding has š, ž, Š, Ž; č and Č get two codes it leaves unused.
@@ -50,6 +51,12 @@ def make_pdf(pages: list[str], title: str = "", date: str = "") -> bytes:
     info = f"<< /Title <{title_hex}> /ModDate ({date}) >>".encode() if title or date else None
     if info:
         objects.append(info)
+    return _pdf_file(objects, info=bool(info))
+
+
+def _pdf_file(objects: list[bytes], info: bool = False) -> bytes:
+    """A PDF of ``objects`` (numbered from 1, the catalog first; the Info dictionary last
+    when ``info``), with its cross-reference table."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, 1):
@@ -62,6 +69,24 @@ def make_pdf(pages: list[str], title: str = "", date: str = "") -> bytes:
     trailer += f" /Info {len(objects)} 0 R >>" if info else " >>"
     out += b"trailer\n" + trailer.encode() + b"\nstartxref\n%d\n%%%%EOF\n" % xref
     return bytes(out)
+
+
+def pdf_bomb(compressed: int) -> bytes:
+    """A one-page PDF whose content stream is ``compressed`` bytes of Flate-compressed
+    spaces (about a thousand times as many unpacked): pdfium unpacks it whole."""
+    deflate = zlib.compressobj(9)
+    spaces = b" " * 2**20
+    parts: list[bytes] = []
+    while sum(map(len, parts)) < compressed:
+        parts.append(deflate.compress(spaces))
+    stream = b"".join([*parts, deflate.flush()])
+    return _pdf_file([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream
+        + b"\nendstream",
+    ])  # fmt: skip
 
 
 _CORE = (
@@ -123,6 +148,22 @@ def zip_bomb_docx(unpacked: int) -> bytes:
         for _ in range(unpacked // len(para)):
             part.write(para)
         part.write(b"</w:body></w:document>")
+    return buf.getvalue()
+
+
+def tree_bomb_docx(unpacked: int) -> bytes:
+    """A DOCX whose body unpacks to ``unpacked`` bytes of empty runs in one paragraph: no
+    text, millions of elements (a parser that keeps its tree keeps them all)."""
+    runs = b"<w:r/>" * 10_000
+    buf = io.BytesIO()
+    with (
+        zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf,
+        zf.open("word/document.xml", "w", force_zip64=True) as part,
+    ):
+        part.write(b'<?xml version="1.0"?><w:document ' + _W.encode() + b"><w:body><w:p>")
+        for _ in range(unpacked // len(runs)):
+            part.write(runs)
+        part.write(b"</w:p></w:body></w:document>")
     return buf.getvalue()
 
 

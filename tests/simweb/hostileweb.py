@@ -14,7 +14,8 @@
   pagination (each page brings new articles).
 - ``tezki.gov.si``: the pages that cost a careless parser the most: a 72 KB onclick of
   ``window . window . …``, 180 KB of nested ``class="content"`` blocks and of nested
-  ``id="app"`` roots, 200 000 links, a PDF whose Content-Length is not ASCII digits.
+  ``id="app"`` roots, 200 000 links, a PDF whose Content-Length is not ASCII digits, and
+  the documents of ``HEAVY_DOCUMENTS``.
 - ``pocasi.gov.si``: ``Crawl-delay: 99999999``.
 """
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 import re
 import socket
 
-from tests.simweb.documents import make_doc, make_pdf, zip_bomb_docx
+from tests.simweb.documents import make_doc, make_pdf, pdf_bomb, tree_bomb_docx, zip_bomb_docx
 from tests.simweb.server import Host, Resource, SimWeb, html, redirect
 from tests.support.listeners import TcpListener
 
@@ -45,9 +46,14 @@ ARTICLES_PER_PAGE = 2
 SITEMAP_ENTRIES = 100_000
 HEAVY = ["/onclick", "/vsebina", "/aplikacija", "/povezave"]
 # Documents whose text costs a careless reader the most: a DOCX of 300 MB unpacked (a
-# zip bomb of 300 KB), a PDF of 10 000 pages, a DOC whose compound file is broken.
+# zip bomb of 300 KB), a PDF of 10 000 pages, a DOC whose compound file is broken; a PDF
+# bomb (one page of 1 MB, a gigabyte of spaces unpacked: pdfium takes it whole) and a DOCX
+# of 60 MB unpacked (90 KB) that is 10 million empty runs in one paragraph.
 BOMB_UNPACKED = 300 * 2**20
-HEAVY_DOCUMENTS = ["/bomba.docx", "/tisoc-strani.pdf", "/pokvarjen.doc"]
+PDF_BOMB_BYTES = 1_000_000
+TREE_BOMB_UNPACKED = 60 * 2**20
+HEAVY_DOCUMENTS = ["/bomba.docx", "/tisoc-strani.pdf", "/pokvarjen.doc", "/bomba.pdf",
+                   "/drevo.docx"]  # fmt: skip
 
 # What the crawl must store as HTML 200: the ordinary site, and the pages of the hostile
 # hosts that are ordinary pages.
@@ -152,6 +158,8 @@ def _tezki() -> Host:
         "/bomba.docx": Resource(zip_bomb_docx(BOMB_UNPACKED)),
         "/tisoc-strani.pdf": Resource(make_pdf([f"Stran {i}" for i in range(10_000)])),
         "/pokvarjen.doc": Resource(make_doc([("Besedilo", True)])[:3000]),
+        "/bomba.pdf": Resource(pdf_bomb(PDF_BOMB_BYTES)),
+        "/drevo.docx": Resource(tree_bomb_docx(TREE_BOMB_UNPACKED)),
     })  # fmt: skip
 
 
