@@ -162,7 +162,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
-        self.rfile = io.BufferedReader(_RequestReader(self.connection, self.timeout or 10.0))
+        timeout = self.timeout if self.timeout is not None else _Handler.timeout
+        self.rfile = io.BufferedReader(_RequestReader(self.connection, timeout))
 
     def do_GET(self) -> None:
         self._answer(body=True)
@@ -174,11 +175,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.connection.settimeout(self.timeout)  # the answer's writes: each as long
         verdict = host_verdict(self._host(), self.bind_host)
         try:
-            if verdict != "ours":
-                status = HTTPStatus.BAD_REQUEST if verdict == "bad" \
-                    else HTTPStatus.MISDIRECTED_REQUEST  # fmt: skip
-                self._send(status, "text/plain; charset=utf-8", "not this server's name",
-                           PAGE_POLICY, body)  # fmt: skip
+            if verdict == "bad":
+                self._send(HTTPStatus.BAD_REQUEST, "text/plain; charset=utf-8",
+                           "one Host header, please", PAGE_POLICY, body)  # fmt: skip
+                return
+            if verdict == "other":
+                self._send(HTTPStatus.MISDIRECTED_REQUEST, "text/plain; charset=utf-8",
+                           "not this server's name", PAGE_POLICY, body)  # fmt: skip
                 return
             self._found(urlsplit(self.path), body)
         except _GONE as e:
