@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from scrapy import Spider
+from sqlalchemy.exc import OperationalError
 from twisted.internet.defer import Deferred, succeed
 
 import govsi.store.extension as extension_module
@@ -159,3 +160,29 @@ def test_a_crawl_ending_while_paused_waits_for_room_then_saves_its_last_items(
     assert said(caplog, "wait for room") == 1
     (saved,) = spills(tmp_path)
     assert [i.url for i in read_spill(saved)] == ["http://a.gov.si/1", "http://a.gov.si/2"]  # type: ignore[attr-defined]
+
+
+def test_a_run_of_failed_writes_is_said_once_until_one_goes_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A crawl paused on a full disk tries every flush, for hours perhaps: one warning.
+    caplog.set_level(logging.WARNING)
+    s = store(tmp_path, DB_WRITE_RETRIES=1)
+    w = s.writer
+    w.retry_backoff = 0
+    apply = w._apply
+
+    def disk_full(*args: object) -> int:
+        raise OperationalError("INSERT", {}, Exception("database or disk is full"))
+
+    monkeypatch.setattr(w, "_apply", disk_full)
+    for _ in range(3):
+        assert not w.write(pages(1))
+    assert said(caplog, "database or disk is full") == 2  # the first write's two attempts
+    assert said(caplog, "crawldb unreachable") == 1
+    monkeypatch.setattr(w, "_apply", apply)
+    assert w.write(pages(1))
+    monkeypatch.setattr(w, "_apply", disk_full)
+    assert not w.write(pages(2))  # a new run of failures: said again
+    assert said(caplog, "crawldb unreachable") == 2
+    close(s)

@@ -123,6 +123,8 @@ class CrawlWriter:
         self.retries = retries
         self.retry_backoff = retry_backoff
         self.pending: list[Item] = []
+        # The last write failed: the next failures are logged at DEBUG only.
+        self._failing = False
         self._insert = (postgresql if engine.dialect.name == "postgresql" else sqlite).insert
         # Hosts never change id once inserted, and a crawl sees few of them.
         self._site_ids: dict[str, int] = {}
@@ -178,13 +180,17 @@ class CrawlWriter:
                     settled = self._apply(conn, batch)
                 self.page_ids.commit()
                 self.copies_settled += settled
+                self._failing = False
                 return True
             except SQLAlchemyError as exc:
                 self._site_ids.clear()  # ids read in a rolled-back transaction may be gone
                 # A database that went away is an expected outage: one line says so. Any
                 # other failure (a bug, a constraint) keeps its traceback, once.
                 away = isinstance(exc, OperationalError | InterfaceError)
-                logger.warning(
+                # Said for the first failed write of a run of them: a crawl paused on a
+                # full disk, or an outage of hours, retries every flush.
+                logger.log(
+                    logging.DEBUG if self._failing else logging.WARNING,
                     "crawldb write of %d items failed (attempt %d/%d): %s",
                     len(batch),
                     attempt + 1,
@@ -194,7 +200,9 @@ class CrawlWriter:
                 )
                 if attempt < self.retries:
                     time.sleep(self.retry_backoff * 2**attempt)
-        logger.error("crawldb unreachable: keeping %d items for the next flush", len(batch))
+        level = logging.DEBUG if self._failing else logging.ERROR
+        logger.log(level, "crawldb unreachable: keeping %d items for the next flush", len(batch))
+        self._failing = True
         return False
 
     def flush(self) -> bool:
