@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -62,11 +63,15 @@ class SmallFs:
 
 
 @contextlib.contextmanager
-def small_fs(path: Path, size: str) -> Iterator[SmallFs]:
-    """A tmpfs of ``size`` (as mount(8) reads it: "8m") mounted at ``path`` meanwhile."""
+def small_fs(path: Path, size: str, owner: str | None = None) -> Iterator[SmallFs]:
+    """A tmpfs of ``size`` (as mount(8) reads it: "8m") mounted at ``path`` meanwhile, its
+    root owned by the user ``owner`` (default: this process's)."""
     path.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(path)],
-                   check=True)  # fmt: skip
+    options = f"size={size},mode=0700"
+    if owner is not None:
+        account = pwd.getpwnam(owner)
+        options += f",uid={account.pw_uid},gid={account.pw_gid}"
+    subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], check=True)
     try:
         yield SmallFs(path)
     finally:
@@ -93,13 +98,14 @@ def namespace_refused() -> str | None:
     return None
 
 
-def in_namespace(module: str, timeout: float) -> subprocess.CompletedProcess[str]:
-    """Run the pytest ``module`` again as root of a user and mount namespace of its own."""
+def in_namespace(module: str, timeout: float, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the pytest ``module`` (with ``args``) again as root of user, mount and network
+    namespaces of its own."""
     # A network namespace too: the simulated web serves on ports 80 and 443 of loopback,
     # which only its root may bind.
     unshare = ["unshare", "--user", "--map-root-user", "--mount", "--net"]
     boot = ["sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
-    pytest = [sys.executable, "-m", "pytest", module, "-q", "-p", "no:cacheprovider"]
+    pytest = [sys.executable, "-m", "pytest", module, "-q", "-p", "no:cacheprovider", *args]
     cmd = [*unshare, *boot, *pytest]
     env = {**os.environ, NAMESPACE_ENV: "1"}
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
