@@ -9,7 +9,8 @@ crawl goes on, saving what crawldb does not take, written back once it has room.
 folder's disk full: the crawl stops with one line, every file closed at its last complete
 record; the next run goes on, fetching again only the pages whose records never reached
 the disk. Either way every WARC file passes ``warcio check`` and ``gzip -t``, every
-capture crawldb points at is whole, and crawldb ends as a crawl with room all along would leave it."""
+capture crawldb points at is whole, and crawldb ends as a crawl with room all along would
+leave it."""
 
 from __future__ import annotations
 
