@@ -201,21 +201,6 @@ def test_the_warc_folder_on_a_full_disk_stops_the_crawl_and_the_next_run_goes_on
         assert before < after
 
 
-def on_disk(pg_cluster: PgCluster, name: str, folder: Path) -> str:
-    """A new database whose tables lie on ``folder`` (a tablespace there): the disk that
-    fills is PostgreSQL's data disk, its write-ahead log elsewhere."""
-    import psycopg2
-
-    conn = psycopg2.connect(host="127.0.0.1", port=pg_cluster.port, user="govsi",
-                            dbname="postgres")  # fmt: skip
-    conn.autocommit = True
-    with conn.cursor() as cur:
-        cur.execute(f"CREATE TABLESPACE {name} LOCATION '{folder}'")
-        cur.execute(f'CREATE DATABASE "{name}" TABLESPACE {name}')
-    conn.close()
-    return pg_cluster.url(name)
-
-
 def wait_for_line_or_end(crawl: RunningCrawl, text: str, timeout: float = 60) -> None:
     log = crawl.workdir / "crawl.log"
     deadline = time.monotonic() + timeout
@@ -233,7 +218,9 @@ def test_postgresql_on_a_full_disk_spills_and_writes_back_once_space_is_freed(
     # crawl goes on, saving what crawldb does not take, written back once it has room.
     warc = tmp_path / "warc"
     with small_fs(pg_cluster.tmp / "disk", "16m", owner=pg_cluster.user) as disk:
-        db_url = on_disk(pg_cluster, "full_disk", disk.path)
+        # The tables on the small disk, the write-ahead log elsewhere: PostgreSQL's data
+        # disk fills, not the one it needs to stay up.
+        db_url = pg_cluster.create_database("full_disk", disk.path)
         gov_web.reset_log()
         crawl = start_crawl(gov_web, db_url, tmp_path / "run1", govweb.SEEDS, **SETTINGS,
                             DB_SPILL_DIR=str(tmp_path), WARC_DIR=str(warc))  # fmt: skip

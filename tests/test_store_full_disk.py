@@ -40,17 +40,24 @@ def said(caplog: pytest.LogCaptureFixture, text: str) -> int:
     return sum(text in r.getMessage() for r in caplog.records)
 
 
-def test_crawldb_and_its_spills_on_a_full_disk_pause_the_crawl_and_lose_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    caplog.set_level(logging.INFO)
-    s = store(tmp_path)
-    write, spill = s.writer.write, s.writer.spill
-    monkeypatch.setattr(s.writer, "write", away)
-    monkeypatch.setattr(s.writer, "spill", full)
+def paused(folder: Path) -> CrawlStore:
+    """A store whose crawldb and spill folder take nothing, holding pages 1 and 2 after a
+    flush: its writer's ``write`` and ``spill`` replaced on the instance (``del`` gives
+    the writer's own back)."""
+    s = store(folder)
+    s.writer.write = away  # type: ignore[method-assign]
+    s.writer.spill = full  # type: ignore[method-assign]
     for item in pages(1, 2):
         s.add(item)
     s.flush()
+    return s
+
+
+def test_crawldb_and_its_spills_on_a_full_disk_pause_the_crawl_and_lose_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    s = paused(tmp_path)
     assert s.outage and s.held and s.saturated()  # the scheduler holds new requests
     assert len(s.writer.pending) == 2  # kept in memory: nowhere else to go
     for item in pages(3):  # what was in flight still comes
@@ -62,12 +69,12 @@ def test_crawldb_and_its_spills_on_a_full_disk_pause_the_crawl_and_lose_nothing(
     assert s.stats.get_value("govsi/db_held") == 1
 
     # Room in the spill folder again: what was held goes there, and the crawl goes on.
-    monkeypatch.setattr(s.writer, "spill", spill)
+    del s.writer.spill  # the patched one: the writer's own again
     s.flush()
     assert not s.held and not s.saturated() and s.writer.pending == []
     assert len(spills(tmp_path)) == 1
     # crawldb takes writes again: the spilled items first, then the rest.
-    monkeypatch.setattr(s.writer, "write", write)
+    del s.writer.write
     for item in pages(4):
         s.add(item)
     s.flush()
@@ -77,18 +84,12 @@ def test_crawldb_and_its_spills_on_a_full_disk_pause_the_crawl_and_lose_nothing(
 
 
 def test_room_in_crawldb_again_ends_the_pause(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    s = store(tmp_path)
-    write = s.writer.write
-    monkeypatch.setattr(s.writer, "write", away)
-    monkeypatch.setattr(s.writer, "spill", full)
-    for item in pages(1, 2):
-        s.add(item)
-    s.flush()
+    s = paused(tmp_path)
     assert s.held
-    monkeypatch.setattr(s.writer, "write", write)
+    del s.writer.write  # the patched one: the writer's own again
     s.flush()
     assert not s.held and not s.saturated() and not s.outage
     assert stored(s) == {"http://a.gov.si/1", "http://a.gov.si/2"}
@@ -136,13 +137,7 @@ def test_a_crawl_ending_while_paused_waits_for_room_then_saves_its_last_items(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    s = store(tmp_path)
-    spill = s.writer.spill
-    monkeypatch.setattr(s.writer, "write", away)
-    monkeypatch.setattr(s.writer, "spill", full)
-    for item in pages(1, 2):
-        s.add(item)
-    s.flush()
+    s = paused(tmp_path)
     assert s.held
     waits: list[float] = []
 
@@ -150,7 +145,7 @@ def test_a_crawl_ending_while_paused_waits_for_room_then_saves_its_last_items(
         # Each wait of DB_FLUSH_INTERVAL; at the third, the spill folder has room again.
         waits.append(seconds)
         if len(waits) == 3:
-            monkeypatch.setattr(s.writer, "spill", spill)
+            del s.writer.spill  # the patched one: the writer's own again
 
     monkeypatch.setattr(extension_module, "sleep", sleep)
     # No reactor here: the Deferreds fire at once (writes_at_once), awaited as they are.
