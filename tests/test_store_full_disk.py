@@ -181,3 +181,24 @@ def test_a_run_of_failed_writes_is_said_once_until_one_goes_through(
     assert not w.write(pages(2))  # a new run of failures: said again
     assert said(caplog, "crawldb unreachable") == 2
     close(s)
+
+
+def test_a_page_spilled_before_its_records_failed_is_left_for_the_next_run_too(
+    tmp_path: Path,
+) -> None:
+    # crawldb away: the page went to a spill file before the archive's write of its
+    # records failed; written back once crawldb answers, it is still left unfetched.
+    s = store(tmp_path)
+    lost: set[str] = set()
+    s.written_after.append(FailedArchive(lost))
+    s.writer.write = away  # type: ignore[method-assign]
+    for item in [fetched(1), fetched(2)]:
+        s.add(item)
+    s.flush()
+    assert len(spills(tmp_path)) == 1
+    lost.add("http://a.gov.si/2")
+    del s.writer.write
+    s.flush()
+    rows = dict(q(s.engine, "SELECT url, page_type_code FROM page"))
+    assert rows == {"http://a.gov.si/1": "HTML"}
+    close(s)

@@ -234,9 +234,12 @@ class CrawlStore:
 
     def _write_round(self, batch: list[Item], spilled: list[tuple[int, Path, int]]) -> int:
         """In a worker thread: this run's spill files first, oldest first, then the
-        batch. How many of them were written (``len(spilled) + 1``: all and the batch)."""
+        batch. How many of them were written (``len(spilled) + 1``: all and the batch).
+        A spill file was saved before the barrier: its pages are checked here."""
         for done, (_stamp, path, _n) in enumerate(spilled):
-            if not self.writes.write(read_spill(path, self.writer.crawl_id)):
+            items = read_spill(path, self.writer.crawl_id)
+            self._leave_lost(items)
+            if not self.writes.write(items):
                 return done
             path.unlink(missing_ok=True)
         return len(spilled) + int(self.writes.write(batch))
