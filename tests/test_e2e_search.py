@@ -80,6 +80,27 @@ def test_search_finds_pages_and_documents(
         assert r["type"] == EXPECTED_DOCUMENTS[r["url"]] and "**" in r["snippet"]
 
 
+FOREVER, OLD = f"{W}/dokumenti/vecni.pdf", f"{W}/dokumenti/zapisnik.docx"
+
+
+def test_documents_dated_9999_and_1601_keep_their_text_not_their_date(
+    indexed: tuple[Result, Path],
+) -> None:
+    # Past Tantivy's range (1677 to 2262), such dates made every index update fail.
+    rows = indexed[0].rows(
+        "SELECT p.url, t.status, t.document_date, p.accessed_time FROM page_text t"
+        f" JOIN page p ON p.id = t.page_id WHERE p.url IN ('{FOREVER}', '{OLD}')"
+    )
+    assert {(url, status, date) for url, status, date, _ in rows} == {
+        (FOREVER, "ok", None), (OLD, "ok", None),
+    }  # fmt: skip
+    fetched = {url: str(accessed)[:10] for url, *_, accessed in rows}
+    for query, url in (("roka veljavnosti", FOREVER), ("seje sveta after:0001", OLD),
+                       ("seje sveta before:9999-12-31", OLD)):  # fmt: skip
+        found = search(indexed, query)
+        assert [(r["url"], r["date"]) for r in found] == [(url, fetched[url])], query
+
+
 def test_a_pages_snippet_marks_the_words_as_written(indexed: tuple[Result, Path]) -> None:
     (best, *_) = search(indexed, "cestitke obcanom")
     assert "sumniki" in best["url"] and "**Čestitke**" in best["snippet"]

@@ -5,9 +5,9 @@ never write the index; batches bounded by their characters."""
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 import tantivy
@@ -21,7 +21,9 @@ from govsi.search.query import ParsedQuery
 from govsi.search.searcher import Searcher
 from govsi.search.update import batched, update
 from govsi.store.writer import CrawlWriter
+from tests.support import searchsite
 from tests.support.crawldb import T
+from tests.support.oldindex import another_versions_index
 
 
 def doc(pid: int, text: str, date: datetime | None = None) -> SearchDocument:
@@ -66,6 +68,16 @@ def test_a_date_filter_past_the_index_range_asks_its_nearest(
         index.close()
 
 
+def test_the_search_page_answers_a_date_filter_past_the_index_range(
+    engine: Engine, tmp_path: Path
+) -> None:
+    from govsi.search.serve import SearchSite
+
+    site = SearchSite(engine, searchsite.build(engine, tmp_path / "index"))
+    for query in ("uredba after:0001", "uredba before:9999-12-31", "after:0001-01 before:9999"):
+        assert f"{searchsite.PAGES} zadetkov" in site.page(urlencode({"q": query})), query
+
+
 def test_a_reader_never_makes_an_index(tmp_path: Path) -> None:
     missing = tmp_path / "none"
     with pytest.raises(SearchIndexError, match=r"no search index in .*run scrapy index"):
@@ -88,16 +100,7 @@ def test_a_reader_of_a_deleted_index_fails_and_leaves_it_deleted(folder: Path) -
 
 def test_a_reader_refuses_another_versions_index_and_leaves_it_whole(tmp_path: Path) -> None:
     folder = tmp_path / "index"
-    folder.mkdir()
-    other = tantivy.SchemaBuilder()
-    other.add_text_field("body", index_option="position")
-    writer = tantivy.Index(other.build(), path=str(folder)).writer()
-    writer.add_document(tantivy.Document(body="nova"))
-    writer.commit()
-    writer.wait_merging_threads()
-    with sqlite3.connect(folder / "state.sqlite3") as state:
-        state.execute("CREATE TABLE indexed (page_id INTEGER PRIMARY KEY, mark TEXT)")
-        state.execute("INSERT INTO indexed VALUES (1, 'T')")
+    another_versions_index(folder)
     before = files(folder)
     with pytest.raises(SearchIndexError, match="another version's fields"):
         SearchIndex.open(folder)

@@ -22,6 +22,7 @@ from govsi.search.update import update
 from govsi.store.writer import CrawlWriter
 from tests.support.crawldb import T
 from tests.support.imports import loaded_after
+from tests.support.oldindex import another_versions_index
 
 G = "https://www.gov.si"
 
@@ -309,15 +310,7 @@ def test_an_index_of_another_layout_is_emptied_and_built_again(
     folder = tmp_path / "index"
     folder.mkdir()
     (folder / "notes.txt").write_text("mine")
-    old = tantivy.SchemaBuilder()
-    old.add_text_field("body", index_option="position")
-    writer = tantivy.Index(old.build(), path=str(folder)).writer()
-    writer.add_document(tantivy.Document(body="stara"))
-    writer.commit()
-    writer.wait_merging_threads()
-    with sqlite3.connect(folder / "state.sqlite3") as state:
-        state.execute("CREATE TABLE indexed (page_id INTEGER PRIMARY KEY, mark TEXT)")
-        state.execute("INSERT INTO indexed VALUES (1, 'T')")
+    another_versions_index(folder)
     crawl = CrawlWriter(engine)
     crawl.add(page(f"{G}/a", "Uredba o občinah"))
     assert crawl.flush()

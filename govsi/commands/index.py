@@ -56,7 +56,8 @@ class Command(ScrapyCommand):
             index.close()
             engine.dispose()
         logger.info(
-            "search index %s: %d pages (re)indexed, %d dropped, %d unchanged, in %.1f s",
-            config.folder.resolve(), done.added, done.removed, done.unchanged, done.seconds,
+            "search index %s: %d pages (re)indexed, %d dropped, %d unchanged, %d skipped,"
+            " in %.1f s", config.folder.resolve(), done.added, done.removed, done.unchanged,
+            done.skipped, done.seconds,
         )  # fmt: skip
         log_skipped(done)

@@ -59,8 +59,9 @@ class SearchIndexUpdate:
     def _done(self, done: Updated) -> None:
         from govsi.search.update import log_skipped
 
-        logger.info("search index %s updated: %d pages (re)indexed, %d dropped in %.1f s",
-                    self.config.folder, done.added, done.removed, done.seconds)  # fmt: skip
+        logger.info("search index %s updated: %d pages (re)indexed, %d dropped, %d skipped"
+                    " in %.1f s", self.config.folder, done.added, done.removed, done.skipped,
+                    done.seconds)  # fmt: skip
         log_skipped(done)
 
     def _failed(self, failure: object) -> None:

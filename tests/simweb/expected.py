@@ -36,6 +36,8 @@ EXPECTED_PAGES: dict[str, tuple[str, int | None]] = {
     f"{W}/dokumenti/navodila.docx": ("BINARY", 200),
     f"{W}/dokumenti/lazni.pdf": ("HTML", 200),
     f"{W}/dokumenti/velik.pdf": ("BINARY", 200),
+    f"{W}/dokumenti/vecni.pdf": ("BINARY", 200),
+    f"{W}/dokumenti/zapisnik.docx": ("BINARY", 200),
     f"{W}/star-naslov": ("HTML", 301),
     f"{W}/nov-naslov": ("HTML", 200),
     f"{W}/ni-strani": ("HTML", 404),
@@ -100,6 +102,8 @@ EXPECTED_DOCUMENTS = {
     f"{W}/dokumenti/prenos?id=7": "PDF",
     f"{W}/dokumenti/navodila.docx": "DOCX",
     f"{W}/dokumenti/velik.pdf": "PDF",
+    f"{W}/dokumenti/vecni.pdf": "PDF",  # dated 9999-12-31
+    f"{W}/dokumenti/zapisnik.docx": "DOCX",  # dated 1601-01-01
     f"{U}/datoteka.ppt": "PPT",
 }
 
@@ -125,6 +129,8 @@ _WWW_INDEX_LINKS = [
     "/dokumenti/navodila.docx",
     "/dokumenti/lazni.pdf",
     "/dokumenti/velik.pdf",
+    "/dokumenti/vecni.pdf",
+    "/dokumenti/zapisnik.docx",
     "/star-naslov",
     "/ni-strani",
     "/napaka",

@@ -36,6 +36,13 @@ DOCX = make_docx(
     modified="2025-02-01T10:00:00Z",
 )
 PPT = make_ppt(["Predstavitev elektronskih storitev", "Storitve za državljane in podjetja"])
+# Dates past what Tantivy takes (1677 to 2262), as real software writes them: "never"
+# and Windows' zero. The crawl keeps their text and drops the dates.
+FOREVER_PDF = make_pdf(["Večni razpis brez roka veljavnosti"], title="Večni razpis",
+                       date="D:99991231235959")  # fmt: skip
+DOCX_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+OLD_DOCX = make_docx(["Arhivski zapisnik seje sveta"], title="Arhivski zapisnik",
+                     modified="1601-01-01T00:00:00Z")  # fmt: skip
 BIG_PDF_SIZE = 4 * 1024 * 1024
 BIG_PDF = b"%PDF-1.4\n" + b"0" * (BIG_PDF_SIZE - 9)
 
@@ -75,6 +82,7 @@ WWW_INDEX = page(
 <a href="/dokumenti/navodila.docx">Navodila</a>
 <a href="/dokumenti/lazni.pdf">Lažni PDF</a>
 <a href="/dokumenti/velik.pdf">Velik PDF</a>
+<a href="/dokumenti/vecni.pdf">Večni razpis</a> <a href="/dokumenti/zapisnik.docx">Zapisnik</a>
 <a href="/star-naslov">Stari naslov</a> <a href="/ni-strani">Manjka</a>
 <a href="/napaka">Napaka</a> <a href="/zasebno/skrivnost">Zasebno</a>
 <map name="m"><area shape="rect" coords="0,0,1,1" href="/zemljevid"></map>
@@ -110,6 +118,8 @@ def www() -> Host:
             DOCX, headers={"Content-Type": "application/octet-stream"}
         ),
         "/dokumenti/lazni.pdf": html(page("Lažni PDF", "<p>To je HTML.</p>")),
+        "/dokumenti/vecni.pdf": Resource(FOREVER_PDF, headers={"Content-Type": "application/pdf"}),
+        "/dokumenti/zapisnik.docx": Resource(OLD_DOCX, headers={"Content-Type": DOCX_TYPE}),
         "/dokumenti/velik.pdf": Resource(
             BIG_PDF, headers={"Content-Type": "application/pdf"}, chunk=65536, pause=0.01
         ),
