@@ -14,10 +14,11 @@ hostile host, linked from the ordinary home page. Figures per case:
 - whether the ordinary site was stored whole, the crawl's elapsed time, and what was
   recorded for the hostile input (its page row, the stats it raised).
 
-    PYTHONPATH=. python -m bench.hostile_crawl [--only NAME]   # ~12 min
+    PYTHONPATH=. python -m bench.hostile_crawl [--only NAME] [-s NAME=VALUE ...]   # ~14 min
 
 The "before" figures come from this ``bench/`` copied into a worktree of the old commit
-(``git worktree add /tmp/old 20e70c8``) and run there.
+(``git worktree add /tmp/old 20e70c8``) and run there; the document bombs' also with
+``-s WORKER_MEMORY_LIMIT=0``. Documents' text rows (``page_text``) are shown as well.
 """
 
 from __future__ import annotations
@@ -215,6 +216,29 @@ def dead_zone(case: Case) -> list[Host]:
     return [Host("povezave.gov.si", 1, {"/": _page("Povezave", links)})]
 
 
+def pdf_bomb(case: Case) -> list[Host]:
+    # One page of 1 MB: a gigabyte of spaces once unpacked, which pdfium holds whole.
+    from tests.simweb.documents import pdf_bomb as bomb
+
+    res = {
+        "/": _page("Dokumenti", ["/bomba.pdf"]),
+        "/bomba.pdf": Resource(bomb(1_000_000), 200, {"Content-Type": "application/pdf"}),
+    }
+    return [Host("dokumenti.gov.si", 1, res)]
+
+
+def docx_bomb(case: Case) -> list[Host]:
+    # 60 MB unpacked (90 KB): 10 million empty runs in one paragraph, under the unpack bound.
+    from tests.simweb.documents import tree_bomb_docx
+
+    docx = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    res = {
+        "/": _page("Dokumenti", ["/drevo.docx"]),
+        "/drevo.docx": Resource(tree_bomb_docx(60 * 2**20), 200, {"Content-Type": docx}),
+    }
+    return [Host("dokumenti.gov.si", 1, res)]
+
+
 def failed_sandbox(case: Case) -> list[Host]:
     # A Chromium that starts only without its sandbox (as where user namespaces are off).
     from govsi.render.engine import find_chromium
@@ -256,6 +280,10 @@ CASES = [
          settings={"TWISTED_DNS_RESOLVER": getattr(project, "TWISTED_DNS_RESOLVER",
                                                    "scrapy.resolver.CachingThreadedResolver")},
          env={"PYTHONPATH": f"{ROOT / 'bench' / 'deadzone'}{os.pathsep}{ROOT}"}),
+    Case("PDF bomb", "a one-page PDF of 1 MB, a gigabyte of spaces unpacked", pdf_bomb,
+         "http://dokumenti.gov.si/"),
+    Case("DOCX bomb", "a DOCX of 90 KB, 10 million empty runs (60 MB) unpacked", docx_bomb,
+         "http://dokumenti.gov.si/"),
     Case("failed sandbox", "a Chromium whose sandbox cannot start", failed_sandbox,
          "http://aplikacija.gov.si/"),
     Case("http_proxy", "http_proxy set in the environment", lambda c: [], "http://10.0.0.1/secret",
@@ -277,13 +305,20 @@ def _watch(pid: int, kill_mb: float, box: dict[str, Any], done: threading.Event)
             return
 
 
-def run_case(case: Case, kill_mb: float, timeout: float) -> dict[str, Any]:
+def run_case(
+    case: Case, kill_mb: float, timeout: float, settings: dict[str, str] | None = None
+) -> dict[str, Any]:
     udp = UdpCounter()
     case.udp_port = udp.port
     web = SimWeb([_ordinary(case.root), *case.hosts(case)]).start()
     work = Path(tempfile.mkdtemp(prefix="govsi-hostile-"))
     db_url = f"sqlite:///{work / 'crawldb.sqlite3'}"
-    extra: dict[str, Any] = {"RENDER_JS": "auto", "DOWNLOAD_TIMEOUT": 60, **case.settings}
+    extra: dict[str, Any] = {
+        "RENDER_JS": "auto",
+        "DOWNLOAD_TIMEOUT": 60,
+        **case.settings,
+        **(settings or {}),
+    }
     if "env" in inspect.signature(start_crawl).parameters:
         extra["env"] = case.env
     saved = {k: os.environ.get(k) for k in case.env}
@@ -342,6 +377,14 @@ def run_case(case: Case, kill_mb: float, timeout: float) -> dict[str, Any]:
         for r in rows
         if not r[0].startswith(f"http://{ORDINARY}/")
     ][:8]
+    try:
+        texts = query(db_url, "SELECT p.url, t.status, t.reason FROM page_text t "
+                              "JOIN page p ON p.id = t.page_id WHERE t.kind <> 'HTML'")  # fmt: skip
+    except Exception:  # a killed crawl, or a crawldb without page_text
+        texts = []
+    result["document_texts"] = [
+        {"url": r[0][:120], "status": r[1], "reason": (r[2] or "")[:200]} for r in texts
+    ][:8]
     return result
 
 
@@ -351,12 +394,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kill-mb", type=float, default=6000)
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--out", default=str(RESULTS / "hostile_crawl.json"))
+    ap.add_argument("-s", dest="settings", action="append", default=[], metavar="NAME=VALUE",
+                    help="a setting for every case's crawl")  # fmt: skip
     args = ap.parse_args(argv)
+    settings = dict(item.split("=", 1) for item in args.settings)
     rows = []
     for case in CASES:
         if args.only and args.only not in case.name:
             continue
-        row = run_case(case, args.kill_mb, args.timeout)
+        row = run_case(case, args.kill_mb, args.timeout, settings)
+        row["settings"] = settings
         print(json.dumps(row, ensure_ascii=False), flush=True)
         rows.append(row)
     write_result(Path(args.out), {"machine": machine(), "code": code(ROOT), "rows": rows})

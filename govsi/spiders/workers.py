@@ -77,6 +77,11 @@ class _Job:
     settled: bool = False
 
 
+# A worker's numerical libraries on one thread: its jobs are one page at a time, and
+# OpenBLAS's threads (one per core, at numpy's import) take ~40 MB of address space each,
+# which on a machine of many cores would leave no room under the memory bound.
+_ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
 # What the process's thread reports when the process is gone before the job's outcome.
 _LOST = "lost"
 Outcome = tuple[bool, Any] | str
@@ -94,7 +99,9 @@ class _Process:
         self._inbox: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         # Sent, outcome not read yet, oldest (the one the process runs) first.
         self._sent: deque[_Job] = deque()
-        self._popen = spawn("govsi.spiders.workerloop", args=[str(max(0, memory_limit))])
+        self._popen = spawn(
+            "govsi.spiders.workerloop", env=_ONE_THREAD, args=[str(max(0, memory_limit))]
+        )
         self.pid = self._popen.pid
         # Once it is gone: its exit code, and its peak resident memory (KB) in its last job.
         self.returncode: int | None = None
