@@ -74,12 +74,7 @@ def _pdf_file(objects: list[bytes], info: bool = False) -> bytes:
 def pdf_bomb(compressed: int) -> bytes:
     """A one-page PDF whose content stream is ``compressed`` bytes of Flate-compressed
     spaces (about a thousand times as many unpacked): pdfium unpacks it whole."""
-    deflate = zlib.compressobj(9)
-    spaces = b" " * 2**20
-    parts: list[bytes] = []
-    while sum(map(len, parts)) < compressed:
-        parts.append(deflate.compress(spaces))
-    stream = b"".join([*parts, deflate.flush()])
+    stream = _deflated_spaces(compressed)
     return _pdf_file([
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -149,6 +144,22 @@ def zip_bomb_docx(unpacked: int) -> bytes:
             part.write(para)
         part.write(b"</w:body></w:document>")
     return buf.getvalue()
+
+
+def _deflated_spaces(compressed: int) -> bytes:
+    """About ``compressed`` bytes of a zlib stream of MiBs of spaces, made from one MiB's
+    block repeated (each ends in a full flush, so none refers to the one before): zlib
+    takes 9 s to compress the gigabyte itself."""
+    spaces = b" " * 2**20
+    deflate = zlib.compressobj(9)
+    first = deflate.compress(spaces) + deflate.flush(zlib.Z_FULL_FLUSH)
+    block = first[2:]  # without the zlib header
+    count = max(1, compressed // len(block))
+    check = 1
+    for _ in range(count):
+        check = zlib.adler32(spaces, check)
+    # An empty final block (fixed Huffman), then the checksum of all the spaces.
+    return first + block * (count - 1) + b"\x03\x00" + struct.pack(">I", check)
 
 
 def tree_bomb_docx(unpacked: int) -> bytes:
