@@ -9,6 +9,9 @@
   characters of text;
 - ``query``: a search of 30 MiB of words, and of one 30 MiB word;
 - ``source``: ``source.documents`` reading a page_text row of 30 MiB text and title;
+- ``index``: ``scrapy index``'s update of 60 pages of 1 M characters each (TEXT_MAX_CHARS),
+  batches bounded by BATCH_CHARS; ``index_unbounded`` the same with batches of BATCH
+  pages only, as before (peak RSS too: Tantivy's memory is not traced);
 - ``lookup``: the duplicate lookup with a 30 MiB key;
 - ``question``: a page's duplicate question as a worker makes it (``question_of_text``:
   signature values and band keys) of 30 MiB of text, and ``guess_language`` of it.
@@ -30,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 MiB = 2**20
-PARTS = ("traps", "headers", "words", "query", "source", "lookup", "question")
+PARTS = ("traps", "headers", "words", "query", "source", "index", "index_unbounded", "lookup",
+         "question")  # fmt: skip
 
 
 def report(name: str, run: Callable[[], Any]) -> None:
@@ -69,7 +73,7 @@ def headers(work: Path) -> None:
 def words_(work: Path) -> None:
     from govsi.search.analysis import analyzed, words
     from govsi.search.document import SearchDocument
-    from govsi.search.index import fields_of
+    from govsi.search.fields import fields_of
 
     report("words: a 30 MiB run of letters", lambda: len(words("č" * 30 * MiB)))
     doc = SearchDocument(1, "https://a.gov.si/", "a.gov.si", "HTML", "t" * 30 * MiB,
@@ -118,6 +122,36 @@ def source(work: Path) -> None:
     report("documents: a page_text row of 30 MiB text and title", read)
 
 
+def index(work: Path, bounded: bool = True) -> None:
+    import resource
+    from datetime import datetime
+
+    from govsi.items import FetchedPage, PageText
+    from govsi.search import update as search_update
+    from govsi.search.index import SearchIndex
+    from govsi.store.writer import CrawlWriter
+
+    engine = _crawldb(work)
+    writer = CrawlWriter(engine)
+    words = "občina uredba zakon vlada ministrstvo postopek "
+    for n in range(60):
+        body = (f"stran{n} " + words * (MiB // len(words)))[:1_000_000]
+        found = PageText("HTML", "ok", body, None, "naslov", "sl")
+        writer.add(FetchedPage(f"https://a.gov.si/{n}", 1, "HTML", datetime(2026, 11, 27),
+                               200, html_content="<p>x</p>", content_hash=f"k{n}",
+                               text=found))  # fmt: skip
+        if n % 10 == 9:
+            assert writer.flush()
+    if not bounded:
+        search_update.BATCH_CHARS = 10**12  # batches of BATCH pages only, as before
+    folder = SearchIndex.open_for_update(work / "index")
+    name = "bounded by characters" if bounded else "by pages only"
+    report(f"index: 60 pages of 1 M characters, {name}",
+           lambda: search_update.update(engine, folder).added)  # fmt: skip
+    folder.close()
+    print(f"  peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
 def lookup(work: Path) -> None:
     from govsi.dedup.index import DuplicateIndex
     from govsi.dedup.question import Question
@@ -143,6 +177,7 @@ def question(work: Path) -> None:
 
 RUNS: dict[str, Callable[[Path], None]] = {
     "traps": traps, "headers": headers, "words": words_, "query": query, "source": source,
+    "index": index, "index_unbounded": lambda work: index(work, bounded=False),
     "lookup": lookup, "question": question,
 }  # fmt: skip
 

@@ -41,7 +41,8 @@ from bench.search_speed import documents, folder_bytes, percentiles, queries
 from govsi.search import analysis
 from govsi.search.analysis import STOP_WORDS, ascii_term, fold, stems, term, words
 from govsi.search.document import SearchDocument
-from govsi.search.index import Analyzed, SearchIndex, fields_of
+from govsi.search.fields import Analyzed, fields_of
+from govsi.search.index import SearchIndex
 from govsi.search.query import ParsedQuery, parse
 from govsi.search.searcher import Ranking, Searcher
 

@@ -14,7 +14,7 @@ import tantivy
 from sqlalchemy import Engine, text
 
 from govsi.items import FetchedPage, PageText
-from govsi.search import index as index_module
+from govsi.search import fields as fields_module
 from govsi.search.document import SearchDocument
 from govsi.search.index import SearchIndex, SearchIndexError
 from govsi.search.query import ParsedQuery
@@ -167,14 +167,14 @@ def test_a_page_that_cannot_be_analysed_is_skipped_logged_and_counted(
     caplog: pytest.LogCaptureFixture,
 ) -> None:  # fmt: skip
     crawled(engine, ["Uredba ena", "Uredba zlomljena", "Uredba tri"])
-    fields_of = index_module.fields_of
+    fields_of = fields_module.fields_of
 
     def analysed(doc: SearchDocument, *args: object) -> object:
         if "zlomljena" in doc.text:
             raise RuntimeError("a text no rule foresaw")
         return fields_of(doc, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(index_module, "fields_of", analysed)
+    monkeypatch.setattr(fields_module, "fields_of", analysed)
     index = SearchIndex.open_for_update(tmp_path / "index")
     done = update(engine, index)
     assert (done.added, done.skipped) == (2, 1) and set(dates(index)) == {"0", "2"}
