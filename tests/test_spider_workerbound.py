@@ -37,6 +37,7 @@ MB = 1024 * 1024
         (384, (INF, 1024 * MB), (384 * MB, 1024 * MB)),
         (384, (INF, 256 * MB), (256 * MB, 256 * MB)),  # a lower hard limit bounds it more
         (384, (INF, 384 * MB), (384 * MB, 384 * MB)),
+        (2**44, (INF, INF), f"{2**44} MB is past what RLIMIT_AS can hold"),
     ],
 )
 def test_the_address_space_limit_set(
@@ -139,3 +140,14 @@ def _pid() -> int:
     import os
 
     return os.getpid()
+
+
+def test_a_worker_that_cannot_bound_itself_runs_no_job() -> None:
+    # A bound past what RLIMIT_AS can hold: the worker refuses to run jobs unbounded.
+    pool = _pool(2**44)
+    try:
+        ok, error = _settled(pool.run(_pid))
+        assert not ok and isinstance(error, WorkerFailed)
+        assert str(error) == "the worker could not bound its memory (its stderr says why)"
+    finally:
+        pool.close()

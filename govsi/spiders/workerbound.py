@@ -51,6 +51,8 @@ def address_limits(limit_mb: int, current: tuple[int, int], infinity: int) -> tu
     if limit_mb <= 0:
         return "no bound asked"
     wanted = limit_mb * _MB
+    if wanted >= 2**63:
+        return f"{limit_mb} MB is past what RLIMIT_AS can hold"
     _soft, hard = current
     if hard != infinity and hard < wanted:
         return hard, hard
@@ -104,7 +106,7 @@ def apply_bound(limit_mb: int) -> str | None:
         if isinstance(got, str):
             return got
         resource.setrlimit(resource.RLIMIT_AS, got)
-    except (ImportError, AttributeError, ValueError, OSError) as e:
+    except (ImportError, AttributeError, ValueError, OverflowError, OSError) as e:
         return f"RLIMIT_AS could not be set: {e!r}"
     return None
 
