@@ -45,7 +45,9 @@ from tests.support.pgcluster import PgCluster
 from tests.support.smallfs import in_namespace, mount_refused, namespace_refused, small_fs
 
 # Spread out, so that the disk fills half-way; flushed often.
-SETTINGS: dict[str, object] = {**E2E_SETTINGS, "DEFAULT_CRAWL_DELAY": 0.4, "DB_FLUSH_INTERVAL": 0.5}
+SETTINGS: dict[str, object] = {
+    **E2E_SETTINGS, "DEFAULT_CRAWL_DELAY": 0.25, "DB_FLUSH_INTERVAL": 0.5,
+}  # fmt: skip
 HELD = "cannot take it either"
 WARC_FULL = "no space left for WARC_DIR"
 
