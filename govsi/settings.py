@@ -104,9 +104,10 @@ WORKER_JOB_TIMEOUT = 60.0
 # before its first job): past it the operating system refuses the allocation, whatever
 # parser asks, and only that job fails, recorded "over memory bound" (a document's
 # page_text status `memory`); a process that died of it is replaced. A one-page PDF of 1 MB
-# unpacks to gigabytes in pdfium. 384 leaves room for the largest page the other bounds
-# let through (MAX_PARSE_TAGS tags: ~320 MB); a page of 30 MiB of one word does not fit.
-# Where no such limit can be set the crawl does not start. 0 = no bound.
+# unpacks to gigabytes in pdfium. 384 leaves room for the largest pages the other bounds
+# let through (30 MiB of one word, or of tags cut at MAX_PARSE_TAGS, read whole: bench/
+# hostile_crawl); a page of 30 MiB of č (two bytes a character) may not fit. Where no such
+# limit can be set the crawl does not start. 0 = no bound.
 WORKER_MEMORY_LIMIT = 384
 # MinHash permutations per signature, and words per shingle.
 MINHASH_PERMUTATIONS = 128
