@@ -151,3 +151,20 @@ def test_a_worker_that_cannot_bound_itself_runs_no_job() -> None:
         assert str(error) == "the worker could not bound its memory (its stderr says why)"
     finally:
         pool.close()
+
+
+def test_the_spider_does_not_start_without_its_bound(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from tests.support.spiders import spider
+
+    s, _ = spider(WORKER_MEMORY_LIMIT=256)
+    assert s.worker.memory_limit == 256
+    s.worker.close()
+    monkeypatch.delattr(resource, "RLIMIT_AS")
+    with pytest.raises(MemoryBoundRefused):
+        spider(WORKER_MEMORY_LIMIT=256)
+    assert "the crawl does not start" in caplog.text
+    s, _ = spider(WORKER_MEMORY_LIMIT=0)  # the bound off: the crawl starts
+    assert s.worker.memory_limit == 0
+    s.worker.close()
