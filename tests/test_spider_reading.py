@@ -22,6 +22,7 @@ from govsi.spiders.copies import Copies
 from govsi.spiders.pages import HtmlPages
 from govsi.spiders.reading import PlanInputs, canonical_links, read_html, read_tree
 from govsi.spiders.render import Rendering
+from govsi.spiders.workers import WorkerFailed
 from govsi.store.config import DuplicateConfig
 from govsi.web.extract import ExtractedLinks, cut_markup, parse_html
 from govsi.web.scope import Scope
@@ -272,4 +273,11 @@ def test_the_same_text_read_here_or_in_the_worker_and_a_failure_recorded() -> No
     failed = finished(spider(Worker(MemoryError()), **limits))
     assert failed.text is not None and failed.text.status == "failed"
     assert failed.text.reason == "reading failed: MemoryError()"
+    # Past the worker's memory bound: the page's text says so, in its own status.
+    over = WorkerFailed("over memory bound (WORKER_MEMORY_LIMIT 384 MB): the worker process "
+                        "died (SIGABRT, 300 MB at its peak)", "memory")  # fmt: skip
+    failed = finished(spider(Worker(over), **limits))
+    assert failed.text is not None and failed.text.status == "memory"
+    assert failed.text.reason == f"reading failed: {over}"
+    assert failed.fetch_error == f"reading failed: {over}"
     assert finished(spider(Worker(), duplicates=False)).text is None  # TEXT_EXTRACTION off
