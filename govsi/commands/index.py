@@ -7,6 +7,7 @@ scrapy index -s SEARCH_INDEX=/data/gov-index
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 
 from scrapy.commands import ScrapyCommand
@@ -15,6 +16,15 @@ from scrapy.utils.log import configure_logging
 from govsi.store import database
 
 logger = logging.getLogger(__name__)
+
+
+def disk_full(error: BaseException) -> bool:
+    """``error`` says a disk is full, as an OSError or in the words of SQLite or Tantivy
+    (which turn it into their own errors)."""
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    text = str(error)
+    return "No space left on device" in text or "database or disk is full" in text
 
 
 class Command(ScrapyCommand):
@@ -48,12 +58,24 @@ class Command(ScrapyCommand):
         config = SearchConfig.from_settings(self.settings)
         url = database.crawldb_url_of(self.settings)
         engine = database.make_engine(url)
-        index = SearchIndex.open_for_update(config.folder)
         try:
-            done = update(engine, index, lambda n, todo: logger.info("indexed %d of %d", n, todo),
-                          config.processes, config.text_chars)  # fmt: skip
+            index = SearchIndex.open_for_update(config.folder)
+            try:
+                done = update(engine, index,
+                              lambda n, todo: logger.info("indexed %d of %d", n, todo),
+                              config.processes, config.text_chars)  # fmt: skip
+            finally:
+                index.close()
+        except Exception as e:
+            if not disk_full(e):
+                raise
+            # Each batch goes in whole or not at all: the index answers as it stands.
+            logger.error("search index %s not brought up to date: no space left on its disk "
+                         "(%s); it answers as it stands, and `scrapy index` with room goes "
+                         "on", config.folder.resolve(), e)  # fmt: skip
+            self.exitcode = 1
+            return
         finally:
-            index.close()
             engine.dispose()
         logger.info(
             "search index %s: %d pages (re)indexed, %d dropped, %d unchanged, %d skipped,"
