@@ -18,6 +18,7 @@ import pytest
 from scrapy.settings import Settings
 from warcio.archiveiterator import ArchiveIterator
 
+from govsi.archive.child import failure
 from govsi.archive.config import ArchiveConfig
 from govsi.archive.files import OPEN_SUFFIX, WarcFiles, complete_length, gzip_member, recover
 from govsi.archive.payloads import Payloads
@@ -274,3 +275,21 @@ def test_the_level_setting_is_isa_ls_range(tmp_path: Path, level: int, ok: bool)
     else:
         with pytest.raises(ValueError, match="WARC_GZIP_LEVEL must be 0-3"):
             ArchiveConfig.from_settings(settings)
+
+
+# What stops the archive, in the words the crawl's log line gives it.
+FAILURES: dict[str, tuple[Exception, str]] = {
+    "a full disk": (OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)),
+                    "no space left for WARC_DIR /w (No space left on device)"),
+    "a quota reached": (OSError(errno.EDQUOT, os.strerror(errno.EDQUOT)),
+                        "no space left for WARC_DIR /w (Disk quota exceeded)"),
+    "permission denied": (PermissionError(errno.EACCES, "Permission denied"),
+                          "PermissionError: [Errno 13] Permission denied"),
+    "a bug": (ValueError("bad record"), "ValueError: bad record"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", FAILURES)
+def test_a_failure_is_said_in_words(case: str) -> None:
+    error, said = FAILURES[case]
+    assert failure(error, "/w") == said
