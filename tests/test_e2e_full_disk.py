@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,18 @@ def mountable() -> None:
     if reason is not None:
         # Run as root of a user namespace instead (the last test); never a silent pass.
         pytest.skip(f"{reason}: run in a user namespace by the last test")
+
+
+@pytest.fixture
+def started() -> Iterator[list[RunningCrawl]]:
+    """The crawls a test starts: any still running when it ends (a failed assertion) is
+    killed, or a crawl paused on a full disk would wait for room for ever."""
+    crawls: list[RunningCrawl] = []
+    yield crawls
+    for crawl in crawls:
+        if crawl.proc.poll() is None:
+            crawl.proc.kill()
+            crawl.proc.communicate()
 
 
 def wait_for_line(crawl: RunningCrawl, text: str, timeout: float = 60) -> None:
@@ -113,7 +126,7 @@ def targets(web: SimWeb) -> Counter[Target]:
 
 
 def test_crawldb_on_a_full_disk_pauses_and_goes_on_once_space_is_freed(
-    mountable: None, gov_web: SimWeb, tmp_path: Path
+    mountable: None, started: list[RunningCrawl], gov_web: SimWeb, tmp_path: Path
 ) -> None:
     warc = tmp_path / "warc"
     with small_fs(tmp_path / "disk", "16m") as disk:
@@ -121,6 +134,7 @@ def test_crawldb_on_a_full_disk_pauses_and_goes_on_once_space_is_freed(
         gov_web.reset_log()
         crawl = start_crawl(gov_web, db_url, tmp_path / "run", govweb.SEEDS, **SETTINGS,
                             DB_SPILL_DIR=str(disk.path), WARC_DIR=str(warc))  # fmt: skip
+        started.append(crawl)
         wait_for_requests(gov_web, 10)
         disk.fill()
         # SQLite writes on while it reuses its own free pages; once it needs more, this.
@@ -145,7 +159,7 @@ def test_crawldb_on_a_full_disk_pauses_and_goes_on_once_space_is_freed(
 
 
 def test_the_warc_folder_on_a_full_disk_stops_the_crawl_and_the_next_run_goes_on(
-    mountable: None, gov_web: SimWeb, tmp_path: Path
+    mountable: None, started: list[RunningCrawl], gov_web: SimWeb, tmp_path: Path
 ) -> None:
     db_url = f"sqlite:///{tmp_path / 'crawldb.sqlite3'}"
     with small_fs(tmp_path / "disk", "4m") as disk:
@@ -153,6 +167,7 @@ def test_the_warc_folder_on_a_full_disk_stops_the_crawl_and_the_next_run_goes_on
         gov_web.reset_log()
         crawl = start_crawl(gov_web, db_url, tmp_path / "run1", govweb.SEEDS, **SETTINGS,
                             WARC_DIR=str(warc))  # fmt: skip
+        started.append(crawl)
         wait_for_requests(gov_web, 10)
         disk.fill()
         run = crawl.wait()
@@ -215,7 +230,11 @@ def wait_for_line_or_end(crawl: RunningCrawl, text: str, timeout: float = 60) ->
 
 
 def test_postgresql_on_a_full_disk_spills_and_writes_back_once_space_is_freed(
-    mountable: None, pg_cluster: PgCluster, gov_web: SimWeb, tmp_path: Path
+    mountable: None,
+    started: list[RunningCrawl],
+    pg_cluster: PgCluster,
+    gov_web: SimWeb,
+    tmp_path: Path,
 ) -> None:
     # The spill folder is on another disk (as by default: ~/.local/state/govsi): the
     # crawl goes on, saving what crawldb does not take, written back once it has room.
@@ -227,6 +246,7 @@ def test_postgresql_on_a_full_disk_spills_and_writes_back_once_space_is_freed(
         gov_web.reset_log()
         crawl = start_crawl(gov_web, db_url, tmp_path / "run1", govweb.SEEDS, **SETTINGS,
                             DB_SPILL_DIR=str(tmp_path), WARC_DIR=str(warc))  # fmt: skip
+        started.append(crawl)
         wait_for_requests(gov_web, 10)
         disk.fill()
         wait_for_line_or_end(crawl, "unwritten items to")  # a spill file saved
