@@ -7,24 +7,15 @@ scrapy index -s SEARCH_INDEX=/data/gov-index
 from __future__ import annotations
 
 import argparse
-import errno
 import logging
 
 from scrapy.commands import ScrapyCommand
 from scrapy.utils.log import configure_logging
 
 from govsi.store import database
+from govsi.store.database import disk_full
 
 logger = logging.getLogger(__name__)
-
-
-def disk_full(error: BaseException) -> bool:
-    """``error`` says a disk is full, as an OSError or in the words of SQLite or Tantivy
-    (which turn it into their own errors)."""
-    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
-        return True
-    text = str(error)
-    return "No space left on device" in text or "database or disk is full" in text
 
 
 class Command(ScrapyCommand):

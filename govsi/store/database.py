@@ -5,6 +5,7 @@ the drivers' bound-parameter limits (``chunks``)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import importlib.resources
 import logging
@@ -112,6 +113,15 @@ class HidePasswords(logging.Filter):
         if hidden != message:
             record.msg, record.args = hidden, None
         return True
+
+
+def disk_full(error: BaseException) -> bool:
+    """``error`` says a disk is full: an OSError, or the words SQLite, PostgreSQL or
+    Tantivy put it in (they turn it into errors of their own)."""
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    text = str(error)
+    return "No space left on device" in text or "database or disk is full" in text
 
 
 def resolve_crawldb_url(setting: str | None) -> str:

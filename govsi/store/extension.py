@@ -72,16 +72,22 @@ class CrawlStore:
         self.url = database.resolve_crawldb_url(c.crawldb_url)
         try:
             self._sqlite_lock = database.lock_sqlite(self.url)
+            self.engine = database.make_engine(
+                self.url,
+                connect_timeout=c.connect_timeout,
+                statement_timeout=c.statement_timeout,
+                keepalives_idle=c.keepalives_idle,
+            )
+            database.migrate(self.engine)
         except database.CrawldbInUse as e:
             logger.error("%s", e)
             raise
-        self.engine = database.make_engine(
-            self.url,
-            connect_timeout=c.connect_timeout,
-            statement_timeout=c.statement_timeout,
-            keepalives_idle=c.keepalives_idle,
-        )
-        database.migrate(self.engine)
+        except (OSError, SQLAlchemyError) as e:
+            if database.disk_full(e):
+                logger.error("crawldb at %s cannot be opened: no space left on its disk (%s); "
+                             "free some and run the crawl again", database.display_url(self.url),
+                             e)  # fmt: skip
+            raise
         self.writer = CrawlWriter.from_config(self.engine, c)
         self.reader = CrawlReader(self.engine)
         self.batch_size = c.batch_size
