@@ -63,6 +63,10 @@ def test_the_rule(
         ("2026-11-04 10:30:05", datetime(2026, 11, 4, 10, 30, 5)),  # no zone: UTC
         (" 2026-11-04 ", datetime(2026, 11, 4)),
         ("2026-02-30", None),
+        # A zone that takes it past Python's dates: a hostile sitemap's, never an error.
+        ("0001-01-01T00:00+01:00", None),
+        ("9999-12-31T23:00:00-05:00", None),
+        ("9999-12-31T23:59:59Z", datetime(9999, 12, 31, 23, 59, 59)),
         ("yesterday", None),
         ("04.11.2026", None),
         ("", None),

@@ -117,12 +117,12 @@ def parse_lastmod(text: str | None) -> datetime | None:
             int(year), int(month or 1), int(day or 1),
             int(hour or 0), int(minute or 0), int(second or 0), tzinfo=UTC,
         )  # fmt: skip
-    except ValueError:  # 2026-02-30
+        if zone and zone not in ("Z", "z"):
+            sign = -1 if zone[0] == "-" else 1
+            digits = zone[1:].replace(":", "")
+            when -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    except (ValueError, OverflowError):  # 2026-02-30; a zone past year 1 or 9999
         return None
-    if zone and zone not in ("Z", "z"):
-        sign = -1 if zone[0] == "-" else 1
-        digits = zone[1:].replace(":", "")
-        when -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
     return when.replace(tzinfo=None)
 
 
