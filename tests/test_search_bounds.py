@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 import pytest
 import tantivy
 from sqlalchemy import Engine, text
+from sqlalchemy.exc import DBAPIError
 
 from govsi.items import FetchedPage, PageText
 from govsi.search import fields as fields_module
@@ -203,6 +204,22 @@ def test_a_row_the_driver_cannot_read_is_skipped_and_the_rest_read(
     assert (done.added, done.skipped) == (4, 1) and set(dates(index)) == {"0", "1", "2", "4"}
     assert "skipped, not read from crawldb: OperationalError" in caplog.text
     engine.dispose()
+
+
+def test_crawldb_lost_stops_the_update_rather_than_skipping_every_page(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    crawled(engine, ["Uredba ena", "Uredba dva"])
+
+    def lost(*args: object) -> None:
+        raise DBAPIError("SELECT", {}, OSError("server closed the connection"),
+                         connection_invalidated=True)  # fmt: skip
+
+    monkeypatch.setattr("govsi.search.source._read", lost)
+    index = SearchIndex.open_for_update(tmp_path / "index")
+    with pytest.raises(DBAPIError):
+        update(engine, index)
+    assert index.marks() == {}
 
 
 def test_a_document_tantivy_refuses_is_skipped_and_the_batch_written(

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine, bindparam, text
+from sqlalchemy.exc import DBAPIError
 
 from govsi.search.document import SearchDocument
 from govsi.store.database import chunks
@@ -54,8 +55,9 @@ def documents(
     """The ``SearchDocument`` of each of ``ids`` still findable, read in chunks: at most
     ``text_chars`` of its text and ``MAX_TITLE_CHARS`` of its title, cut in the query.
     What is left of a chunk that fails is read a page at a time: a page that fails alone
-    is left out and told to ``skip`` (without one, raised), the rest read. Dates not
-    plausible at ``now`` (default: the clock's) are dropped."""
+    is left out and told to ``skip`` (without one, raised), the rest read; crawldb lost
+    (its connection gone) raises. Dates not plausible at ``now`` (default: the clock's)
+    are dropped."""
     when = now or datetime.now(UTC)
     with engine.connect() as conn:
         for part in chunks(list(ids), 500):
@@ -64,18 +66,26 @@ def documents(
                 for doc in _read(conn, part, text_chars, when):
                     read.add(doc.page_id)
                     yield doc
-            except Exception:  # a driver's decoding error, a broken row
+            except Exception as e:  # a driver's decoding error, a broken row
+                if _lost(e):
+                    raise
                 conn.rollback()
                 for pid in (p for p in part if p not in read):
                     try:
                         alone = list(_read(conn, [pid], text_chars, when))
                     except Exception as e:
-                        conn.rollback()
-                        if skip is None:
+                        if skip is None or _lost(e):
                             raise
+                        conn.rollback()
                         skip(pid, f"not read from crawldb: {e!r}"[:500])
                         continue
                     yield from alone
+
+
+def _lost(error: Exception) -> bool:
+    """Whether ``error`` is crawldb lost (a connection gone), not a row: every page would
+    fail alike, so the update stops and the next one goes on."""
+    return isinstance(error, DBAPIError) and error.connection_invalidated
 
 
 def _read(
