@@ -435,7 +435,7 @@ EXTENSIONS = {
     "govsi.health.cpus.CpuSharing": 160,
     # Brings the search index up to date as the crawl ends (SEARCH_INDEX set).
     "govsi.search.extension.SearchIndexUpdate": 800,
-    "govsi.store.extension.StatsFile": 900,
+    "govsi.store.statsfile.StatsFile": 900,
 }
 # Every record the spider yields goes to crawldb through the crawl's store.
 ITEM_PIPELINES = {

@@ -3,7 +3,6 @@ or writes the database, flushed on a timer and when the spider closes."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -13,7 +12,6 @@ from typing import Any, Protocol
 
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import NotConfigured
 from scrapy.statscollectors import StatsCollector
 from scrapy.utils.asyncio import sleep
 from scrapy.utils.defer import maybe_deferred_to_future
@@ -404,26 +402,3 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
-
-
-class StatsFile:
-    """Writes the crawl's final stats as JSON to STATS_FILE, for scripts and benchmarks."""
-
-    def __init__(self, crawler: Crawler, path: str) -> None:
-        self.crawler = crawler
-        self.path = path
-        # spider_closed handlers run side by side; by engine_stopped CrawlStore's final
-        # flush is done, so the database counts and any spill file are in the stats.
-        crawler.signals.connect(self.engine_stopped, signal=signals.engine_stopped)
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> StatsFile:
-        path = crawler.settings.get("STATS_FILE")
-        if not path:
-            raise NotConfigured("STATS_FILE is not set")
-        return cls(crawler, path)
-
-    def engine_stopped(self) -> None:
-        stats = dict(self.crawler.stats.get_stats())
-        with open(self.path, "w", encoding="utf-8") as fh:
-            json.dump(stats, fh, indent=1, sort_keys=True, default=str)
