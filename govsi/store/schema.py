@@ -337,7 +337,7 @@ PAGE_TEXT = Table(
     ),
     # HTML or the document's type (PDF, DOC, DOCX, PPT, PPTX)
     Column("kind", String(20), nullable=False),
-    # ok, empty, encrypted, failed or timeout (govsi/text/limits.py)
+    # ok, empty, encrypted, failed, timeout or memory (govsi/text/limits.py)
     Column("status", String(20), nullable=False),
     Column("reason", Text),
     Column("title", Text),

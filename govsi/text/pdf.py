@@ -30,7 +30,7 @@ def pdf_date(value: str) -> datetime | None:
             int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0),
             int(second or 0), tzinfo=zone,
         ).astimezone(UTC)  # fmt: skip
-    except ValueError:
+    except (ValueError, OverflowError):  # past year 9999 once its zone is applied
         return None
 
 
