@@ -202,3 +202,25 @@ def test_a_page_spilled_before_its_records_failed_is_left_for_the_next_run_too(
     rows = dict(q(s.engine, "SELECT url, page_type_code FROM page"))
     assert rows == {"http://a.gov.si/1": "HTML"}
     close(s)
+
+
+def test_a_spill_file_left_for_the_next_run_keeps_no_page_whose_records_were_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The next run loads the file knowing nothing of this run's archive: the pages are
+    # taken out as this crawl ends.
+    s = store(tmp_path)
+    lost: set[str] = set()
+    s.written_after.append(FailedArchive(lost))
+    s.writer.write = away  # type: ignore[method-assign]
+    for item in [fetched(1), fetched(2), *pages(3)]:
+        s.add(item)
+    s.flush()
+    lost.add("http://a.gov.si/2")
+    monkeypatch.setattr(extension_module, "maybe_deferred_to_future", lambda d: d)
+    closing = Deferred.fromCoroutine(s.spider_closed(Spider("t"), "warc_failed"))
+    assert closing.called and closing.result is None
+    (saved,) = spills(tmp_path)
+    urls = [i.url for i in read_spill(saved)]  # type: ignore[attr-defined]
+    assert urls == ["http://a.gov.si/1", "http://a.gov.si/3"]
+    assert s.stats.get_value("govsi/db_left_unfetched") == 1

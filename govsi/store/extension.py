@@ -27,7 +27,13 @@ from govsi.store import database, schema
 from govsi.store.config import StoreConfig
 from govsi.store.limits import limits_of, record_limits, run_name
 from govsi.store.reader import CrawlReader, StoredRobots
-from govsi.store.spill import default_spill_dir, read_spill, replay_spills, set_spills_aside
+from govsi.store.spill import (
+    default_spill_dir,
+    filter_spill,
+    read_spill,
+    replay_spills,
+    set_spills_aside,
+)
 from govsi.store.writer import CrawlWriter, item_bytes
 from govsi.store.writerprocess import WriterProcess
 
@@ -242,9 +248,10 @@ class CrawlStore:
         A spill file was saved before the barrier: its pages are checked here."""
         for done, (_stamp, path, _n) in enumerate(spilled):
             items = read_spill(path, self.writer.crawl_id)
-            self._leave_lost(items)
-            if not self.writes.write(items):
+            kept = [i for i in items if self._captured(i)]
+            if not self.writes.write(kept):
                 return done
+            self._left_unfetched(len(items) - len(kept))  # counted once: when written
             path.unlink(missing_ok=True)
         return len(spilled) + int(self.writes.write(batch))
 
@@ -329,15 +336,33 @@ class CrawlStore:
         page of the batch has its outcome there."""
         if not self.written_after:
             return
-        lost = [f.lost for f in self.written_after]
-        kept = [i for i in batch
-                if not isinstance(i, FetchedPage) or not any(f(i.url) for f in lost)]  # fmt: skip
-        if len(kept) < len(batch):
-            left = len(batch) - len(kept)
-            self.stats.inc_value("govsi/db_left_unfetched", left)
+        kept = [i for i in batch if self._captured(i)]
+        self._left_unfetched(len(batch) - len(kept))
+        batch[:] = kept
+
+    def _captured(self, item: Item) -> bool:
+        """Not a page whose records a ``written_after`` component could not write."""
+        return not isinstance(item, FetchedPage) or not any(
+            first.lost(item.url) for first in self.written_after
+        )
+
+    def _left_unfetched(self, pages: int) -> None:
+        if pages:
+            self.stats.inc_value("govsi/db_left_unfetched", pages)
             logger.warning("left %d fetched pages for the next run to fetch again: the "
-                           "archive could not write their records", left)  # fmt: skip
-            batch[:] = kept
+                           "archive could not write their records", pages)  # fmt: skip
+
+    def _leave_lost_in_spills(self) -> None:
+        """As the crawl ends: this run's spill files keep no page whose records were lost,
+        for the next run, which loads them, knows nothing of it."""
+        if not self.written_after:
+            return
+        for _stamp, path, _n in self._spilled:
+            try:
+                self._left_unfetched(filter_spill(path, self._captured, self.writer.crawl_id))
+            except OSError as e:
+                logger.error("%s may hold pages whose WARC records were lost (%s): they are "
+                             "not fetched again", path, e)  # fmt: skip
 
     def _before_write(self) -> Deferred[Any]:
         if not self.written_after:
@@ -363,6 +388,7 @@ class CrawlStore:
                            "beyond DB_SPILL_MAX_BYTES", len(self.writer.pending))  # fmt: skip
         self._spill_pending(final=True)
         await self._wait_for_room()
+        self._leave_lost_in_spills()
         if self._spilled:
             # Loaded by the next run on this crawldb, before it reads the frontier.
             self.stats.set_value("govsi/db_spill_file", str(self._spilled[-1][1]))

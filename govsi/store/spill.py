@@ -10,7 +10,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -62,8 +62,15 @@ def save_spill(
     the items were taken, which orders the files for replay_spills."""
     folder = Path(directory)
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    name = f"{SPILL_PREFIX}{stamp or time.time_ns()}-{os.getpid()}{SPILL_SUFFIX}"
-    path, tmp = folder / name, folder / f".{name}.tmp"
+    path = folder / f"{SPILL_PREFIX}{stamp or time.time_ns()}-{os.getpid()}{SPILL_SUFFIX}"
+    _write_whole(path, items, crawl_id)
+    logger.warning("saved %d unwritten items to %s", len(items), path)
+    return path
+
+
+def _write_whole(path: Path, items: Sequence[Item], crawl_id: str) -> None:
+    """``items`` as the spill file ``path``, all or nothing (over any file of that name)."""
+    tmp = path.with_name(f".{path.name}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -76,9 +83,20 @@ def save_spill(
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _sync_dir(folder)
-    logger.warning("saved %d unwritten items to %s", len(items), path)
-    return path
+    _sync_dir(path.parent)
+
+
+def filter_spill(path: Path, keep: Callable[[Item], bool], crawl_id: str = "") -> int:
+    """Keep in the spill file ``path`` only the items ``keep`` takes, all or nothing (it
+    goes when none is left); how many were dropped. An OSError leaves it as it was."""
+    items = read_spill(path, crawl_id)
+    kept = [item for item in items if keep(item)]
+    if len(kept) < len(items):
+        if kept:
+            _write_whole(path, kept, crawl_id)
+        else:
+            path.unlink()
+    return len(items) - len(kept)
 
 
 def _sync_dir(folder: Path) -> None:
