@@ -8,7 +8,7 @@ import os
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
@@ -18,11 +18,11 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.log import failure_to_exc_info
 from sqlalchemy.exc import SQLAlchemyError
 from twisted.internet import task
-from twisted.internet.defer import Deferred, DeferredList, succeed
+from twisted.internet.defer import Deferred, succeed
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
-from govsi.items import OUTCOME_PREFIX, PAGE_OUTCOMES, FetchedPage, Item
+from govsi.items import OUTCOME_PREFIX, PAGE_OUTCOMES, Item
 from govsi.store import database, schema
 from govsi.store.config import StoreConfig
 from govsi.store.limits import limits_of, record_limits, run_name
@@ -36,6 +36,7 @@ from govsi.store.spill import (
 )
 from govsi.store.writer import CrawlWriter, item_bytes
 from govsi.store.writerprocess import WriterProcess
+from govsi.store.writesfirst import WritesFirst, barrier, captured
 
 logger = logging.getLogger(__name__)
 
@@ -49,20 +50,6 @@ def pages_fetched(stats: Mapping[str, Any]) -> int:
         if key.startswith(OUTCOME_PREFIX)
         and key[len(OUTCOME_PREFIX) :].split("/", 1)[0] in PAGE_OUTCOMES
     )
-
-
-class WritesFirst(Protocol):
-    """A component whose records crawldb must not mention before they are on disk (the
-    WARC archive's writer): ``barrier`` fires once everything it was handed so far is
-    written; ``backlogged`` says it is behind, which holds new requests as a full buffer
-    does (its backlog is crawldb's too); ``lost`` names a page fetched whose records it
-    could not write (it failed): crawldb leaves such a page to be fetched again."""
-
-    def barrier(self) -> Deferred[Any]: ...
-
-    def backlogged(self) -> bool: ...
-
-    def lost(self, url: str) -> bool: ...
 
 
 class CrawlStore:
@@ -341,10 +328,7 @@ class CrawlStore:
         batch[:] = kept
 
     def _captured(self, item: Item) -> bool:
-        """Not a page whose records a ``written_after`` component could not write."""
-        return not isinstance(item, FetchedPage) or not any(
-            first.lost(item.url) for first in self.written_after
-        )
+        return captured(self.written_after, item)
 
     def _left_unfetched(self, pages: int) -> None:
         if pages:
@@ -365,10 +349,7 @@ class CrawlStore:
                              "not fetched again", path, e)  # fmt: skip
 
     def _before_write(self) -> Deferred[Any]:
-        if not self.written_after:
-            return succeed(None)
-        return DeferredList([first.barrier() for first in self.written_after],
-                            consumeErrors=True)  # fmt: skip
+        return barrier(self.written_after)
 
     def spider_opened(self, spider: Spider) -> None:
         if isinstance(self.writes, WriterProcess):
