@@ -116,6 +116,18 @@ class PgCluster:
         conn.close()
         return self.url(name)
 
+    def drop_database(self, name: str) -> None:
+        """Drop the database ``name`` and the tablespace of that name if it has one, its
+        connections closed first."""
+        import psycopg2
+
+        conn = psycopg2.connect(host="127.0.0.1", port=self.port, user="govsi", dbname="postgres")
+        conn.autocommit = True
+        with conn.cursor() as cur:
+            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            cur.execute(f"DROP TABLESPACE IF EXISTS {name}")
+        conn.close()
+
     def stop(self) -> None:
         with contextlib.suppress(subprocess.CalledProcessError):
             self._run(self._pg_ctl, "-D", str(self.data), "-m", "immediate", "stop")
