@@ -27,6 +27,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         item.add_marker(pytest.mark.xdist_group(xdist_group(item)))
 
 
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    # Bytes that are not plain text (gzip's header holds the time it was made) get an id
+    # of their length: every xdist worker must collect the same test ids.
+    if isinstance(val, bytes) and not (val.isascii() and val.decode().isprintable()):
+        return f"{argname}-{len(val)}-bytes"
+    return None
+
+
 def xdist_group(item: pytest.Item) -> str:
     """The worker group of a test under `pytest -n N --dist loadgroup` (scripts/test.sh):
     a module's tests share its module-scoped fixtures, so they stay on one worker; a test of
