@@ -24,8 +24,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from bench.lib.results import RESULTS, ROOT, write_result
-from bench.lib.sysinfo import code, machine
+from bench.lib.results import RESULTS, write_run
 from govsi.items import FetchedPage
 from govsi.store import database
 from govsi.store.history import Retention
@@ -86,13 +85,7 @@ def main() -> int:
         ]
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    summary = {
-        "machine": machine(),
-        "code": code(ROOT),
-        "arguments": {k: str(v) for k, v in vars(args).items()},
-        "results": results,
-    }
-    write_result(args.out / "history_size.json", summary)
+    write_run(args.out / "history_size.json", args, results)
     return 0
 
 

@@ -33,8 +33,7 @@ from typing import Any
 from sqlalchemy import Engine, text
 
 from bench.lib.postgres import start_postgres
-from bench.lib.results import RESULTS, ROOT, write_result
-from bench.lib.sysinfo import code, machine
+from bench.lib.results import RESULTS, write_run
 from govsi.store import database
 from tests.support.crawl import run_report
 from tests.support.pgcluster import PgCluster
@@ -212,13 +211,7 @@ def main() -> int:
         if cluster is not None:
             cluster.stop()
         shutil.rmtree(work, ignore_errors=True)
-    summary = {
-        "machine": machine(),
-        "code": code(ROOT),
-        "arguments": {k: str(v) for k, v in vars(args).items()},
-        "results": results,
-    }
-    write_result(args.out / "report_speed.json", summary)
+    write_run(args.out / "report_speed.json", args, results)
     return 0 if all(r["ok"] and r["seconds"] <= args.limit for r in results) else 1
 
 
