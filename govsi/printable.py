@@ -30,21 +30,22 @@ _IN_A_LINE = re.compile(f"[{UNPRINTABLE}\n]")
 _IN_LINES = re.compile(f"[{UNPRINTABLE}]")
 
 
-def _escaped(found: re.Match[str]) -> str:
-    code = ord(found.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+def _codes(pattern: re.Pattern[str]) -> list[int]:
+    return [c for c in range(0x10000) if pattern.match(chr(c))]
 
 
-def _json_escaped(found: re.Match[str]) -> str:
-    return f"\\u{ord(found.group()):04x}"
+# str.translate tables: a Python callback per match made a long run of controls slow.
+_ESCAPES_IN_A_LINE = {c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" for c in _codes(_IN_A_LINE)}
+_ESCAPES_IN_LINES = {c: e for c, e in _ESCAPES_IN_A_LINE.items() if c != ord("\n")}
+_JSON_ESCAPES = {c: f"\\u{c:04x}" for c in _ESCAPES_IN_LINES}
 
 
 def printable(text: str, lines: bool = False) -> str:
     """``text`` with every character of ``UNPRINTABLE`` (and the line feed, unless
     ``lines``) written as ``\\xNN`` or ``\\uNNNN``; the rest as it is. Not reversible (a
     backslash stays a backslash): for showing, not for storing."""
-    pattern = _IN_LINES if lines else _IN_A_LINE
-    return pattern.sub(_escaped, text) if pattern.search(text) else text
+    pattern, table = (_IN_LINES, _ESCAPES_IN_LINES) if lines else (_IN_A_LINE, _ESCAPES_IN_A_LINE)
+    return text.translate(table) if pattern.search(text) else text
 
 
 def json_printable(dumped: str) -> str:
@@ -52,7 +53,7 @@ def json_printable(dumped: str) -> str:
     ``UNPRINTABLE`` written as JSON's ``\\uNNNN`` escapes: the same JSON value, safe on a
     terminal. (``json.dumps`` escapes C0 itself, and writes C1, bidi controls and lone
     surrogates as they are.)"""
-    return _IN_LINES.sub(_json_escaped, dumped) if _IN_LINES.search(dumped) else dumped
+    return dumped.translate(_JSON_ESCAPES) if _IN_LINES.search(dumped) else dumped
 
 
 class PrintableRecord(logging.LogRecord):
