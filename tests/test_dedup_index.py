@@ -297,18 +297,24 @@ def test_a_page_moved_in_the_batch_that_rewrites_its_old_address_is_an_original(
 
 def test_the_sqlite_lookup_walks_band_keys_not_every_html_page(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # Without statistics SQLite once chose idx_page_page_type_code and read every HTML page
-    # per lookup: five times slower crawls. The plan must start from the band-key index.
-    from govsi.dedup.index import _LOOKUP_SQL
+    # per lookup: five times slower crawls. Each part must be a range read of its index.
+    from govsi.store.candidates import sqlite_candidates
 
     engine = database.make_engine(f"sqlite:///{tmp_path / 'plan.sqlite3'}")
     database.migrate(engine)
-    sql = _LOOKUP_SQL.format(key="'x'", keys="IN (1, 2, 3)")
+    sql = sqlite_candidates(1, 1, 3)
     with engine.connect() as conn:
-        plan = " | ".join(row[3] for row in conn.execute(text("EXPLAIN QUERY PLAN " + sql)))
-    assert "idx_page_content_hash" in plan
-    assert "SEARCH b USING COVERING INDEX" in plan and "(band_key=?)" in plan
-    assert "SEARCH p USING INTEGER PRIMARY KEY" in plan
-    assert "page_type_code" not in plan
+        asked = conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, ("x", "y", "x", 1, 2, 3))
+        plan = [row[3] for row in asked]
+    exact = "USING INDEX idx_page_copy_keys (content_hash=? AND page_type_code=? AND text_hash=?)"
+    assert sum(exact in step for step in plan) == 1
+    assert sum("idx_page_copy_keys (content_hash=? AND page_type_code=?)" in s for s in plan) == 1
+    bands = [s for s in plan if "page_lsh USING COVERING INDEX" in s and "(band_key=?)" in s]
+    assert len(bands) == 3
+    assert sum("SEARCH p USING INTEGER PRIMARY KEY" in step for step in plan) == 3
+    # No walk over a table, no sort of everything found before the limit applies.
+    assert not [s for s in plan if s.startswith("SCAN page") or "TEMP B-TREE" in s], plan
+    assert not [s for s in plan if "idx_page_page_type_code" in s], plan
     engine.dispose()
 
 
@@ -322,20 +328,22 @@ def test_a_lookup_returns_originals_not_every_earlier_copy(engine: Engine) -> No
     later = index(engine)
     question = later.prepare("https://b.gov.si/n/", semantic(NEWS_1))
     rows = later.lookup(question)
-    assert [(r[0], r[2], r[4]) for r in rows if r[0] == 0] == [(0, "https://a.gov.si/0/", "HTML")]
+    # By both keys and by the exact key alone: the original, none of its DUPLICATEs.
+    assert {(r[0], r[2], r[4]) for r in rows if r[0] == 0} == {(0, "https://a.gov.si/0/", "HTML")}
     later.close()
 
 
 def test_a_lookup_without_band_keys_still_finds_the_exact_copy(engine: Engine) -> None:
-    # SQLite's lookup goes straight to its driver, its IN list written for the band keys
-    # there are: none is a valid query that matches no band.
+    # SQLite's lookup goes straight to its driver, one part for each band key there is:
+    # none is a valid query that asks no band.
     first = index(engine)
     page = fetched(first, "https://a.gov.si/1/", semantic(NEWS_1))
     assert writer(engine).write([page])
     asked = index(engine).prepare("https://b.gov.si/1/", semantic(NEWS_1))
     bare = type(asked)(asked.url, asked.key, None, [], asked.copy)
-    ((kind, _, url, _, page_type, text_hash),) = index(engine).lookup(bare)
-    assert (kind, url, page_type, text_hash) == (0, "https://a.gov.si/1/", "HTML", asked.copy)
+    # Found by both keys, and by the exact key alone.
+    found = {(r.kind, r.url, r.page_type_code, r.text_hash) for r in index(engine).lookup(bare)}
+    assert found == {(0, "https://a.gov.si/1/", "HTML", asked.copy)}
     # With its band keys, the stored original comes back by those too.
     assert {(r[0], r[2]) for r in index(engine).lookup(asked)} == {
         (0, "https://a.gov.si/1/"),

@@ -1,10 +1,12 @@
 """Finding the original a fetched page copies, among every page the crawl has stored.
 
-crawldb answers for what is written: an exact copy by ``page.content_hash`` (indexed), a
-near copy through ``page_lsh`` (the original's LSH band keys, indexed), each candidate then
-compared by its stored signature. Both are a few indexed lookups, whatever the size of the
-crawl. Pages fetched moments ago may not be written yet (writes are batched), so the index
-also remembers the most recent originals in memory, a bounded number of them.
+crawldb answers for what is written: an exact copy by ``page.content_hash`` and
+``page.text_hash`` (indexed), a near copy through ``page_lsh`` (the original's LSH band keys,
+indexed), each candidate then compared by its stored signature. Both are a few indexed
+lookups of a bounded number of rows (``govsi.store.candidates``), whatever the size of the
+crawl or of a cluster of copies. Pages fetched moments ago may not be written yet (writes
+are batched), so the index also remembers the most recent originals in memory, a bounded
+number of them.
 
 Several processes sharing one crawldb can fetch two copies at the same moment, each before
 the other's page is written. The store settles that when the pages are written
@@ -20,17 +22,25 @@ import time
 from collections import OrderedDict
 from contextlib import suppress
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 from lxml import etree
-from sqlalchemy import Connection, Engine, Row
+from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from govsi.dedup.minhash import MinHash
 from govsi.dedup.question import Question, page_keys, question_of_text
 from govsi.dedup.signature import lsh_params, make_minhash
+from govsi.store.candidates import (
+    BY_BAND,
+    BY_KEY,
+    CANDIDATES_PER_BAND,
+    PG_CANDIDATES,
+    Candidate,
+    pg_parameters,
+    sqlite_statements,
+)
 from govsi.store.originals import nearest
 
 logger = logging.getLogger(__name__)
@@ -39,38 +49,18 @@ logger = logging.getLogger(__name__)
 # (a flush every DB_FLUSH_INTERVAL, 2 s, and a crawl of 50 pages a second writes these within
 # 40 s). Each costs about 4 KB (its band keys and signature), so 2 000 bound it to 8 MB.
 RECENT = 2_000
-# The lookup of one page: stored pages with its exact key, with their copy keys (kind 0),
-# and those sharing one of its LSH band keys, with their signatures (kind 1); callers keep
-# the HTML ones.
-# Unqualified names: the PostgreSQL engine's search_path finds the crawldb schema. The page
-# type is compared as ``page_type_code || ''`` on purpose: SQLite (no statistics) would
-# otherwise walk every HTML page through idx_page_page_type_code instead of the few rows
-# the content-hash and band-key indexes give. It is compared in SQL for the exact key,
-# where every earlier copy of a page shares the hash; band keys belong to originals only.
-_LOOKUP_SQL = (
-    "SELECT 0, id, url, NULL, page_type_code, text_hash FROM page WHERE content_hash = {key} "
-    "AND page_type_code || '' = 'HTML' "
-    "UNION ALL "
-    "SELECT 1, p.id, p.url, p.minhash, p.page_type_code, NULL FROM page_lsh b "
-    "JOIN page p ON p.id = b.page_id WHERE b.band_key {keys}"
-)
-# Each back end's driver runs the lookup itself: through SQLAlchemy it cost a fifth of it
-# on PostgreSQL, and on SQLite 60 of its 73 µs (expanding the band keys' list), on the
-# lookup thread, which holds the GIL the crawl's thread needs.
+# The lookup of one page (``govsi.store.candidates``): stored HTML pages with its exact key,
+# with their copy keys, and those sharing one of its LSH band keys, with their signatures.
+# Each back end's driver runs it itself: through SQLAlchemy it cost a fifth of it on
+# PostgreSQL, and on SQLite 60 of its 73 µs, on the lookup thread, which holds the GIL the
+# crawl's thread needs.
 # On PostgreSQL the lookup is prepared once per connection: planning it took five times
 # as long as running it (0.5 ms against 0.1 ms with 1 000 pages stored).
-PG_PREPARE = "PREPARE govsi_duplicate_lookup(text, bigint[]) AS " + _LOOKUP_SQL.format(
-    key="$1", keys="= ANY($2)"
+PG_PREPARE = (
+    "PREPARE govsi_duplicate_candidates(text[], text[], text[], bigint[]) AS " + PG_CANDIDATES
 )
-PG_EXECUTE = "EXECUTE govsi_duplicate_lookup(%(key)s, %(keys)s)"
-PG_PREPARED = "SELECT 1 FROM pg_prepared_statements WHERE name = 'govsi_duplicate_lookup'"
-
-
-@lru_cache(maxsize=8)
-def sqlite_lookup(keys: int) -> str:
-    """The lookup for SQLite's driver, for ``keys`` band keys (``IN (NULL)`` matches none)."""
-    listed = "IN (" + ",".join("?" * keys) + ")" if keys else "IN (NULL)"
-    return _LOOKUP_SQL.format(key="?", keys=listed)
+PG_EXECUTE = "EXECUTE govsi_duplicate_candidates(%(pairs)s, %(copies)s, %(keys)s, %(bands)s)"
+PG_PREPARED = "SELECT 1 FROM pg_prepared_statements WHERE name = 'govsi_duplicate_candidates'"
 
 
 # After a failed lookup, answer from memory alone for this long before trying again.
@@ -154,14 +144,14 @@ class DuplicateIndex:
         """False when memory already knows an exact copy: no need to ask crawldb."""
         return self._recent_copy(question.key, question.copy, question.url) is None
 
-    def lookup(self, question: Question) -> list[Row[Any]]:
+    def lookup(self, question: Question) -> list[Candidate]:
         """Ask crawldb (the only step that waits on it): stored originals with the exact
-        key or a shared band key. Safe in a worker thread, one lookup at a time; it touches
-        no memory that ``decide`` uses."""
+        key or a shared band key, a bounded number per key. Safe in a worker thread, one
+        lookup at a time; it touches no memory that ``decide`` uses."""
         # Both questions in one round trip: most pages are new and need both answers.
-        return self._read(question.key, question.keys)
+        return self._read(question.key, question.copy, question.keys)
 
-    def decide(self, question: Question, rows: list[Row[Any]]) -> Verdict:
+    def decide(self, question: Question, rows: list[Candidate]) -> Verdict:
         """The verdict from crawldb's answer and from memory, which is read now, not when
         the lookup started: a copy fetched while its original was being looked up is
         still found."""
@@ -208,7 +198,7 @@ class DuplicateIndex:
 
     # -- crawldb ----------------------------------------------------------------------------
     def _stored(
-        self, rows: list[Row[Any]], url: str, copy: str
+        self, rows: list[Candidate], url: str, copy: str
     ) -> tuple[str | None, str | None, dict[str, np.ndarray]]:
         """From a lookup's rows: the first stored original with both keys (an exact copy's
         original), the first with the exact key alone, and the stored originals that share a
@@ -216,19 +206,19 @@ class DuplicateIndex:
         exact: tuple[int, str] | None = None
         same_text: tuple[int, str] | None = None
         near: dict[str, np.ndarray] = {}
-        for kind, pid, other, data, page_type, text_hash in rows:
+        for kind, pid, other, data, page_type, text_hash, _, _ in rows:
             if other == url or page_type != "HTML" or other in self._retracted:
                 # The page itself (stored by an earlier fetch), not an original, or stale.
                 continue
-            if kind == 0 and text_hash == copy:
+            if kind == BY_KEY and text_hash == copy:
                 exact = min(exact or (pid, other), (pid, other))
-            elif kind == 0:
+            elif kind == BY_KEY:
                 same_text = min(same_text or (pid, other), (pid, other))
-            elif kind == 1 and data:
+            elif kind == BY_BAND and data:
                 near[other] = np.frombuffer(data, dtype=np.uint32)
         return (exact[1] if exact else None), (same_text[1] if same_text else None), near
 
-    def _read(self, key: str, keys: list[int]) -> list[Row[Any]]:
+    def _read(self, key: str, copy: str, keys: list[int]) -> list[Candidate]:
         """Rows of the lookup; none while crawldb is away (the writes are kept and retried
         meanwhile), so copies of what this process fetched are still found in memory."""
         if time.monotonic() < self._retry_at:
@@ -240,11 +230,15 @@ class DuplicateIndex:
                     self._conn = self._connect()
                 cursor = self._conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
                 try:
+                    rows: list[Any] = []
                     if self._conn.dialect.name == "postgresql":
-                        cursor.execute(PG_EXECUTE, {"key": key, "keys": keys})
+                        cursor.execute(PG_EXECUTE, pg_parameters([(key, copy)], [key], keys))
+                        rows.extend(cursor.fetchall())
                     else:  # crawldb is PostgreSQL or SQLite
-                        cursor.execute(sqlite_lookup(len(keys)), [key, *keys])
-                    return list(cursor.fetchall())
+                        for sql, params in sqlite_statements([(key, copy)], [key], keys):
+                            cursor.execute(sql, params)
+                            rows.extend(cursor.fetchall())
+                    return [Candidate(*row) for row in rows]
                 finally:
                     cursor.close()
             except (SQLAlchemyError, self.engine.dialect.loaded_dbapi.Error) as exc:
@@ -297,19 +291,29 @@ class DuplicateIndex:
         self._recent_exact.setdefault(key, url)
         self._recent_copies.setdefault((key, copy), url)
         if values is not None:
+            self._forget_bands(url)  # remembered again (a revisit): its old bands go
             entry = (url, values)  # one tuple in all its bands' lists: ~1.7 KB less a page
+            kept = []
             for k in keys:
-                self._recent_bands.setdefault(k, []).append(entry)
-            self._recent_order[url] = keys
+                # As many per band key as crawldb answers with: a cluster of near copies
+                # costs each page its first few members, not all of them.
+                listed = self._recent_bands.setdefault(k, [])
+                if len(listed) < CANDIDATES_PER_BAND:
+                    listed.append(entry)
+                    kept.append(k)
+            if kept:
+                self._recent_order[url] = kept
         while len(self._recent_exact) > RECENT:
             self._recent_exact.popitem(last=False)
         while len(self._recent_copies) > RECENT:
             self._recent_copies.popitem(last=False)
         while len(self._recent_order) > RECENT:
-            old_url, old_keys = self._recent_order.popitem(last=False)
-            for k in old_keys:
-                entries = [e for e in self._recent_bands.get(k, ()) if e[0] != old_url]
-                if entries:
-                    self._recent_bands[k] = entries
-                else:
-                    self._recent_bands.pop(k, None)
+            self._forget_bands(next(iter(self._recent_order)))
+
+    def _forget_bands(self, url: str) -> None:
+        for k in self._recent_order.pop(url, ()):
+            entries = [e for e in self._recent_bands.get(k, ()) if e[0] != url]
+            if entries:
+                self._recent_bands[k] = entries
+            else:
+                self._recent_bands.pop(k, None)

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection, func, select
 
 from govsi.items import FetchedPage, Item
+from govsi.store.candidates import candidates
 from govsi.store.database import chunks
-from govsi.store.schema import PAGE, PAGE_LSH
+from govsi.store.schema import PAGE
 
 if TYPE_CHECKING:
     import numpy as np
@@ -33,9 +34,6 @@ logger = logging.getLogger(__name__)
 # locks would fill the server's lock table and could deadlock; the writes it serializes
 # are one short transaction per process every few seconds.
 ORIGINALS_LOCK = 0x676F7673
-
-# Rows per IN (...) list: SQLite allows 32 766 bound parameters per statement.
-IN_CHUNK = 10_000
 
 # Given the pages a batch is about to store as originals, inside the batch's transaction:
 # for each that copies a committed page, that page's URL and, for a near copy, their
@@ -173,16 +171,16 @@ def stored_originals(
 
 
 def _exact_originals(conn: Connection, pages: list[FetchedPage]) -> Found:
-    """For each of ``pages``, the first committed page with its exact key: its original if
-    their copy keys (``text_hash``) agree too, else one it resembles wholly (1.0)."""
+    """For each of ``pages``, the first committed page with both its keys (its original),
+    else one with its exact key alone, which it resembles wholly (1.0); a bounded number of
+    candidates per key (``govsi.store.candidates``)."""
+    keys = sorted({p.content_hash for p in pages if p.content_hash})
+    pairs = sorted({(p.content_hash, p.text_hash) for p in pages
+                    if p.content_hash and p.text_hash is not None})  # fmt: skip
     owners: dict[str, list[tuple[int, str, str | None]]] = {}
-    for part in chunks(sorted({p.content_hash for p in pages if p.content_hash}), IN_CHUNK):
-        q = select(PAGE.c.id, PAGE.c.url, PAGE.c.content_hash, PAGE.c.text_hash).where(
-            PAGE.c.content_hash.in_(part),
-            (PAGE.c.page_type_code + "") == "HTML",  # see _LOOKUP_SQL
-        )
-        for pid, url, key, text_hash in conn.execute(q):
-            owners.setdefault(key, []).append((pid, url, text_hash))
+    for row in candidates(conn, pairs, keys):
+        if row.content_hash is not None:  # only BY_KEY rows asked for
+            owners.setdefault(row.content_hash, []).append((row.id, row.url, row.text_hash))
     found: Found = {}
     for page in pages:
         # The first stored is the original; the page's own row (a re-fetch) is not a copy.
@@ -197,15 +195,10 @@ def _exact_originals(conn: Connection, pages: list[FetchedPage]) -> Found:
 
 def _near_originals(conn: Connection, pages: list[FetchedPage], *, threshold: float) -> Found:
     by_key: dict[int, list[tuple[str, bytes]]] = {}
-    for part in chunks(sorted({k for p in pages for k in p.band_keys}), IN_CHUNK):
-        q = (
-            select(PAGE_LSH.c.band_key, PAGE.c.url, PAGE.c.minhash, PAGE.c.page_type_code)
-            .join(PAGE, PAGE.c.id == PAGE_LSH.c.page_id)
-            .where(PAGE_LSH.c.band_key.in_(part))
-        )
-        for key, url, data, page_type in conn.execute(q):
-            if data and page_type == "HTML":  # filtered here, not in SQL: see _LOOKUP_SQL
-                by_key.setdefault(key, []).append((url, data))
+    for row in candidates(conn, bands=sorted({k for p in pages for k in p.band_keys})):
+        # Band keys belong to originals; the type is checked here, not in SQL (candidates).
+        if row.band_key is not None and row.minhash and row.page_type_code == "HTML":
+            by_key.setdefault(row.band_key, []).append((row.url, row.minhash))
     found: Found = {}
     if not by_key:
         return found
@@ -215,12 +208,12 @@ def _near_originals(conn: Connection, pages: list[FetchedPage], *, threshold: fl
 
     for page in pages:
         assert page.minhash is not None
-        candidates = {url: np.frombuffer(data, dtype=np.uint32)
-                      for key in page.band_keys for url, data in by_key.get(key, ())}  # fmt: skip
-        if not candidates:
+        shared = {url: np.frombuffer(data, dtype=np.uint32)
+                  for key in page.band_keys for url, data in by_key.get(key, ())}  # fmt: skip
+        if not shared:
             continue
         mine = np.frombuffer(page.minhash, dtype=np.uint32)
-        best = nearest(page.url, mine, candidates, threshold)
+        best = nearest(page.url, mine, shared, threshold)
         if best is not None:
             found[page.url] = best
     return found

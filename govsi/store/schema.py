@@ -152,7 +152,9 @@ PAGE = Table(
     Index("idx_page_page_type_code", "page_type_code"),
     # govsi extension: each host's queue is "its FRONTIER rows by depth, then id".
     Index("idx_page_frontier", "site_id", "page_type_code", "depth", "id"),
-    Index("idx_page_content_hash", "content_hash"),
+    # govsi extension: a page's exact-copy candidates (govsi/store/candidates.py): the HTML
+    # pages with its main text's key, and with its copy key too, as index range reads.
+    Index("idx_page_copy_keys", "content_hash", "page_type_code", "text_hash"),
     # govsi extension: each host's due revisits, soonest first.
     Index("idx_page_next_visit", "site_id", "next_visit"),
 )
