@@ -240,12 +240,16 @@ DB_WRITE_RETRIES = 3
 # While crawldb is away they go to a spill file at every flush (and at once when full), so
 # memory stays flat and a kill loses at most DB_FLUSH_INTERVAL; when the buffer is full all
 # the same (crawldb too slow, or the spill folder unwritable) the scheduler takes no new
-# requests until it drains. 0 = no limit. The bytes count what is stored (a page's HTML);
-# the buffer takes about twice that in memory, and another buffer's worth waits in the
-# write under way: 16 MB keeps the crawler ~60 MB smaller than 64 did on the memory bench
-# when crawldb lags, at the same pages/s.
+# requests until it drains. 0 = no limit. The bytes count what is stored (a page's HTML
+# and text); the buffer takes about twice that in memory, and one batch more
+# (DB_BATCH_MAX_BYTES) waits in the write under way: 16 MB keeps the crawler ~60 MB smaller
+# than 64 did on the memory bench when crawldb lags, at the same pages/s.
 DB_BUFFER_MAX_ITEMS = 5000
 DB_BUFFER_MAX_BYTES = 16 * 1024 * 1024
+# The most one write takes from that buffer, in the same bytes (at least one item): the
+# writer holds its batch three times over (pickled, as items, as rows), so its memory
+# follows the largest batch; what is left is written right after. 0 = everything pending.
+DB_BATCH_MAX_BYTES = 4 * 1024 * 1024
 # PostgreSQL connections: seconds to connect, seconds a statement may run, seconds of
 # silence before TCP keepalives probe (0 turns each off). A partitioned crawldb then fails
 # a write or a lease round within seconds instead of hanging it for minutes.

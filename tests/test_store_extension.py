@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 from scrapy.utils.test import get_crawler
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, ensureDeferred
 
-from govsi.items import DiscoveredPage, FetchedPage, Item
+from govsi.items import DiscoveredPage, FetchedPage, Item, PageText
 from govsi.store.config import StoreConfig
 from govsi.store.extension import CrawlStore, pages_fetched
 from govsi.store.spill import read_spill
+from govsi.store.writer import item_bytes
 from tests.support.crawldb import T
 from tests.support.store import (
     close,
@@ -183,6 +184,7 @@ def test_the_config_is_the_projects_settings() -> None:
     assert config.flush_interval == 0.5
     assert config.buffer_max_items == project.DB_BUFFER_MAX_ITEMS
     assert config.buffer_max_bytes == project.DB_BUFFER_MAX_BYTES
+    assert config.batch_max_bytes == project.DB_BATCH_MAX_BYTES > 0
     assert config.spill_dir == (project.DB_SPILL_DIR or "")
 
 
@@ -235,3 +237,62 @@ def test_pages_fetched_counts_each_page_once() -> None:
         "govsi/images/fetched": 9,
     }
     assert pages_fetched(stats) == 23
+
+
+# -- one write's batch ------------------------------------------------------------------------
+def _sized(n: int, html_bytes: int) -> FetchedPage:
+    return FetchedPage(f"http://a.gov.si/{n}", 1, "HTML", T, 200, "text/html", "x" * html_bytes)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "max_bytes", "taken"),
+    [
+        ([1000, 1000, 1000], 0, 3),  # 0: everything pending
+        ([1000, 1000, 1000], 10**9, 3),
+        ([1000, 1000, 1000], 2500, 2),  # 1200 bytes each with the item's own 200
+        ([1000, 1000, 1000], 2400, 2),  # exactly full
+        ([1000, 1000, 1000], 2399, 1),
+        ([5000, 10, 10], 100, 1),  # one item at least, however large
+        ([10, 5000, 10], 1000, 1),  # a prefix: order is kept
+        ([], 1000, 0),
+    ],
+)
+def test_a_batch_takes_the_longest_prefix_within_its_bytes(
+    tmp_path: Path, sizes: list[int], max_bytes: int, taken: int
+) -> None:
+    s = store(tmp_path)
+    items = [_sized(i, size) for i, size in enumerate(sizes)]
+    s.writer.pending = list(items)
+    assert s.writer.take(max_bytes) == items[:taken]
+    assert s.writer.pending == items[taken:]
+    close(s)
+
+
+def test_a_pages_text_counts_in_its_bytes() -> None:
+    page = _sized(1, 1000)
+    bare = item_bytes(page)
+    page.text = PageText("html", "ok", "y" * 3000, title="z" * 100)
+    page.minhash = bytes(512)
+    assert item_bytes(page) == bare + 3000 + 100 + 512
+
+
+def test_a_write_takes_at_most_db_batch_max_bytes_and_the_rest_follows_in_order(
+    tmp_path: Path,
+) -> None:
+    # The writer holds its batch several times over: a crawldb that lags must not make
+    # one write take the whole buffer.
+    s = store(tmp_path, DB_BATCH_MAX_BYTES=2500)
+    for i in range(5):
+        s.add(_sized(i, 1000))
+    s.flush()
+    assert stored(s) == {"http://a.gov.si/0", "http://a.gov.si/1"}
+    assert [i.url for i in s.writer.pending] == [f"http://a.gov.si/{i}" for i in (2, 3, 4)]
+    assert s._pending_bytes == 3 * item_bytes(_sized(0, 1000))
+    s.flush()
+    assert stored(s) == {f"http://a.gov.si/{i}" for i in range(4)}
+    # The crawl's end writes all that is left, a batch at a time, none of it to a spill.
+    s.add(_sized(5, 1000))
+    s.add(_sized(6, 1000))
+    ensureDeferred(s.spider_closed(None, "finished"))
+    assert stored(s) == {f"http://a.gov.si/{i}" for i in range(7)}
+    assert s.items_written == 7 and s.writer.pending == [] and spills(tmp_path) == []

@@ -49,6 +49,7 @@ class StoreConfig:
     fresh_start: bool  # FRESH_START
     buffer_max_items: int  # DB_BUFFER_MAX_ITEMS
     buffer_max_bytes: int  # DB_BUFFER_MAX_BYTES
+    batch_max_bytes: int = 0  # DB_BATCH_MAX_BYTES (0 = everything pending)
     spill_max_bytes: int = 0  # DB_SPILL_MAX_BYTES (0 = no limit)
     sitemap_store_max: int = 0  # SITEMAP_STORE_MAX_BYTES: site.sitemap_content (0 = no limit)
     # REVISIT_MIN_INTERVAL, REVISIT_MAX_INTERVAL: bounds of each visit's next_visit (seconds)
@@ -80,6 +81,7 @@ class StoreConfig:
             fresh_start=s.getbool("FRESH_START"),
             buffer_max_items=s.getint("DB_BUFFER_MAX_ITEMS"),
             buffer_max_bytes=s.getint("DB_BUFFER_MAX_BYTES"),
+            batch_max_bytes=s.getint("DB_BATCH_MAX_BYTES"),
             spill_max_bytes=s.getint("DB_SPILL_MAX_BYTES"),
             sitemap_store_max=s.getint("SITEMAP_STORE_MAX_BYTES"),
             revisit_min_interval=s.getfloat("REVISIT_MIN_INTERVAL"),

@@ -82,6 +82,7 @@ class CrawlStore:
         self.writer = CrawlWriter.from_config(self.engine, c)
         self.reader = CrawlReader(self.engine)
         self.batch_size = c.batch_size
+        self.batch_max_bytes = c.batch_max_bytes
         self.flush_interval = c.flush_interval
         self.spill_dir = c.spill_dir or str(default_spill_dir(self.url))
         if c.fresh_start:
@@ -253,8 +254,8 @@ class CrawlStore:
                 self._spill_pending()
             return self._writing
         stamp = time.time_ns()
-        batch = self.writer.take()
-        self._pending_bytes = 0
+        batch = self.writer.take(self.batch_max_bytes)
+        self._pending_bytes = sum(map(item_bytes, self.writer.pending))
         spilled = list(self._spilled)
         if not batch and not spilled:
             return succeed(None)
@@ -282,6 +283,13 @@ class CrawlStore:
                     # Revisits that found a change, by kind (govsi.revisit.change).
                     self.stats.set_value(f"govsi/revisit/changed/{kind}", n)
                 self._spill_full_logged = False
+                if len(self.writer.pending) >= self.batch_size or (
+                    0 < self.batch_max_bytes <= self._pending_bytes
+                ):
+                    # A batch cut at DB_BATCH_MAX_BYTES left a full one behind: next.
+                    from twisted.internet import reactor  # here: importing it installs one
+
+                    task.deferLater(reactor, 0, self.flush)
                 return
             self.stats.inc_value("govsi/db_flush_failed")
             self.outage = True
@@ -362,8 +370,11 @@ class CrawlStore:
             self._timer.stop()
         while self._writing is not None:
             await maybe_deferred_to_future(self._writing)
-        # One last attempt for what is left (it was retried already if a flush failed).
+        # One last attempt for what is left (it was retried already if a flush failed), a
+        # batch (DB_BATCH_MAX_BYTES) at a time while crawldb takes them.
         await maybe_deferred_to_future(self.flush())
+        while self.writer.pending and not self.outage:
+            await maybe_deferred_to_future(self.flush())
         if self.spill_full() and self.writer.pending:
             logger.warning("the crawl ends with crawldb away: its last %d items are saved "
                            "beyond DB_SPILL_MAX_BYTES", len(self.writer.pending))  # fmt: skip

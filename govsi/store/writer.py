@@ -45,12 +45,16 @@ logger = logging.getLogger(__name__)
 
 
 def item_bytes(item: Item) -> int:
-    """About what an item holds in memory, for the writer's buffer limit."""
+    """About what an item holds in memory, for the writer's buffer and batch limits: its
+    stored content (HTML, data, a page's text) and ~100 bytes per link, image or band key."""
     size = 200
-    for name in ("html_content", "data", "content"):
+    for name in ("html_content", "data", "content", "minhash"):
         value = getattr(item, name, None)
         if value:
             size += len(value)
+    text = getattr(item, "text", None)
+    if text is not None:
+        size += len(text.text) + len(text.title or "")
     for name in ("links", "images", "band_keys"):
         size += 100 * len(getattr(item, name, None) or ())
     return size
@@ -156,9 +160,19 @@ class CrawlWriter:
     def add(self, item: Item) -> None:
         self.pending.append(item)
 
-    def take(self) -> list[Item]:
-        """Everything pending, in order, as the next batch to write."""
-        batch, self.pending = self.pending, []
+    def take(self, max_bytes: int = 0) -> list[Item]:
+        """What is pending, in order, as the next batch to write: everything, or with
+        ``max_bytes`` the longest prefix within that many ``item_bytes`` (one item at least)."""
+        if max_bytes <= 0:
+            batch, self.pending = self.pending, []
+            return batch
+        end, size = 0, 0
+        for end, item in enumerate(self.pending, 1):
+            size += item_bytes(item)
+            if size > max_bytes and end > 1:
+                end -= 1
+                break
+        batch, self.pending = self.pending[:end], self.pending[end:]
         return batch
 
     def putback(self, batch: list[Item]) -> None:

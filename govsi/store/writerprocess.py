@@ -185,7 +185,10 @@ def serve() -> None:
         while (frame := read_frame(jobs)) is not None:
             # Each answer carries what its write added: the crawl sums them.
             writer.copies_settled, writer.changes = 0, Counter()
-            written = writer.write(pickle.loads(frame))
+            batch = pickle.loads(frame)
+            del frame  # not held through the write: a batch's size in memory less
+            written = writer.write(batch)
+            del batch
             reply = Reply(written, writer.copies_settled, dict(writer.changes), collected.take())
             write_frame(replies, pickle.dumps(reply, pickle.HIGHEST_PROTOCOL))
     except BrokenPipeError:
