@@ -21,7 +21,16 @@ extraction and this check); "ref", a fixed CPU-only workload (parse, main text, 
 of every probe) timed just before each pass, since this VM's speed drifts by ±30 % from
 minute to minute; and whether every copy was found.
 
+``--cluster N`` (issue 50) stores instead a cluster of N near copies of one page (sharing
+band keys) and N pages with one main text under N titles (one exact key, N copy keys), and
+times the lookups that fall in them: a new near copy, the exact copy of the same-text page
+stored last, and the writer's re-check of both (``stored_originals``). Reported: rows each
+lookup brings back, ms of the lookup and of ``decide``, and whether each was answered right.
+It uses only what the duplicate index had before the bound (``lookup``, ``decide``,
+``stored_originals``), so the same file run on an earlier tree measures "before".
+
     PYTHONPATH=. python -m bench.dedup_cost
+    PYTHONPATH=. python -m bench.dedup_cost --cluster 5000
     PYTHONPATH=. python -m bench.dedup_cost --levels 1000,10000,100000 --probes 600 --repeat 3
     PYTHONPATH=. python -m bench.dedup_cost --connect socket
 """
@@ -44,6 +53,7 @@ from bench.lib.postgres import start_postgres
 from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
 from govsi.dedup.index import DuplicateIndex, pack
+from govsi.dedup.question import Question, question_of_text
 from govsi.dedup.signature import (
     DEFAULT_NUM_PERM,
     DEFAULT_SHINGLE_SIZE,
@@ -53,7 +63,9 @@ from govsi.dedup.signature import (
     lsh_params,
     signature_of_text,
 )
+from govsi.items import FetchedPage
 from govsi.store import database
+from govsi.store.originals import stored_originals
 from govsi.text.maintext import main_text
 from govsi.web.extract import parse_html
 
@@ -82,12 +94,13 @@ class Store:
         self.bands, self.rows = lsh_params(DEFAULT_THRESHOLD, DEFAULT_NUM_PERM)
         self.count = 0
 
-    def add(self, texts: list[tuple[str, str]]) -> None:
-        """(url, main text) pairs, stored as HTML originals."""
+    def add(self, texts: list[tuple[str, str]], copies: list[str] | None = None) -> None:
+        """(url, main text) pairs, stored as HTML originals, with ``copies`` their copy
+        keys (``page.text_hash``) if given."""
         pages, lsh = io.StringIO(), io.StringIO()
         now = datetime(2026, 11, 23).isoformat()
         sites = set()
-        for url, main in texts:
+        for n, (url, main) in enumerate(texts):
             self.count += 1
             pid = self.count
             site = 1 + (pid - 1) // PAGES_PER_SITE
@@ -96,7 +109,8 @@ class Store:
             assert sig is not None
             key = exact_key_of(main, "")
             blob = "\\\\x" + pack(sig.hashvalues).hex()
-            pages.write(f"{pid}\t{site}\tHTML\t{url}\t200\t{now}\t1\t{key}\t{blob}\n")
+            copy = copies[n] if copies else "\\N"
+            pages.write(f"{pid}\t{site}\tHTML\t{url}\t200\t{now}\t1\t{key}\t{blob}\t{copy}\n")
             for k in band_keys(sig.hashvalues, self.bands, self.rows):
                 lsh.write(f"{k}\t{pid}\n")
         raw = self.engine.raw_connection()
@@ -111,7 +125,7 @@ class Store:
             pages.seek(0)
             cur.copy_expert(
                 "COPY page (id, site_id, page_type_code, url, http_status_code, accessed_time,"
-                " depth, content_hash, minhash) FROM STDIN",
+                " depth, content_hash, minhash, text_hash) FROM STDIN",
                 pages,
             )
             lsh.seek(0)
@@ -231,19 +245,95 @@ def measure(engine: Engine, probes: list[Probe]) -> dict[str, Any]:
     }
 
 
+def new_index(engine: Engine) -> DuplicateIndex:
+    """An index with nothing in memory: every lookup goes to crawldb."""
+    return DuplicateIndex(engine, threshold=DEFAULT_THRESHOLD, num_perm=DEFAULT_NUM_PERM,
+                          shingle_size=DEFAULT_SHINGLE_SIZE)  # fmt: skip
+
+
+def as_page(asked: Question) -> FetchedPage:
+    """A page checked by a process that had not seen the cluster, as it reaches the writer."""
+    assert asked.sig is not None
+    page = FetchedPage(asked.url, 1, "HTML", datetime(2026, 11, 29), 200, html_content="<p>")
+    page.content_hash, page.text_hash = asked.key, asked.copy
+    page.minhash, page.band_keys = pack(asked.sig), asked.keys
+    return page
+
+
+def cluster_cost(engine: Engine, store: Store, rng: random.Random, n: int,
+                 repeat: int) -> dict[str, Any]:  # fmt: skip
+    """Lookups falling in a cluster of ``n`` near copies and in ``n`` pages of one main text."""
+    base = filler_text(rng)
+    near = [(f"https://www.c.gov.si/{i}/", f"{base} {say(sentence(rng), 'sl')}") for i in range(n)]
+    same_text = filler_text(rng)
+    copies = [f"{i:064x}" for i in range(n)]  # the last one is the probe's original
+    store.add(near)
+    store.add([(f"https://www.t.gov.si/{i}/", same_text) for i in range(n)], copies)
+    index = new_index(engine)
+    measures = index.measures()
+    new_near = f"{base} {say(sentence(rng), 'sl')}"
+    probes = {
+        "near": question_of_text("https://www.x.gov.si/near/", exact_key_of(new_near, ""),
+                                 new_near, copy="n", **measures),
+        "exact": question_of_text("https://www.x.gov.si/exact/", exact_key_of(same_text, ""),
+                                  same_text, copy=copies[-1], **measures),
+    }  # fmt: skip
+    result: dict[str, Any] = {"cluster": n, "stored": store.count}
+    for kind, asked in probes.items():
+        lookup_ms, decide_ms, rows = [], [], 0
+        index = new_index(engine)
+        for _ in range(10):  # the connection, its prepared statement, PostgreSQL's plan
+            index.lookup(asked)
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            found = index.lookup(asked)
+            t1 = time.perf_counter()
+            verdict = index.decide(asked, found)
+            t2 = time.perf_counter()
+            lookup_ms.append((t1 - t0) * 1000)
+            decide_ms.append((t2 - t1) * 1000)
+            rows = len(found)
+        index.close()
+        right = (verdict.near or "").startswith("https://www.c.gov.si/") if kind == "near" else (
+            verdict.original == f"https://www.t.gov.si/{n - 1}/")  # fmt: skip
+        result[kind] = {"rows": rows, "lookup_ms": round(median(lookup_ms), 3),
+                        "decide_ms": round(median(decide_ms), 3), "right": right}  # fmt: skip
+    recheck_ms = []
+    for _ in range(repeat):
+        with engine.connect() as conn, conn.begin() as tx:
+            t0 = time.perf_counter()
+            found_at_write = stored_originals(
+                conn, [as_page(asked) for asked in probes.values()], threshold=DEFAULT_THRESHOLD
+            )
+            recheck_ms.append((time.perf_counter() - t0) * 1000)
+            tx.rollback()
+    result["recheck"] = {
+        "ms": round(median(recheck_ms), 3),
+        "right": found_at_write.get("https://www.x.gov.si/exact/")
+        == (f"https://www.t.gov.si/{n - 1}/", None)
+        and "https://www.x.gov.si/near/" in found_at_write,
+    }
+    return result
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--levels", default="1000,10000,100000")
     ap.add_argument("--probes", type=int, default=600)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--repeat", type=int, default=3, help="passes over the probes per level")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="passes over the probes per level (--cluster: lookups per probe)")
     ap.add_argument(
         "--connect",
         choices=["tcp", "socket"],
         default="tcp",
         help="reach PostgreSQL over loopback TCP or its Unix socket",
     )
+    ap.add_argument("--cluster", type=int, default=0,
+                    help="instead: lookups in a cluster of this many copies")  # fmt: skip
     args = ap.parse_args()
+    if args.cluster:
+        return run_cluster(args)
     levels = [int(x) for x in args.levels.split(",")]
     rng = random.Random(args.seed)
     probes, originals = build_probes(rng, args.probes)
@@ -308,6 +398,30 @@ def main() -> int:
         "levels": results,
     }
     write_result(RESULTS / "dedup_cost.json", payload)
+    return 0
+
+
+def run_cluster(args: argparse.Namespace) -> int:
+    pg = start_postgres()
+    try:
+        engine = database.make_engine(pg.create_database("dedup_cluster"))
+        database.migrate(engine)
+        result = cluster_cost(engine, Store(engine), random.Random(args.seed), args.cluster,
+                              args.repeat)  # fmt: skip
+        engine.dispose()
+    finally:
+        pg.stop()
+    print(f"cluster of {args.cluster} stored ({result['stored']} pages)")
+    for kind in ("near", "exact"):
+        r = result[kind]
+        print(f"  {kind:>5}: {r['rows']:>6} rows, lookup {r['lookup_ms']:8.2f} ms, "
+              f"decide {r['decide_ms']:8.2f} ms, answered right: {r['right']}")  # fmt: skip
+    rc = result["recheck"]
+    print(f"  writer's re-check of both: {rc['ms']:.2f} ms, answered right: {rc['right']}")
+    write_result(RESULTS / "dedup_cluster.json", {
+        "source": "bench/dedup_cost.py --cluster", "argv": vars(args), "machine": machine(),
+        "code": code(ROOT), **result,
+    })  # fmt: skip
     return 0
 
 
