@@ -155,7 +155,8 @@ def page_text_of(html: str, max_chars: int) -> PageText:
 
 def canonical_links(found: ExtractedLinks, scope: Scope) -> None:
     """Make ``found``'s links canonical, each once, in order, those out of ``scope`` or too
-    long left out (counted in ``too_long``), and its images canonical (out of scope too:
+    long left out (counted in ``too_long``), its feeds likewise (not counted), and its
+    images canonical (out of scope too:
     a page's record keeps every picture it shows). The crawl's trap rules, which have a
     memory, are the spider's to apply after."""
     links: dict[str, None] = {}
@@ -168,6 +169,11 @@ def canonical_links(found: ExtractedLinks, scope: Scope) -> None:
     for src in found.images:
         if (image := scope.canonical_picture(src)) is not None:
             images.setdefault(image)
+    feeds: dict[str, None] = {}
+    for url in found.feeds:
+        if (feed := scope.canonical(url)[0]) is not None:
+            feeds.setdefault(feed)
+    found.feeds = list(feeds)
     found.links, found.images, found.canonical = list(links), list(images), True
 
 

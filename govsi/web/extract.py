@@ -1,4 +1,4 @@
-"""What an HTML page points to: links, ``onclick`` navigations and images.
+"""What an HTML page points to: links, ``onclick`` navigations, images and feeds.
 
 Pure functions over plain data (strings in, dataclasses and lists out), so they are tested
 without Scrapy and called for every page. ``extract_links`` resolves ``<a>``/``<area>``
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from govsi.web.feeds import feed_links
 from govsi.web.urls import resolve
 
 __all__ = [
@@ -52,6 +53,8 @@ class ExtractedLinks:
     # and not too long, the images canonical; ``too_long`` links were left out.
     canonical: bool = False
     too_long: int = 0
+    # RSS and Atom feeds the page declares (``govsi.web.feeds.feed_links``), document order.
+    feeds: list[str] = field(default_factory=list)
 
 
 # Where an onclick navigation could be. Most pages have none, and then walking only
@@ -343,4 +346,5 @@ def extract_links(
         base_url=base_url,
         nofollow=_is_nofollow(root),
         dropped=len(over_links) + len(over_images),
+        feeds=feed_links(root, base_url),
     )
