@@ -190,6 +190,30 @@ class SitemapFile:
         return f"SitemapFile({self.host!r}, {self.url!r}, {len(self.content)} chars)"
 
 
+# What a ``feed`` row is: a feed (RSS, Atom) or a sitemap, each polled on its interval.
+FeedKind = Literal["feed", "sitemap"]
+
+
+@dataclass
+class FeedState:
+    """A feed or sitemap in crawldb's ``feed`` table: found (``polled_at`` None: its row
+    made if missing, ``found_on`` the page or robots.txt naming it), or polled (its outcome
+    and next poll written over the row; validators a 304 does not repeat are kept)."""
+
+    url: str
+    host: str
+    kind: FeedKind = "feed"
+    found_on: str | None = None
+    polled_at: datetime | None = None
+    status: int | None = None  # the poll's HTTP status; None: no response (``error``)
+    error: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    entries: int = 0  # entries the poll read
+    new_entries: int = 0  # ... of them not known to the crawl
+    next_poll: datetime | None = None
+
+
 @dataclass
 class WarcCapture:
     """Where a page's exchange (or its rendered DOM) lies in the WARC archive: the file
@@ -206,7 +230,14 @@ class WarcCapture:
 
 
 Item = (
-    DiscoveredPage | FetchedPage | FetchedImage | RobotsFile | SiteInfo | SitemapFile | WarcCapture
+    DiscoveredPage
+    | FetchedPage
+    | FetchedImage
+    | RobotsFile
+    | SiteInfo
+    | SitemapFile
+    | WarcCapture
+    | FeedState
 )
 # Derived from Item, so that a record type cannot be written without being known here.
 ITEM_TYPES: dict[str, type[Item]] = {cls.__name__: cls for cls in get_args(Item)}

@@ -394,6 +394,34 @@ CRAWL_WORKER = Table(
 )
 
 
+# govsi extension: the feeds (RSS, Atom) and sitemaps the crawl polls, each on its own
+# interval (FEED_POLL_INTERVAL, SITEMAP_POLL_INTERVAL) with a conditional request from its
+# validators (``govsi.spiders.feeding``): where it was first found (a page declaring it, or
+# robots.txt), its last poll's time, status (NULL: no response; ``poll_error`` says why)
+# and entries (read, and new to the crawl), and when it is polled next.
+FEED = Table(
+    "feed",
+    METADATA,
+    Column("id", Integer, autoincrement=True, nullable=False),
+    Column("site_id", ForeignKey(f"{SCHEMA}.site.id", name="fk_feed_site", ondelete="RESTRICT")),
+    Column("url", String(3000), nullable=False),
+    Column("kind", String(10), nullable=False),  # items.FeedKind: feed or sitemap
+    Column("found_on", String(3000)),
+    Column("found_at", DateTime(timezone=False)),
+    Column("etag", String(500)),
+    Column("last_modified", String(100)),
+    Column("polled_at", DateTime(timezone=False)),
+    Column("poll_status", Integer),
+    Column("poll_error", Text),
+    Column("entries", Integer),
+    Column("new_entries", Integer),
+    Column("next_poll", DateTime(timezone=False)),
+    PrimaryKeyConstraint("id", name="pk_feed_id"),
+    Index("idx_feed_url", "url", unique=True),
+    Index("idx_feed_next_poll", "next_poll"),
+)
+
+
 # govsi extension: a limit one crawler run reached, as its stat (``govsi/budget/...``,
 # ``govsi/robots/refused/...``, the reactor's longest stall, ...) and the stat's value when
 # the run ended (``govsi.store.limits``); ``scrapy report`` shows them.

@@ -22,6 +22,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 
 from govsi.items import (
     DiscoveredPage,
+    FeedState,
     FetchedImage,
     FetchedPage,
     Item,
@@ -32,6 +33,7 @@ from govsi.items import (
 )
 from govsi.store.config import StoreConfig
 from govsi.store.database import chunks
+from govsi.store.feeds import record_feeds
 from govsi.store.history import Retention
 from govsi.store.images import record_images
 from govsi.store.originals import FindOriginals, settle_copies, stored_originals
@@ -268,7 +270,9 @@ class CrawlWriter:
         page_ids = self.page_ids.known(depth_of)
         new = {u: d for u, d in depth_of.items() if u not in page_ids} if page_ids else depth_of
         hosts = {host_of(u) for u in new}
-        hosts.update(i.host for i in batch if isinstance(i, RobotsFile | SiteInfo | SitemapFile))
+        hosts.update(
+            i.host for i in batch if isinstance(i, RobotsFile | SiteInfo | SitemapFile | FeedState)
+        )
         site_ids = self._ensure_sites(conn, hosts)
         written = self._ensure_pages(conn, new, site_ids)
         self.page_ids.stage(written)
@@ -328,6 +332,9 @@ class CrawlWriter:
             conn.execute(
                 update(SITE).where(SITE.c.id == site_ids[host]).values(sitemap_content=content)
             )
+        feeds = [i for i in batch if isinstance(i, FeedState)]
+        if feeds:
+            record_feeds(conn, feeds, site_ids, self._insert)
         for host, info in site_info.items():
             conn.execute(
                 update(SITE)
