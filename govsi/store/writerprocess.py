@@ -76,6 +76,11 @@ class WriterProcess:
         with self._lock:
             self._started()
 
+    @property
+    def pid(self) -> int | None:
+        """The process writing now, if one is running."""
+        return self._process.pid if self._process is not None else None
+
     def write(self, batch: list[Item]) -> bool:
         """Write ``batch`` in one transaction in the process; True when written."""
         if not batch:
