@@ -34,6 +34,12 @@ META_SITE: Final = "govsi_site"
 # Set (True) on the request for a page a sitemap listed: the frontier queues it after the
 # pages links lead to at the same depth (``govsi.frontier.queue``'s late entries).
 META_FROM_SITEMAP: Final = "govsi_sitemap"
+# Set (True) on the request for a page new to the crawl a feed listed: the frontier queues
+# it at the host's first level, ahead of its breadth-first order (new pages first).
+META_FROM_FEED: Final = "govsi_from_feed"
+# A feed or sitemap request's row in crawldb's ``feed`` table: (kind, found on), written
+# with the poll's outcome (``govsi.spiders.feeding``).
+META_FEED: Final = "govsi_feed"
 # Monotonic time the response's headers arrived (delays count from it).
 META_ARRIVED: Final = "govsi_arrived"
 META_FINISHED: Final = "govsi_finished"  # set once the scheduler has settled the request

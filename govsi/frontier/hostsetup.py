@@ -234,6 +234,13 @@ class HostSetup:
         self.cb.wake()
 
     # -- the last check ---------------------------------------------------------------------
+    def allows(self, host: str, url: str) -> bool:
+        """robots.txt as known now allows ``url`` (a feed's request: no budget spent)."""
+        info = self.hosts[host]
+        if not self.config.obey_robots or info.rules is None:
+            return True
+        return info.rules.refusal(url, self.config.scope.robots_token) is None
+
     def admit(self, host: str, entry: Entry) -> bool:
         """The host's part of the last check before ``entry`` leaves: not given up on,
         allowed by robots.txt (fetched again first when older than ROBOTSTXT_MAX_AGE),

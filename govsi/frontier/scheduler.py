@@ -50,7 +50,9 @@ from govsi.requestmeta import (
     KIND_ROBOTS,
     KIND_SITEMAP,
     META_ARRIVED,
+    META_FEED,
     META_FINISHED,
+    META_FROM_FEED,
     META_FROM_SITEMAP,
     META_HOST,
     META_KIND,
@@ -68,6 +70,15 @@ logger = logging.getLogger(__name__)
 
 # Robots.txt first, then what renders wait for, then sitemaps, then the host's pages.
 DEPTH_RESOURCE, DEPTH_SITEMAP = -2, -1  # after robots.txt (DEPTH_ROBOTS, -3)
+# Feeds a page declares, and the new pages they list: with the host's first pages, once
+# robots.txt is known (entries below 0 leave before it).
+DEPTH_FEED = 0
+
+
+def _is_feed(meta: dict[str, Any]) -> bool:
+    """A feed's request (``govsi.spiders.feeding``), not a sitemap's."""
+    feed = meta.get(META_FEED)
+    return isinstance(feed, tuple | list) and bool(feed) and feed[0] == "feed"
 
 
 def _wake_engine(crawler: Crawler) -> None:
@@ -261,7 +272,10 @@ class FrontierScheduler(BaseScheduler):
         if kind in (KIND_PAGE, KIND_IMAGE) and not request.dont_filter:
             entry = Entry(kind, meta.get(META_URL, request.url), meta.get("depth", 0))
             late = bool(meta.get(META_FROM_SITEMAP))
-            if not self.frontier.push(host, entry.depth, entry, kind == KIND_PAGE, late):
+            # A page new to the crawl a feed lists goes ahead of its host's breadth-first
+            # order; its row keeps its depth.
+            level = DEPTH_FEED if meta.get(META_FROM_FEED) else entry.depth
+            if not self.frontier.push(host, level, entry, kind == KIND_PAGE, late):
                 self.refills.spilled(host, entry.depth)
         elif kind == KIND_ROBOTS:
             self.frontier.push(host, DEPTH_ROBOTS, request, spillable=False)
@@ -271,6 +285,8 @@ class FrontierScheduler(BaseScheduler):
             # Sitemaps, and deliberate repeats (dont_filter: Scrapy's retries), are kept
             # whole: their meta (a retry count) must survive, and they may repeat a URL.
             depth = DEPTH_SITEMAP if kind == KIND_SITEMAP else meta.get("depth", 0)
+            if kind == KIND_SITEMAP and _is_feed(meta):
+                depth = DEPTH_FEED  # behind robots.txt's gate: a page's link, not robots.txt's
             self.frontier.push(host, depth, request, spillable=False)
         self.sharing.work_for(self.hosts[host].ip)
         self.stats.inc_value("scheduler/enqueued")
@@ -318,6 +334,9 @@ class FrontierScheduler(BaseScheduler):
         """The last check before a request leaves; a refusal costs the host no delay."""
         info = self.hosts[state.name]
         if not isinstance(entry, Entry):
+            if _is_feed(entry.meta) and not self.setup.allows(state.name, entry.url):
+                self.stats.inc_value("govsi/feeds/refused_by_robots")
+                return False
             # robots.txt, sitemaps: not sent for a host given up on.
             return info.unavailable is None or entry.meta.get(META_KIND) != KIND_ROBOTS
         if entry.revisit is not None:

@@ -14,7 +14,7 @@ from govsi.store.config import DuplicateConfig, StoreConfig
 from govsi.text.limits import TextLimits
 from govsi.web.scope import Scope
 
-__all__ = ["Count", "ReadLimits", "SitemapLimits", "SpiderConfig"]
+__all__ = ["Count", "FeedPolls", "ReadLimits", "SitemapLimits", "SpiderConfig"]
 
 
 class Count(Protocol):
@@ -43,6 +43,17 @@ class SitemapLimits:
 
 
 @dataclass(frozen=True)
+class FeedPolls:
+    """How feeds and sitemaps are polled (``govsi.spiders.feeding``)."""
+
+    follow: bool  # FEED_FOLLOW: feeds pages declare are read
+    feed_interval: float  # FEED_POLL_INTERVAL, seconds
+    sitemap_interval: float  # SITEMAP_POLL_INTERVAL, seconds
+    # REVISIT is not off: stored feeds and sitemaps are polled again when due.
+    repoll: bool = True
+
+
+@dataclass(frozen=True)
 class SpiderConfig:
     # ALLOWED_DOMAIN_SUFFIXES, MAX_URL_LENGTH, DEPTH_LIMIT, ROBOTSTXT_USER_AGENT
     scope: Scope
@@ -63,6 +74,8 @@ class SpiderConfig:
     # TEXT_EXTRACTION's bounds on one document (None: no text kept); ``reading.text_chars``
     # for HTML pages.
     document_text: TextLimits | None = None
+    # FEED_FOLLOW, FEED_POLL_INTERVAL, SITEMAP_POLL_INTERVAL (and whether REVISIT is on)
+    feeds: FeedPolls = FeedPolls(True, 3600.0, 7200.0)
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> SpiderConfig:
@@ -96,6 +109,12 @@ class SpiderConfig:
             worker_job_timeout=s.getfloat("WORKER_JOB_TIMEOUT"),
             worker_memory_limit=s.getint("WORKER_MEMORY_LIMIT"),
             document_text=text_limits(s) if text else None,
+            feeds=FeedPolls(
+                follow=s.getbool("FEED_FOLLOW"),
+                feed_interval=s.getfloat("FEED_POLL_INTERVAL"),
+                sitemap_interval=s.getfloat("SITEMAP_POLL_INTERVAL"),
+                repoll=str(s.get("REVISIT", "due")).strip().lower() != "off",
+            ),
         )
 
 

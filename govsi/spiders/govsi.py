@@ -36,6 +36,7 @@ from govsi.spiders.config import SpiderConfig
 from govsi.spiders.copies import Copies
 from govsi.spiders.documents import DocumentTexts
 from govsi.spiders.failures import failure_reason, forbidden_by_robots
+from govsi.spiders.feeding import FeedPolling
 from govsi.spiders.pages import HtmlPages
 from govsi.spiders.render import Rendering
 from govsi.spiders.revisits import conditional, content_key, kept_image, kept_page, visit
@@ -43,9 +44,10 @@ from govsi.spiders.sitemapping import Sitemaps
 from govsi.spiders.workerbound import MemoryBoundRefused, require_bound
 from govsi.spiders.workers import WorkerPool
 from govsi.store.extension import CrawlStore
+from govsi.store.feeds import stored_feeds
 from govsi.store.schema import utcnow
 from govsi.web.contenttypes import DOCUMENT_TYPES, classify, declared_length
-from govsi.web.urls import resolve
+from govsi.web.urls import host_of, resolve
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +73,7 @@ class GovsiSpider(Spider):
     copies: Copies
     pages: HtmlPages
     sitemaps: Sitemaps
+    feeds: FeedPolling
     documents: DocumentTexts | None  # TEXT_EXTRACTION's reader of documents
     # Extensions (built after the spider), looked up in start.
     known: KnownUrls
@@ -118,9 +121,19 @@ class GovsiSpider(Spider):
             worker=spider.worker,
             count=count,
             follow_now=spider.follow_now,
+            feeds_found=spider.feeds_found,
         )
         spider.documents = (
             DocumentTexts(spider.worker, c.document_text, count) if c.document_text else None
+        )
+        spider.feeds = FeedPolling(
+            c.feeds,
+            spider.worker,
+            count,
+            admit=spider.admission.admit,
+            is_new=spider.is_new,
+            page_request=spider.page_request,
+            failure_reason=spider.failure_reason,
         )
         spider.sitemaps = Sitemaps(
             c.sitemaps,
@@ -130,6 +143,7 @@ class GovsiSpider(Spider):
             admit=spider.admission.admit,
             page_request=spider.page_request,
             failure_reason=spider.failure_reason,
+            polls=spider.feeds,
         )
         return spider
 
@@ -200,6 +214,11 @@ class GovsiSpider(Spider):
             self.store.add(DiscoveredPage(url=request.meta[META_URL], depth=record.link_depth))
             self.crawler.engine.crawl(request)
 
+    def feeds_found(self, page_url: str, feeds: list[str]) -> None:
+        """Requests for the feeds a page declares that are due (``FeedPolling.declared``)."""
+        for request in self.feeds.declared(page_url, feeds):
+            self.crawler.engine.crawl(request)
+
     def _requests_of(self, record: FetchedPage) -> Iterator[Request]:
         """The requests an HTML page's record leads to: its new links, its images."""
         yield from self.follow(record.links, record.link_depth)
@@ -222,6 +241,16 @@ class GovsiSpider(Spider):
         self.copies.rekey(store.engine, self.config.reading.max_tags)
         self.copies.open(store.engine)
         self.pages.prepare()
+        # Feeds and sitemaps whose poll is due are read again, whatever else is due.
+        self.feeds.open(stored_feeds(store.engine))
+        for row in self.feeds.due():
+            host = host_of(row.url)
+            if row.kind == "sitemap":
+                request = self.sitemaps.request(row.url, host)
+            else:
+                request = self.feeds.request(row.url, host, "feed", None)
+            if request is not None:
+                yield request
         for seed in self.seed_urls:
             url = self.admission.admit(seed)
             if url is None:

@@ -50,10 +50,12 @@ class HtmlPages:
         worker: WorkerPool,
         count: Count,
         follow_now: Callable[[FetchedPage, list[str]], None],
+        feeds_found: Callable[[str, list[str]], None] = lambda page, feeds: None,
     ) -> None:
         """``robots_token``: the crawler's name in X-Robots-Tag; ``follow_now(record,
         urls)``: FRONTIER rows and requests for ``urls``, links of ``record`` sent out
-        before the page itself is done."""
+        before the page itself is done; ``feeds_found(page_url, feeds)``: the feeds a
+        followed page declares (canonical, admitted)."""
         self.limits = limits
         self.robots_token = robots_token
         self.admission = admission
@@ -62,6 +64,7 @@ class HtmlPages:
         self.worker = worker
         self.count = count
         self.follow_now = follow_now
+        self.feeds_found = feeds_found
 
     def prepare(self) -> None:
         """At the crawl's start: have the worker processes ready for the first pages, when
@@ -233,6 +236,9 @@ class HtmlPages:
             self.count("govsi/pages/nofollow")
         record.links = self.admission.chain(record.url, links)
         record.images = images
+        if found.feeds and success and not found.nofollow:
+            admit = self.admission.admit_canonical if found.canonical else self.admission.admit
+            self.feeds_found(record.url, [f for u in found.feeds if (f := admit(u)) is not None])
         self.count(outcome_stat("html"))
         return record
 

@@ -17,9 +17,10 @@ from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.python.failure import Failure
 
-from govsi.items import DiscoveredPage, SitemapFile
+from govsi.items import DiscoveredPage, FeedState, SitemapFile
 from govsi.requestmeta import (
     KIND_SITEMAP,
+    META_FEED,
     META_FROM_SITEMAP,
     META_KIND,
     META_LASTMOD,
@@ -27,6 +28,7 @@ from govsi.requestmeta import (
     META_URL,
 )
 from govsi.spiders.config import Count, SitemapLimits
+from govsi.spiders.feeding import FeedPolling
 from govsi.spiders.workers import WorkerPool
 from govsi.web import sitemaps
 from govsi.web.urls import host_of
@@ -45,10 +47,12 @@ class Sitemaps:
         admit: Callable[[str], str | None],
         page_request: Callable[[str, int], Request],
         failure_reason: Callable[[Failure], str],
+        polls: FeedPolling,
     ) -> None:
         """``max_size``: DOWNLOAD_MAXSIZE; ``admit``: a listed URL's canonical form, or None
         when the crawl does not take it; ``page_request``: the request for a page at a
-        depth; ``failure_reason``: what went wrong with a request."""
+        depth; ``failure_reason``: what went wrong with a request; ``polls``: each sitemap
+        read once per run, conditionally, its poll recorded in crawldb's ``feed`` table."""
         self.limits = limits
         self.worker = worker
         self.count = count
@@ -56,16 +60,18 @@ class Sitemaps:
         self.admit = admit
         self.page_request = page_request
         self.failure_reason = failure_reason
+        self.polls = polls
         # Per site: sitemap files requested, URLs taken, bytes kept in site.sitemap_content.
         self._files: dict[str, int] = {}
         self._urls: dict[str, int] = {}
         self._stored: dict[str, int] = {}
 
-    def request(self, url: str, site: str) -> Request | None:
-        """The request for a sitemap of ``site`` (from its robots.txt or a sitemap index),
-        or None when it is out of scope or the site's sitemap budget is spent."""
+    def request(self, url: str, site: str, found_on: str | None = None) -> Request | None:
+        """The request for a sitemap of ``site`` (from its robots.txt, a sitemap index, or
+        its row in crawldb when due), conditional when its row has validators; None when
+        it is out of scope, read in this run already, or the site's sitemap budget is spent."""
         target = self.admit(url)
-        if target is None:
+        if target is None or not self.polls.take(target):
             return None
         taken = self._files.get(site, 0)
         if taken >= self.limits.max_files:
@@ -77,10 +83,12 @@ class Sitemaps:
             callback=self.parse,
             errback=self.failed,
             dont_filter=True,
+            headers=self.polls.headers(target),
             meta={
                 META_KIND: KIND_SITEMAP,
                 META_URL: target,
                 META_SITE: site,
+                META_FEED: ("sitemap", found_on),
                 "dont_retry": True,
                 # The protocol allows 50 MB per file, more than a page may be.
                 "download_maxsize": max(self.max_size, sitemaps.MAX_BYTES),
@@ -91,9 +99,12 @@ class Sitemaps:
         site: str = response.meta[META_SITE]
         url: str = response.meta[META_URL]
         left = self.limits.max_urls - self._urls.get(site, 0)
+        if response.status == 304:
+            self.count("govsi/sitemaps/not_modified")
+            return [self.polls.polled(response)]
         if response.status != 200 or left <= 0:
             self.count("govsi/sitemaps/skipped")
-            return []
+            return [self.polls.polled(response)]
         room = self._room(site)
         try:
             read = await maybe_deferred_to_future(
@@ -103,8 +114,11 @@ class Sitemaps:
             logger.error("sitemap %s: not read, the sitemap worker failed: %r", url, exc)
             self.count("govsi/sitemaps/errors")
             self.count("govsi/sitemaps/worker_failed")
-            return []
-        return list(self._outputs(site, url, read))
+            return [self.polls.polled(response, error=f"worker: {exc!r}")]
+        out = list(self._outputs(site, url, read))
+        new = sum(isinstance(o, DiscoveredPage) and self.polls.is_new(o.url) for o in out)
+        return [self.polls.polled(response, len(read.sitemap.urls), new, read.sitemap.error),
+                *out]  # fmt: skip
 
     def _outputs(self, site: str, url: str, read: sitemaps.SitemapRead) -> Iterator[Any]:
         found = read.sitemap
@@ -120,7 +134,7 @@ class Sitemaps:
         self.count("govsi/sitemaps/files")
         yield from self._file(site, url, read.head, read.size)
         for child in found.sitemaps:
-            request = self.request(child, site)
+            request = self.request(child, site, url)
             if request is not None:
                 yield request
         # Read with the budget left when it came; another file of the site may have been
@@ -173,6 +187,9 @@ class Sitemaps:
         self._stored[site] = self._stored.get(site, 0) + min(size, room)
         yield SitemapFile(site, url, text)
 
-    def failed(self, failure: Failure) -> None:
-        logger.warning("sitemap %s: %s", failure.request.url, self.failure_reason(failure))  # type: ignore[attr-defined]
+    def failed(self, failure: Failure) -> list[FeedState]:
+        request: Request = failure.request  # type: ignore[attr-defined]
+        reason = self.failure_reason(failure)
+        logger.warning("sitemap %s: %s", request.url, reason)
         self.count("govsi/sitemaps/errors")
+        return [self.polls.poll_failed(request, reason)]

@@ -408,8 +408,8 @@ FEED = Table(
     Column("kind", String(10), nullable=False),  # items.FeedKind: feed or sitemap
     Column("found_on", String(3000)),
     Column("found_at", DateTime(timezone=False)),
-    Column("etag", String(500)),
-    Column("last_modified", String(100)),
+    Column("etag", String(1000)),
+    Column("last_modified", String(200)),
     Column("polled_at", DateTime(timezone=False)),
     Column("poll_status", Integer),
     Column("poll_error", Text),

@@ -1,0 +1,133 @@
+"""End-to-end feeds: crawl a news site whose list declares an RSS feed (``tests.simweb.feedweb``),
+then, two hours later on crawldb's clock (every stored time moved back), a new item is
+published in the feed only and the site is crawled again with the default REVISIT=due.
+
+The first run stores the feed (where it was found, its validators) and fetches the page
+only the feed names; a feed robots.txt forbids is never asked for. The second run, though
+no page is due, polls the feed and re-reads the sitemap conditionally (the sitemap, unchanged,
+answers 304), fetches the new item before anything else of the host, and nothing else.
+Delays hold in both runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select, update
+
+from govsi.store.database import make_engine
+from govsi.store.schema import FEED, IMAGE, PAGE
+from tests.simweb import feedweb
+from tests.simweb.expected import E2E_SETTINGS
+from tests.simweb.feedweb import FEED_PATH, FORBIDDEN_FEED, NEW_ITEM, ONLY_IN_FEED, SITEMAP, N
+from tests.simweb.server import Hit, SimWeb
+from tests.support.crawl import CrawlRun, query, run_crawl
+
+DELAY = 0.2
+SETTINGS = {**E2E_SETTINGS, "DEFAULT_CRAWL_DELAY": DELAY}
+LATER = timedelta(hours=2)  # past FEED_POLL_INTERVAL and SITEMAP_POLL_INTERVAL (defaults)
+# Every stored time a run reads back, moved as if the clock had gone forward.
+TIMES = {PAGE: ("accessed_time", "next_visit", "visit_time", "changed_time"),
+         IMAGE: ("accessed_time",), FEED: ("found_at", "polled_at", "next_poll")}  # fmt: skip
+
+
+@dataclass
+class Polled:
+    web: SimWeb
+    db_url: str
+    first: list[Hit]
+    second: list[Hit]
+    runs: tuple[CrawlRun, CrawlRun]
+
+
+def move_clock(db_url: str, by: timedelta) -> None:
+    """crawldb as it would be ``by`` later: every stored time moved back by it."""
+    engine = make_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            for table, columns in TIMES.items():
+                cols = [table.c[c] for c in columns]
+                for row in conn.execute(select(table.c.id, *cols)).all():
+                    values = {c: v - by for c, v in zip(columns, row[1:], strict=True) if v}
+                    if values:
+                        conn.execute(update(table).where(table.c.id == row[0]).values(**values))
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def polled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Polled]:
+    work: Path = tmp_path_factory.mktemp("feeds")
+    db_url = f"sqlite:///{work / 'crawldb.sqlite3'}"
+    web = feedweb.build().start()
+    try:
+        first = run_crawl(web, db_url, work / "first", feedweb.SEEDS, **SETTINGS)
+        assert first.returncode == 0, first.log[-3000:]
+        first_hits = web.requested()
+        move_clock(db_url, LATER)
+        feedweb.publish(web)
+        web.reset_log()
+        second = run_crawl(web, db_url, work / "second", feedweb.SEEDS, **SETTINGS)
+        assert second.returncode == 0, second.log[-3000:]
+        for run in (first, second):
+            assert "Traceback" not in run.log, run.log[-5000:]
+        yield Polled(web, db_url, first_hits, web.requested(), (first, second))
+    finally:
+        web.stop()
+
+
+def stored(db_url: str) -> dict[str, str]:
+    return {u: t for u, t in query(db_url, "SELECT url, page_type_code FROM page")}
+
+
+def test_the_feed_is_stored_with_where_it_was_found_and_its_validators(polled: Polled) -> None:
+    rows = query(polled.db_url, "SELECT url, kind, found_on, etag, poll_status, entries, "
+                                "new_entries FROM feed ORDER BY url")  # fmt: skip
+    by_url = {r[0]: r[1:] for r in rows}
+    feed = by_url[f"http://{N}{FEED_PATH}"]
+    assert feed[:2] == ("feed", f"http://{N}/novice/")
+    # The second poll's: the new ETag, four entries, one of them new.
+    assert feed[2:] == ('"v2"', 200, 4, 1)
+    sitemap = by_url[f"http://{N}{SITEMAP}"]
+    assert sitemap[0] == "sitemap" and sitemap[2:4] == ('"s1"', 304)
+    assert f"http://{N}{FORBIDDEN_FEED}" not in by_url
+
+
+def test_a_page_only_the_feed_names_is_fetched_first(polled: Polled) -> None:
+    pages = stored(polled.db_url)
+    assert pages[f"http://{N}{ONLY_IN_FEED}"] == "HTML"
+    order = [h.target for h in polled.first]
+    # New entries go ahead of the host's breadth-first order: before a page one hop from
+    # the root, found long before.
+    assert order.index(ONLY_IN_FEED) < order.index("/o-nas") < order.index("/novice/1")
+
+
+def test_robots_txt_holds_for_feeds(polled: Polled) -> None:
+    asked = {h.target for h in polled.first + polled.second}
+    assert FORBIDDEN_FEED not in asked and "/zaprto/skrito" not in asked
+    assert int(polled.runs[0].stats.get("govsi/feeds/refused_by_robots", 0)) == 1  # type: ignore[call-overload]
+
+
+def test_a_later_run_polls_feed_and_sitemap_conditionally_and_fetches_the_new_item(
+    polled: Polled,
+) -> None:
+    hits = [h for h in polled.second if h.target != "/robots.txt"]
+    by_target = {h.target: h for h in hits}
+    assert by_target[FEED_PATH].header("If-None-Match") == '"v1"'
+    assert by_target[FEED_PATH].status == 200
+    assert by_target[SITEMAP].header("If-None-Match") == '"s1"'
+    assert by_target[SITEMAP].status == 304
+    # The new item, and nothing else: no page was due.
+    assert sorted(by_target) == sorted([FEED_PATH, SITEMAP, NEW_ITEM])
+    assert len(hits) == 3
+    assert stored(polled.db_url)[f"http://{N}{NEW_ITEM}"] == "HTML"
+
+
+def test_delays_hold_in_both_runs(polled: Polled) -> None:
+    for hits in (polled.first, polled.second):
+        times = sorted(h.time for h in hits)
+        assert min((b - a for a, b in pairwise(times)), default=DELAY) >= DELAY
