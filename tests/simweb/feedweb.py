@@ -3,11 +3,14 @@
 
 ``novice.gov.si``: a home page, a news list declaring its RSS feed (and a second feed under
 ``/zaprto/``, which robots.txt forbids), news pages, and ``/novice/samo-v-viru``, which only
-the feed names. robots.txt names a sitemap. The feed and the sitemap send an ETag and answer
-a matching If-None-Match with a 304.
+the feed names. robots.txt names two sitemaps: one that never changes, and one that, once
+``publish`` has run, says ``/o-nas`` changed (``<lastmod>``: then). The feeds and sitemaps
+send an ETag and answer a matching If-None-Match with a 304.
 """
 
 from __future__ import annotations
+
+import time
 
 from tests.simweb.server import Host, Resource, SimWeb, html
 
@@ -17,7 +20,9 @@ FEED_PATH = "/novice/rss"
 FORBIDDEN_FEED = "/zaprto/rss"
 ONLY_IN_FEED = "/novice/samo-v-viru"
 NEW_ITEM = "/novice/nova"  # published by ``publish``: only the feed names it
-SITEMAP = "/sitemap.xml"
+SITEMAP = "/sitemap.xml"  # never changes
+SITEMAP_CHANGED = "/sitemap-strani.xml"  # names /o-nas, with a lastmod once published
+CHANGED_PAGE = "/o-nas"
 
 
 def _rss(paths: list[str]) -> str:
@@ -34,10 +39,19 @@ def _xml(text: str, etag: str, ctype: str) -> Resource:
     return Resource(text.encode(), headers={"Content-Type": ctype, "ETag": etag})
 
 
+def _urlset(lastmod: str) -> str:
+    when = f"<lastmod>{lastmod}</lastmod>" if lastmod else ""
+    return (
+        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>http://{N}{CHANGED_PAGE}</loc>{when}</url></urlset>"
+    )
+
+
 def build() -> SimWeb:
     pages = {
         "/robots.txt": Resource(
-            f"User-agent: *\nDisallow: /zaprto/\n\nSitemap: http://{N}{SITEMAP}\n".encode(),
+            f"User-agent: *\nDisallow: /zaprto/\n\nSitemap: http://{N}{SITEMAP}\n"
+            f"Sitemap: http://{N}{SITEMAP_CHANGED}\n".encode(),
             headers={"Content-Type": "text/plain"},
         ),
         "/": html('<html><body><h1>Novice</h1><a href="/novice/">novice</a> '
@@ -61,12 +75,18 @@ def build() -> SimWeb:
             f"<url><loc>http://{N}/</loc></url><url><loc>http://{N}/o-nas</loc></url></urlset>",
             '"s1"', "application/xml",
         ),
+        SITEMAP_CHANGED: _xml(_urlset(""), '"p1"', "application/xml"),
     }  # fmt: skip
     return SimWeb([Host(N, 0, pages)])
 
 
 def publish(web: SimWeb) -> None:
-    """A new item, named only in the feed (whose ETag changes); the sitemap stays."""
-    web.hosts[N].resources[FEED_PATH] = _xml(
+    """A new item, named only in the feed (whose ETag changes); ``/o-nas`` changes, and
+    one sitemap says so (its lastmod: now); the other sitemap stays."""
+    resources = web.hosts[N].resources
+    resources[FEED_PATH] = _xml(
         _rss([NEW_ITEM, "/novice/2", "/novice/1", ONLY_IN_FEED]), '"v2"', "application/rss+xml"
     )
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    resources[SITEMAP_CHANGED] = _xml(_urlset(now), '"p2"', "application/xml")
+    resources[CHANGED_PAGE] = html("<html><body><h1>O nas</h1><p>Nov naslov.</p></body></html>")
