@@ -1,6 +1,6 @@
 """crawldb's ``feed`` rows through the writer: found once, each poll written over its row
 (never an older one over a newer), a 304 keeping the validators, and the reads a run makes
-(validators by URL, hosts with a poll due)."""
+(validators by URL; a due poll taken by one worker)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import timedelta
 from sqlalchemy import Engine
 
 from govsi.items import FeedState
-from govsi.store.feeds import due_feed_hosts, stored_feeds
+from govsi.store.feeds import claim_polls, stored_feeds
 from govsi.store.writer import CrawlWriter
 from tests.support.crawldb import T, q
 
@@ -31,7 +31,6 @@ def test_feeds_found_polled_and_read_back(engine: Engine) -> None:
     w.add(FeedState(MAP, "www.gov.si", "sitemap", found_on="https://www.gov.si/robots.txt"))
     w.flush()
     assert rows(engine)[FEED][:2] == ("feed", "https://www.gov.si/novice/")
-    assert due_feed_hosts(engine, T) == [("www.gov.si", FEED)]  # never polled: due
 
     w.add(FeedState(FEED, "www.gov.si", polled_at=T, status=200, etag='"1"',
                     last_modified="Sun, 22 Nov 2026 10:00:00 GMT", entries=5, new_entries=5,
@@ -41,8 +40,6 @@ def test_feeds_found_polled_and_read_back(engine: Engine) -> None:
     w.flush()
     assert rows(engine)[FEED][2:] == ('"1"', "Sun, 22 Nov 2026 10:00:00 GMT", 200, 5, 5)
     assert stored_feeds(engine)[FEED].next_poll == T + HOUR
-    assert due_feed_hosts(engine, T + HOUR / 2) == []
-    assert due_feed_hosts(engine, T + HOUR) == [("www.gov.si", FEED)]
 
     # A 304 keeps the validators and the entries; an older poll replayed changes nothing.
     w.add(FeedState(FEED, "www.gov.si", polled_at=T + HOUR, status=304,
@@ -61,3 +58,16 @@ def test_feeds_found_polled_and_read_back(engine: Engine) -> None:
     w.flush()
     assert rows(engine)[FEED][2:5] == ('"1"', "Sun, 22 Nov 2026 10:00:00 GMT", None)
     assert q(engine, "SELECT poll_error FROM feed WHERE kind = 'feed'") == [("timeout",)]
+
+
+def test_a_due_poll_is_taken_by_one_worker(engine: Engine) -> None:
+    w = CrawlWriter(engine)
+    w.add(FeedState(FEED, "www.gov.si", polled_at=T, status=200, next_poll=T + HOUR))
+    w.add(FeedState(MAP, "www.gov.si", "sitemap"))  # never polled
+    w.flush()
+    due = {FEED: HOUR, MAP: 2 * HOUR}
+    assert claim_polls(engine, due, T + HOUR / 2) == [MAP]  # the feed is not due yet
+    assert claim_polls(engine, due, T + HOUR) == [FEED]  # the sitemap was taken
+    assert claim_polls(engine, due, T + HOUR) == []  # another worker, at the same time
+    # Taken until an interval later, unless the poll's record comes first.
+    assert stored_feeds(engine)[FEED].next_poll == T + 2 * HOUR

@@ -19,6 +19,7 @@ from typing import Any
 from scrapy import Request
 from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
+from sqlalchemy import Engine
 from twisted.python.failure import Failure
 
 from govsi.items import DiscoveredPage, FeedKind, FeedState
@@ -33,7 +34,7 @@ from govsi.requestmeta import (
 from govsi.revisit.conditional import ETAG_MAX, LAST_MODIFIED_MAX, validator
 from govsi.spiders.config import Count, FeedPolls
 from govsi.spiders.workers import WorkerPool
-from govsi.store.feeds import StoredFeed
+from govsi.store.feeds import StoredFeed, claim_polls, stored_feeds
 from govsi.store.schema import utcnow
 from govsi.web import feeds, sitemaps
 from govsi.web.urls import host_of
@@ -69,22 +70,31 @@ class FeedPolling:
         self.clock = clock
         # crawldb's feed rows as the run started (``open``), and the URLs polled in it.
         self.stored: dict[str, StoredFeed] = {}
-        self._taken: set[str] = set()
+        self._taken: set[tuple[str, str]] = set()
 
     def open(self, stored: dict[str, StoredFeed]) -> None:
         self.stored = stored
 
+    def start(self, engine: Engine) -> list[StoredFeed]:
+        """crawldb's feed rows read; the due ones (``due``) this worker has taken
+        (``claim_polls``: another worker of the crawl polls the others)."""
+        self.open(stored_feeds(engine))
+        due = {row.url: row for row in self.due()}
+        intervals = {url: self.interval(row.kind) for url, row in due.items()}
+        return [due[url] for url in claim_polls(engine, intervals, self.clock())]
+
     # -- which polls ------------------------------------------------------------------------
-    def take(self, url: str) -> bool:
-        """True the first time ``url`` is to be polled in this run (then never again)."""
-        if url in self._taken:
+    def take(self, url: str, site: str = "") -> bool:
+        """True the first time ``url`` is to be polled in this run (then never again); a
+        sitemap once per ``site`` naming it (it may list that site's pages)."""
+        if (url, site) in self._taken:
             return False
-        self._taken.add(url)
+        self._taken.add((url, site))
         return True
 
     def due(self, now: datetime | None = None) -> list[StoredFeed]:
         """Stored feeds and sitemaps whose next poll has come (none when REVISIT is off, or
-        for feeds when FEED_FOLLOW is off)."""
+        for feeds when FEED_FOLLOW is off); ``claim_polls`` takes them for this worker."""
         if not self.config.repoll:
             return []
         now = now or self.clock()
@@ -94,6 +104,11 @@ class FeedPolling:
             if (row.next_poll is None or row.next_poll <= now)
             and (row.kind == "sitemap" or self.config.follow)
         ]
+
+    def interval(self, kind: FeedKind) -> timedelta:
+        """FEED_POLL_INTERVAL or SITEMAP_POLL_INTERVAL, by what is polled."""
+        seconds = self.config.sitemap_interval if kind == "sitemap" else self.config.feed_interval
+        return timedelta(seconds=max(0.0, seconds))
 
     def headers(self, url: str) -> dict[str, str]:
         """The stored validators of ``url``, as a conditional request sends them."""
@@ -189,7 +204,7 @@ class FeedPolling:
             error=error,
             etag=validator(response.headers.get("ETag"), ETAG_MAX),
             last_modified=validator(response.headers.get("Last-Modified"), LAST_MODIFIED_MAX),
-            entries=entries, new_entries=new, next_poll=now + self._interval(kind),
+            entries=entries, new_entries=new, next_poll=now + self.interval(kind),
         )  # fmt: skip
 
     def poll_failed(self, request: Request, reason: str) -> FeedState:
@@ -198,7 +213,7 @@ class FeedPolling:
         url: str = request.meta[META_URL]
         now = self.clock()
         return FeedState(url, host_of(url), kind, found_on, polled_at=now, error=reason,
-                         next_poll=now + self._interval(kind))  # fmt: skip
+                         next_poll=now + self.interval(kind))  # fmt: skip
 
     def failed(self, failure: Failure) -> list[FeedState]:
         request: Request = failure.request  # type: ignore[attr-defined]
@@ -206,7 +221,3 @@ class FeedPolling:
         logger.warning("feed %s: %s", request.url, reason)
         self.count("govsi/feeds/errors")
         return [self.poll_failed(request, reason)]
-
-    def _interval(self, kind: FeedKind) -> timedelta:
-        seconds = self.config.sitemap_interval if kind == "sitemap" else self.config.feed_interval
-        return timedelta(seconds=max(0.0, seconds))

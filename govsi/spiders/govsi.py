@@ -44,7 +44,6 @@ from govsi.spiders.sitemapping import Sitemaps
 from govsi.spiders.workerbound import MemoryBoundRefused, require_bound
 from govsi.spiders.workers import WorkerPool
 from govsi.store.extension import CrawlStore
-from govsi.store.feeds import stored_feeds
 from govsi.store.schema import utcnow
 from govsi.web.contenttypes import DOCUMENT_TYPES, classify, declared_length
 from govsi.web.urls import host_of, resolve
@@ -242,8 +241,7 @@ class GovsiSpider(Spider):
         self.copies.open(store.engine)
         self.pages.prepare()
         # Feeds and sitemaps whose poll is due are read again, whatever else is due.
-        self.feeds.open(stored_feeds(store.engine))
-        for row in self.feeds.due():
+        for row in self.feeds.start(store.engine):
             host = host_of(row.url)
             if row.kind == "sitemap":
                 request = self.sitemaps.request(row.url, host)

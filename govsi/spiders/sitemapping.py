@@ -71,7 +71,7 @@ class Sitemaps:
         its row in crawldb when due), conditional when its row has validators; None when
         it is out of scope, read in this run already, or the site's sitemap budget is spent."""
         target = self.admit(url)
-        if target is None or not self.polls.take(target):
+        if target is None or not self.polls.take(target, site):
             return None
         taken = self._files.get(site, 0)
         if taken >= self.limits.max_files:

@@ -1,6 +1,6 @@
 """crawldb's ``feed`` table: feeds and sitemaps found (a row made once per URL), their polls
 written over the row (the writer, in its batch's transaction), and the reads a run makes of
-them (every row's validators; the hosts with a poll due).
+them (every row's validators; the due polls each worker takes).
 
 A poll never goes backwards: an older poll written after a newer one (a spill replayed) is
 ignored, and a 304 keeps the validators the earlier 200 stored when it repeats none.
@@ -9,15 +9,15 @@ ignored, and a 304 keeps the validators the earlier 200 stored when it repeats n
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, Engine, func, or_, select, update
+from sqlalchemy import Connection, Engine, or_, select, update
 
 from govsi.items import FeedKind, FeedState
-from govsi.store.schema import FEED, SITE
+from govsi.store.schema import FEED
 
-__all__ = ["StoredFeed", "due_feed_hosts", "record_feeds", "stored_feeds"]
+__all__ = ["StoredFeed", "claim_polls", "record_feeds", "stored_feeds"]
 
 
 class StoredFeed(NamedTuple):
@@ -82,14 +82,20 @@ def stored_feeds(engine: Engine) -> dict[str, StoredFeed]:
         return {row.url: StoredFeed(*row) for row in conn.execute(query)}
 
 
-def due_feed_hosts(engine: Engine, now: datetime) -> list[tuple[str, str]]:
-    """(host, a due feed's URL) of every host with a feed or sitemap whose next poll has
-    come (or was never set), one row per host."""
-    query = (
-        select(SITE.c.domain, func.min(FEED.c.url))
-        .join(SITE, SITE.c.id == FEED.c.site_id)
-        .where(or_(FEED.c.next_poll.is_(None), FEED.c.next_poll <= now))
-        .group_by(SITE.c.domain)
-    )
-    with engine.connect() as conn:
-        return [(host, url) for host, url in conn.execute(query)]
+def claim_polls(engine: Engine, due: dict[str, timedelta], now: datetime) -> list[str]:
+    """The due feeds of ``due`` (URL -> its poll interval) this worker polls: each one's
+    ``next_poll`` moved an interval on, where it has come (or was never set), by one UPDATE
+    that only one worker's can change; the others leave it. A poll that never ends is due
+    again an interval later."""
+    taken: list[str] = []
+    with engine.begin() as conn:
+        for url, interval in due.items():
+            result = conn.execute(
+                update(FEED)
+                .where(FEED.c.url == url)
+                .where(or_(FEED.c.next_poll.is_(None), FEED.c.next_poll <= now))
+                .values(next_poll=now + interval)
+            )
+            if result.rowcount:
+                taken.append(url)
+    return taken
