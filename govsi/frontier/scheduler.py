@@ -334,9 +334,12 @@ class FrontierScheduler(BaseScheduler):
         """The last check before a request leaves; a refusal costs the host no delay."""
         info = self.hosts[state.name]
         if not isinstance(entry, Entry):
-            if _is_feed(entry.meta) and not self.setup.allows(state.name, entry.url):
-                self.stats.inc_value("govsi/feeds/refused_by_robots")
-                return False
+            if _is_feed(entry.meta):
+                # A page's link, as far as the host is concerned: robots.txt, a host given up.
+                if not self.setup.allows(state.name, entry.url):
+                    self.stats.inc_value("govsi/feeds/refused_by_robots")
+                    return False
+                return info.unavailable is None
             # robots.txt, sitemaps: not sent for a host given up on.
             return info.unavailable is None or entry.meta.get(META_KIND) != KIND_ROBOTS
         if entry.revisit is not None:
