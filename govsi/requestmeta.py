@@ -10,7 +10,7 @@ every kind against ``Kind``.
 
 from __future__ import annotations
 
-from typing import Final, Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from scrapy import Request
 
@@ -40,6 +40,8 @@ META_FROM_FEED: Final = "govsi_from_feed"
 # A feed or sitemap request's row in crawldb's ``feed`` table: (kind, found on), written
 # with the poll's outcome (``govsi.spiders.feeding``).
 META_FEED: Final = "govsi_feed"
+
+
 # Monotonic time the response's headers arrived (delays count from it).
 META_ARRIVED: Final = "govsi_arrived"
 META_FINISHED: Final = "govsi_finished"  # set once the scheduler has settled the request
@@ -57,6 +59,12 @@ META_REVISIT: Final = "govsi_revisit"
 META_LASTMOD: Final = "govsi_lastmod"
 # The WARC record id of the request's response (WarcMiddleware): a DOM record refers to it.
 META_WARC_RECORD: Final = "govsi_warc_record"
+
+
+def is_feed(meta: dict[str, Any]) -> bool:
+    """``meta`` is a feed's request's (``govsi.spiders.feeding``), not a sitemap's."""
+    feed = meta.get(META_FEED)
+    return isinstance(feed, tuple | list) and bool(feed) and feed[0] == "feed"
 
 
 @runtime_checkable

@@ -50,7 +50,6 @@ from govsi.requestmeta import (
     KIND_ROBOTS,
     KIND_SITEMAP,
     META_ARRIVED,
-    META_FEED,
     META_FINISHED,
     META_FROM_FEED,
     META_FROM_SITEMAP,
@@ -59,6 +58,7 @@ from govsi.requestmeta import (
     META_URL,
     Kind,
     RequestFactory,
+    is_feed,
 )
 from govsi.store.database import is_sqlite
 from govsi.store.extension import CrawlStore
@@ -73,12 +73,6 @@ DEPTH_RESOURCE, DEPTH_SITEMAP = -2, -1  # after robots.txt (DEPTH_ROBOTS, -3)
 # Feeds a page declares, and the new pages they list: with the host's first pages, once
 # robots.txt is known (entries below 0 leave before it).
 DEPTH_FEED = 0
-
-
-def _is_feed(meta: dict[str, Any]) -> bool:
-    """A feed's request (``govsi.spiders.feeding``), not a sitemap's."""
-    feed = meta.get(META_FEED)
-    return isinstance(feed, tuple | list) and bool(feed) and feed[0] == "feed"
 
 
 def _wake_engine(crawler: Crawler) -> None:
@@ -285,7 +279,7 @@ class FrontierScheduler(BaseScheduler):
             # Sitemaps, and deliberate repeats (dont_filter: Scrapy's retries), are kept
             # whole: their meta (a retry count) must survive, and they may repeat a URL.
             depth = DEPTH_SITEMAP if kind == KIND_SITEMAP else meta.get("depth", 0)
-            if kind == KIND_SITEMAP and _is_feed(meta):
+            if kind == KIND_SITEMAP and is_feed(meta):
                 depth = DEPTH_FEED  # behind robots.txt's gate: a page's link, not robots.txt's
             self.frontier.push(host, depth, request, spillable=False)
         self.sharing.work_for(self.hosts[host].ip)
@@ -334,7 +328,7 @@ class FrontierScheduler(BaseScheduler):
         """The last check before a request leaves; a refusal costs the host no delay."""
         info = self.hosts[state.name]
         if not isinstance(entry, Entry):
-            if _is_feed(entry.meta):
+            if is_feed(entry.meta):
                 # A page's link, as far as the host is concerned: robots.txt, a host given up.
                 if not self.setup.allows(state.name, entry.url):
                     self.stats.inc_value("govsi/feeds/refused_by_robots")
