@@ -113,6 +113,20 @@ def test_a_change_of_main_content_keeps_the_replaced_version(engine: Engine) -> 
     assert w.changes == {"content": 1}
 
 
+def test_a_visit_records_the_links_crawldb_did_not_know(engine: Engine) -> None:
+    # What makes a hub: its visits find new pages. B is known (linked at the first visit,
+    # C stored from elsewhere); D and E are new: "+2" in the history, and a hub's interval.
+    w = CrawlWriter(engine, store_binary_data=True, revisit_hub_min_interval=3600)
+    write(engine, page(links=[B]), page(C, html=semantic(NEWS_2)), writer=w)
+    write(engine, again(engine, html=semantic(NEWS_2), links=[B, C, D, E]), writer=w)
+    r = row(engine)
+    assert r["revisit_history"] == f"{3 * DAY}+2"
+    assert r["next_visit"] < T1 + timedelta(seconds=DAY)  # below REVISIT_MIN_INTERVAL
+    # The same links again are no news: a changed page that found none.
+    write(engine, again(engine, when=T1 + timedelta(days=1), links=[B, C, D, E]), writer=w)
+    assert row(engine)["revisit_history"] == f"{3 * DAY}+2 {DAY}+"
+
+
 def test_a_boilerplate_change_is_no_change_but_the_latest_bytes_are_kept(engine: Engine) -> None:
     write(engine, page(html=semantic(NEWS_1, "23. 11. 2026")))
     latest = semantic(NEWS_1, "26. 11. 2026")

@@ -1,21 +1,22 @@
-"""When a stored page is due again: its next visit from its own history of changes.
+"""When a stored page is due again: its next visit from its own history of changes and of
+the new links its visits found.
 
-``next_visit(history, changed, visited, previous, ...)`` records one visit (whether the
-content had changed since the previous one) in the page's history and gives the time of the
-next visit. The history (``page.revisit_history``) is the last ``HISTORY_LENGTH`` intervals,
-each as whole seconds and ``+`` (changed) or ``-``: ``"86400- 172800+"``, at most 383
-characters; an entry it cannot read (an older format) is ignored.
+``next_visit(history, changed, visited, previous, ..., new_links=n)`` records one visit
+(whether the content had changed since the previous one, how many links it found that
+crawldb did not know) in the page's history and gives the time of the next visit. The
+history (``page.revisit_history``) is the last ``HISTORY_LENGTH`` intervals, each as whole
+seconds, ``+`` (changed) or ``-``, and the new links found when that many: ``"86400-
+172800+3"``; an entry it cannot read (an older format) is ignored.
 
-The interval is ``optimal_interval(change_rate(history), target)`` (``govsi/revisit/rate.py``:
-Cho & Garcia-Molina's estimator and their freshness-optimal interval) within
-``[min_interval, max_interval]``. With no budget to fit, ``target`` defaults to
-``min_interval / PEAK_RATIO``: the pages that gain most from visits (about 1.8 changes per
-``min_interval``) get ``min_interval``; slower ones longer intervals, about
-``sqrt(2 target / rate)``; pages that never change, or change more than ~3.4 times per
-``min_interval`` (a visit would almost never find them fresh), ``max_interval``. Between
-those fast ones and the peak, where the optimum lengthens intervals again, the peak's
-interval is kept (see ``_interval``). A first visit (``previous`` None) knows nothing yet:
-``min_interval``.
+The interval is ``age_interval(change_rate(history), links_rate(history), price)``
+(``govsi/revisit/age.py``: the interval that makes age and discovery latency least per
+fetch; ``rate.py``: Cho & Garcia-Molina's change-rate estimator) within ``[min_interval,
+max_interval]``; a hub (a page whose history found new links) may go down to
+``hub_min_interval``. It shortens as a page changes faster or yields more links: news
+lists and indexes are visited most, pages that never change drift to ``max_interval``.
+``price`` (seconds squared) defaults to the one at which a page changing about once per
+``min_interval`` gets ``min_interval``; a larger one spends fewer fetches. A first visit
+(``previous`` None) knows nothing yet: ``min_interval``.
 
 ``due_by_lastmod(lastmod, last_visit)``: a sitemap's ``<lastmod>`` later than the last visit
 makes the page due at once (``parse_lastmod`` reads one); ``<changefreq>`` is ignored, as
@@ -28,7 +29,8 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
-from govsi.revisit.rate import PEAK_LOAD, PEAK_RATIO, change_rate, optimal_interval
+from govsi.revisit.age import PRICE_AT_ONE, age_interval, links_rate
+from govsi.revisit.rate import PRIOR_CHANGES, change_rate
 
 __all__ = [
     "HISTORY_LENGTH",
@@ -37,13 +39,21 @@ __all__ = [
     "next_visit",
     "parse_history",
     "parse_lastmod",
+    "parse_links",
 ]
 
 # Visits the rate is learnt from: enough for a rate within ~25 %, few enough that a page
 # that changes its pace is followed within a few months.
 HISTORY_LENGTH: Final = 32
 _LONGEST: Final = 10**10 - 1  # seconds, 317 years: an entry's ten digits at most
-_ENTRY = re.compile(r"(?<!\S)([0-9]{1,10})([+-])(?!\S)")
+# The change rate's prior (``rate.change_rate``) for a page never seen changing, whose rate
+# the prior alone sets: the age-optimal interval goes as rate^(-1/3), so with the
+# estimator's own prior (a quarter of a change) such a page settles near 9 x min_interval
+# within its 32 visits; a fiftieth lets it drift to max_interval (30 x). A page seen
+# changing keeps the estimator's prior: a smaller one misjudges slow pages' rates.
+QUIET_PRIOR: Final = 0.02
+_MOST_LINKS: Final = 999_999  # an entry's new links: six digits at most
+_ENTRY = re.compile(r"(?<!\S)([0-9]{1,10})([+-])([0-9]{0,6})(?!\S)")
 # W3C Datetime, the forms sitemaps.org allows: a date, or a date and time (minutes at
 # least) with a zone (Z or +hh:mm); a time without a zone is read as UTC.
 _LASTMOD = re.compile(
@@ -55,17 +65,32 @@ _LASTMOD = re.compile(
 def parse_history(history: str | None) -> list[tuple[float, bool]]:
     """The ``(interval seconds, changed)`` observations a history string holds, oldest
     first; entries it cannot read are left out."""
-    return [(float(digits), sign == "+") for digits, sign in _entries(history)]
+    return [(float(digits), sign == "+") for digits, sign, _ in _entries(history)]
 
 
-def format_history(observations: list[tuple[float, bool]]) -> str:
-    """The history string of the last ``HISTORY_LENGTH`` observations."""
-    kept = observations[-HISTORY_LENGTH:]
-    return " ".join(f"{min(round(t), _LONGEST)}{'+' if c else '-'}" for t, c in kept)
+def parse_links(history: str | None) -> list[tuple[float, int]]:
+    """The ``(interval seconds, new links found)`` observations a history holds, oldest
+    first (an entry without a count found none)."""
+    return [(float(digits), int(links or 0)) for digits, _, links in _entries(history)]
 
 
-def _entries(history: str | None) -> list[tuple[str, str]]:
-    """The readable entries of the last ``HISTORY_LENGTH``, as (digits, sign)."""
+def format_history(
+    observations: list[tuple[float, bool]], links: list[int] | None = None
+) -> str:
+    """The history string of the last ``HISTORY_LENGTH`` observations (``links``: the new
+    links each found, one per observation; none: 0 each)."""
+    found = links if links is not None else [0] * len(observations)
+    kept = list(zip(observations, found, strict=True))[-HISTORY_LENGTH:]
+    return " ".join(_entry(t, c, n) for (t, c), n in kept)
+
+
+def _entry(interval: float, changed: bool, links: int) -> str:
+    count = str(min(links, _MOST_LINKS)) if links > 0 else ""
+    return f"{min(round(interval), _LONGEST)}{'+' if changed else '-'}{count}"
+
+
+def _entries(history: str | None) -> list[tuple[str, str, str]]:
+    """The readable entries of the last ``HISTORY_LENGTH``, as (digits, sign, links)."""
     if not history:
         return []
     return _ENTRY.findall(" ".join(history.split()[-HISTORY_LENGTH:]))
@@ -79,39 +104,34 @@ def next_visit(
     *,
     min_interval: float,
     max_interval: float,
-    target: float | None = None,
+    hub_min_interval: float | None = None,
+    new_links: int = 0,
+    price: float | None = None,
 ) -> tuple[datetime, str]:
     """(the next visit, the history with this visit in it). ``previous``: the visit before
-    this one (None on a first visit); ``changed``: the content differed from it.
-    ``target``: the fetch's price in seconds of freshness (``rate.optimal_interval``);
-    default ``min_interval / PEAK_RATIO``."""
+    this one (None on a first visit); ``changed``: the content differed from it;
+    ``new_links``: links it found that were not known. ``hub_min_interval``: the shortest
+    interval of a hub (default ``min_interval``). ``price``: a fetch's price in seconds
+    squared (``age.age_interval``); default ``PRICE_AT_ONE * min_interval ** 2``."""
     entries = _entries(history)
     if previous is not None:
         elapsed = round((visited - previous).total_seconds())
         if elapsed > 0:  # a zero interval (a clock step back, a retry) tells nothing
-            entries = [
-                *entries[1 - HISTORY_LENGTH :],
-                (str(min(elapsed, _LONGEST)), "+-"[not changed]),
-            ]
+            entry = _entry(elapsed, changed, new_links)
+            entries = [*entries[1 - HISTORY_LENGTH :], *_ENTRY.findall(entry)]
+    text = " ".join(d + s + n for d, s, n in entries)
     if previous is None or not entries:
-        interval = min_interval
-    else:
-        price = min_interval / PEAK_RATIO if target is None else target
-        rate = change_rate((float(digits), sign == "+") for digits, sign in entries)
-        interval = _interval(rate, price)
-    interval = min(max(interval, min_interval), max_interval)
-    return visited + timedelta(seconds=interval), " ".join(d + s for d, s in entries)
-
-
-def _interval(rate: float, price: float) -> float:
-    load = rate * price
-    if PEAK_LOAD < load < 1:
-        # Past the peak the optimum lengthens the interval again, but there the estimate
-        # rests on visits that mostly found a change, which only bound the rate from below:
-        # at longer intervals they all would, and the page would settle there whatever its
-        # pace. The peak's interval keeps measuring it until the estimate passes 1 / price.
-        return PEAK_RATIO * price
-    return optimal_interval(rate, price)
+        return visited + timedelta(seconds=min_interval), text
+    cost = PRICE_AT_ONE * min_interval**2 if price is None else price
+    observed = parse_history(text)
+    quiet = not any(changed for _, changed in observed)
+    rate = change_rate(observed, prior_changes=QUIET_PRIOR if quiet else PRIOR_CHANGES)
+    links = links_rate(parse_links(text))
+    shortest = min_interval
+    if links > 0 and hub_min_interval is not None:
+        shortest = min(hub_min_interval, min_interval)
+    interval = min(max(age_interval(rate, links, cost), shortest), max_interval)
+    return visited + timedelta(seconds=interval), text
 
 
 def parse_lastmod(text: str | None) -> datetime | None:

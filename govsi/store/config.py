@@ -55,6 +55,7 @@ class StoreConfig:
     # REVISIT_MIN_INTERVAL, REVISIT_MAX_INTERVAL: bounds of each visit's next_visit (seconds)
     revisit_min_interval: float = 24 * 3600
     revisit_max_interval: float = 30 * 24 * 3600
+    revisit_hub_min_interval: float = 3600  # REVISIT_HUB_MIN_INTERVAL: a hub's shortest
     page_id_cache: int = 0  # DB_PAGE_ID_CACHE
     # HISTORY_KEEP_VERSIONS, HISTORY_KEEP_MONTHS: each page's earlier versions kept
     history_keep_versions: int = 10
@@ -86,6 +87,7 @@ class StoreConfig:
             sitemap_store_max=s.getint("SITEMAP_STORE_MAX_BYTES"),
             revisit_min_interval=s.getfloat("REVISIT_MIN_INTERVAL"),
             revisit_max_interval=s.getfloat("REVISIT_MAX_INTERVAL"),
+            revisit_hub_min_interval=s.getfloat("REVISIT_HUB_MIN_INTERVAL"),
             page_id_cache=s.getint("DB_PAGE_ID_CACHE"),
             history_keep_versions=s.getint("HISTORY_KEEP_VERSIONS"),
             history_keep_months=s.getint("HISTORY_KEEP_MONTHS"),

@@ -91,17 +91,27 @@ _UNCLAIMED = {"revisit_claim": None, "revisit_claimed_at": None}
 
 @dataclass(frozen=True, slots=True)
 class Schedule:
-    """The next visit of a page (REVISIT_MIN_INTERVAL, REVISIT_MAX_INTERVAL, seconds)."""
+    """The next visit of a page (REVISIT_MIN_INTERVAL, REVISIT_MAX_INTERVAL, a hub's
+    REVISIT_HUB_MIN_INTERVAL, seconds)."""
 
     min_interval: float
     max_interval: float
+    hub_min_interval: float | None = None
 
     def after(
-        self, history: str | None, changed: bool, visited: datetime, previous: datetime | None
+        self,
+        history: str | None,
+        changed: bool,
+        visited: datetime,
+        previous: datetime | None,
+        new_links: int = 0,
     ) -> tuple[datetime, str | None]:
         """(the next visit, the history to store: NULL while no interval was observed)."""
-        bounds = {"min_interval": self.min_interval, "max_interval": self.max_interval}
-        due, kept = next_visit(history, changed, visited, previous, **bounds)
+        due, kept = next_visit(
+            history, changed, visited, previous, min_interval=self.min_interval,
+            max_interval=self.max_interval, hub_min_interval=self.hub_min_interval,
+            new_links=new_links,
+        )  # fmt: skip
         return due, kept or None
 
     def retry(self, failed: datetime) -> datetime:
@@ -255,6 +265,8 @@ class PageWrites:
     texts_if_none: dict[int, Row] = field(default_factory=dict)
     lsh: dict[int, list[int]] = field(default_factory=dict)
     changes: Counter[str] = field(default_factory=Counter)
+    # Per page written: links of its record crawldb had no row of (the writer's count).
+    new_links: dict[int, int] = field(default_factory=dict)
 
     def add(self, pid: int, item: FetchedPage, page_id: Callable[[str], int]) -> None:
         stored = self.stored.get(pid, Stored())
@@ -308,8 +320,9 @@ class PageWrites:
                 changed_time = item.accessed_time
             previous = stored.accessed_time if replaces else None
             due, history = self.schedule.after(
-                stored.history, found is not None, item.accessed_time, previous
-            )
+                stored.history, found is not None, item.accessed_time, previous,
+                self.new_links.get(pid, 0),
+            )  # fmt: skip
             row.update(etag=item.etag, last_modified=item.last_modified,
                        changed_time=changed_time, next_visit=due, revisit_history=history,
                        visit_outcome=outcome(stored.version, after),

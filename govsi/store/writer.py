@@ -107,14 +107,18 @@ class CrawlWriter:
         sitemap_store_max: int = 0,
         revisit_min_interval: float = 24 * 3600,
         revisit_max_interval: float = 30 * 24 * 3600,
+        revisit_hub_min_interval: float | None = None,
         page_id_cache: int = 0,
         history: Retention | None = None,
     ) -> None:
         self.engine = engine
         # How much of each page's history is kept (HISTORY_KEEP_VERSIONS, _MONTHS).
         self.history = history or Retention()
-        # Each visit's next one (REVISIT_MIN_INTERVAL, REVISIT_MAX_INTERVAL).
-        self.schedule = Schedule(revisit_min_interval, revisit_max_interval)
+        # Each visit's next one (REVISIT_MIN_INTERVAL, REVISIT_MAX_INTERVAL, a hub's
+        # REVISIT_HUB_MIN_INTERVAL).
+        self.schedule = Schedule(
+            revisit_min_interval, revisit_max_interval, revisit_hub_min_interval
+        )
         # Changes seen on revisits, by kind (govsi.revisit.change), for the stats.
         self.changes: Counter[str] = Counter()
         # site.sitemap_content never grows past this many bytes (UTF-8), across runs.
@@ -154,6 +158,7 @@ class CrawlWriter:
             sitemap_store_max=c.sitemap_store_max,
             revisit_min_interval=c.revisit_min_interval,
             revisit_max_interval=c.revisit_max_interval,
+            revisit_hub_min_interval=c.revisit_hub_min_interval,
             page_id_cache=c.page_id_cache,
             history=Retention(c.history_keep_versions, c.history_keep_months),
         )
@@ -274,13 +279,17 @@ class CrawlWriter:
             i.host for i in batch if isinstance(i, RobotsFile | SiteInfo | SitemapFile | FeedState)
         )
         site_ids = self._ensure_sites(conn, hosts)
-        written = self._ensure_pages(conn, new, site_ids)
+        written, inserted = self._ensure_pages(conn, new, site_ids)
         self.page_ids.stage(written)
         page_ids.update(written)
 
         fetched = [page_ids[i.url] for i in batch if isinstance(i, FetchedPage)]
         stored = read_stored(conn, fetched)
         pages = PageWrites(stored, self.schedule, self.store_binary_data, self.history)
+        # A visit's new links, which steer its next (a hub's): URLs crawldb had no row of.
+        for item in batch:
+            if isinstance(item, FetchedPage) and inserted:
+                pages.new_links[page_ids[item.url]] = len(inserted.intersection(item.links))
         image_updates: dict[str, FetchedImage] = {}
         robots: dict[str, RobotsFile] = {}
         site_info: dict[str, SiteInfo] = {}
@@ -357,22 +366,26 @@ class CrawlWriter:
 
     def _ensure_pages(
         self, conn: Connection, depth_of: dict[str, int], site_ids: dict[str, int]
-    ) -> dict[str, int]:
+    ) -> tuple[dict[str, int], set[str]]:
+        """The ids of ``depth_of``'s URLs, rows added where there were none; and those."""
+        ids: dict[str, int] = {}
         if not depth_of:
-            return {}
+            return ids, set()
         urls = list(depth_of)
+        for part in chunks(urls):
+            found = conn.execute(select(PAGE.c.url, PAGE.c.id).where(PAGE.c.url.in_(part)))
+            ids.update({url: pid for url, pid in found})
+        missing = [u for u in urls if u not in ids]
         stmt = self._insert(PAGE).on_conflict_do_nothing(index_elements=["url"])
         # A chunk's rows at a time: a batch of link-heavy pages holds ~100 000 URLs, whose
         # rows all at once cost tens of megabytes beside the batch.
-        for part in chunks(urls):
+        for part in chunks(missing):
             rows = [
                 {"url": u, "site_id": site_ids[host_of(u)], "page_type_code": "FRONTIER",
                  "depth": depth_of[u]}
                 for u in part
             ]  # fmt: skip
             conn.execute(stmt, rows)
-        ids: dict[str, int] = {}
-        for part in chunks(urls):
             found = conn.execute(select(PAGE.c.url, PAGE.c.id).where(PAGE.c.url.in_(part)))
             ids.update({url: pid for url, pid in found})
-        return ids
+        return ids, set(missing)
