@@ -1,46 +1,66 @@
-"""How fresh does each revisit policy keep a crawl, at the same budget of fetches a day?
+"""How old are a crawl's copies, and how late are its new pages found, under each revisit
+rule at the same budget of fetches a day?
 
-Simulated clock, no network, no crawler. ``--pages`` pages change as Poisson processes with
-known rates, a mix from news lists changing hourly to pages that never change (``MIX``).
-Every page is fetched at day 0, then each policy says when each page is due; the crawler
-fetches at most ``--budget`` pages a day, evenly spaced, the most overdue first (earliest
-due time, the order of crawldb's ``idx_page_next_visit``), and tells the policy whether
-the page had changed since its last fetch (the memoryless draw of the next change after a
-fetch is exact for a Poisson process). Measured over the last ``--days - --warmup`` days: average
-freshness (the share of time a page's stored copy equals the live page) and average age
-(days since the live page first differed from the copy; 0 while fresh).
+Simulated clock, no network, no crawler. ``--pages`` pages in the classes of ``MIX``: pages
+changing as Poisson processes with known rates (home pages hourly to pages that never
+change); hubs (news lists, section indexes) on which new pages appear as Poisson processes
+and stay listed ``LISTED`` days (a hub changes when a page appears on it); and byte-volatile
+pages, whose bytes change at every fetch (a token, a counter) while their main text never
+does. ``FEED_SHARE`` of the hubs also name their new pages in a feed or a sitemap with
+``<lastmod>`` (one for ``HUBS_PER_FEED`` hubs, a site's), which govsi re-reads every
+``--feed-poll`` hours (conditionally; the polls come out of govsi's budget); to the other
+rules a feed is one more page of the hub's pace, so they find a hub's new pages only on its
+visits. Every page is fetched at day 0, then each rule says when each page is due; the
+crawler fetches at most ``--budget`` pages a day, evenly spaced, the most overdue first
+(earliest due time, the order of crawldb's ``idx_page_next_visit``), and tells the rule
+whether the page had changed since its last fetch (by govsi's key, the main text; by Nutch's
+and StormCrawler's default signatures, the raw bytes: a byte-volatile page changed at every
+fetch) and, to govsi, how many links it found that were not known. A new page found is
+stored at once (new pages come before revisits: they are not revisits' fetches).
 
-Policies:
+Measured over the last ``--days - --warmup`` days: mean age (days since the live page first
+differed from the copy; 0 while fresh), freshness (the share of time a copy equals the live
+page), fetches a day, each by page class; discovery latency of the new pages created in the
+window (from appearing on a hub until stored: median and 90th percentile; a page that left
+its hub's list unfound is never found: an infinite latency).
 
-- ``learning``: govsi's ``next_visit`` (``govsi/revisit/schedule.py``) within
-  ``REVISIT_MIN_INTERVAL`` / ``REVISIT_MAX_INTERVAL`` (1 and 30 days), its ``target``
-  fitted to the budget once a day by what the crawler itself knows: the intervals it has
-  given (the sum of ``1 / interval`` over the pages is the fetches a day they ask for),
-  aiming at the budget. ``learning, no budget`` keeps the default target (``min_interval /
-  PEAK_RATIO``) and lets the budget cut it.
+Rules:
+
+- ``govsi``: ``next_visit`` (``govsi/revisit/schedule.py``) within ``REVISIT_MIN_INTERVAL``
+  / ``REVISIT_MAX_INTERVAL`` (1 and 30 days), hubs down to ``--hub-min`` hours
+  (``REVISIT_HUB_MIN_INTERVAL``), its ``price`` fitted to the budget once a day by what the
+  crawler itself knows: the intervals it has given (the sum of ``1 / interval`` over the
+  pages is the fetches a day they ask for). ``govsi, default price`` keeps the default
+  price and lets the budget cut it.
 - ``uniform``: every page every ``pages / budget`` days.
+- ``Nutch default``: ``DefaultFetchSchedule``, every page every 30 days
+  (``db.fetch.interval.default``).
 - ``Nutch adaptive``: ``AdaptiveFetchSchedule`` with nutch-default.xml's values: first
-  interval 30 days (``db.fetch.interval.default``), x1.4 unchanged, x0.8 changed, 60 s to
-  365 days, ``sync_delta`` with rate 0.3 (the modified time is the fetch that last saw a
-  change; ``db.fetch.interval.max``, which forces a refetch past 90 days, is left out).
+  interval 30 days, x1.4 unchanged, x0.8 changed, 60 s to 365 days, ``sync_delta`` with
+  rate 0.3 (the modified time is the fetch that last saw a change;
+  ``db.fetch.interval.max``, which forces a refetch past 90 days, is left out).
+- ``StormCrawler default``: ``DefaultScheduler``, every page every day
+  (``fetchInterval.default``: 1 440 minutes).
 - ``StormCrawler adaptive``: ``AdaptiveScheduler`` with its defaults: first interval 1 day,
   changed ``0.5 I + 0.5 min``, unchanged ``1.5 I``, in whole minutes, 1 hour to 14 days.
-- ``optimum``: each page's interval from its true rate, Lagrange's freshness-optimal
-  allocation of exactly the budget (``rate.optimal_interval`` with the ``target`` that
-  spends it), within the same 1 to 30 days; its analytic figures (no queueing) are the
-  reference. ``optimum, unbounded`` drops the bounds (pages may go unvisited): freshness
-  only, as an abandoned page's age grows without end.
+- ``age optimum``: each page's interval from its true rates, the age- and latency-optimal
+  spending of exactly the budget (``age.age_interval``) within govsi's bounds, simulated.
+- ``freshness optimum``: Lagrange's freshness-optimal allocation of exactly the budget
+  (``rate.optimal_interval``) within 1 to 30 days; its analytic freshness (no queueing) is
+  the reference of the freshness goal.
 
-    PYTHONPATH=. python -m bench.freshness                 # ~80 s
-    PYTHONPATH=. python -m bench.freshness --budget 500 --days 240 --warmup 120
+    PYTHONPATH=. python -m bench.freshness                 # ~4 min
+    PYTHONPATH=. python -m bench.freshness --budget 3000 --out bench/results/freshness-3000.json
 """
 
 from __future__ import annotations
 
 import argparse
+import bisect
 import heapq
 import math
 import random
+import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -50,33 +70,66 @@ from typing import Any
 
 from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
-from govsi.revisit.rate import PEAK_RATIO, optimal_interval
+from govsi.revisit.age import PRICE_AT_ONE, age_interval
+from govsi.revisit.rate import optimal_interval
 from govsi.revisit.schedule import next_visit
 
 DAY = 86400.0
 MIN_I, MAX_I = 1.0, 30.0  # days: govsi's REVISIT_MIN_INTERVAL and REVISIT_MAX_INTERVAL
-# (share of pages, changes a day at the class's centre, what they are). Rates within a
-# class spread log-normally (sigma 0.5) around the centre.
-MIX: list[tuple[float, float, str]] = [
-    (0.02, 24.0, "news lists, home pages: hourly"),
-    (0.05, 1.0, "section indexes, notices: daily"),
-    (0.10, 1 / 7, "events, tenders: weekly"),
-    (0.20, 1 / 30, "ordinary pages: monthly"),
-    (0.30, 1 / 365, "reference pages: yearly"),
-    (0.33, 0.0, "documents, archived news: never"),
+LISTED = 5.0  # days a hub lists a new page
+FEED_SHARE = 0.5  # of hubs whose new pages are also in a feed or a sitemap with lastmod
+HUBS_PER_FEED = 10  # a site's feed or sitemap names the new pages of about this many hubs
+# (share of pages, changes a day at the class's centre, new pages a day at the centre,
+# what they are). Rates within a class spread log-normally (sigma 0.5) around the centre; a
+# hub's changes are its new pages. VOLATILE is the byte-volatile class.
+MIX: list[tuple[float, float, float, str]] = [
+    (0.01, 24.0, 0.0, "home pages: hourly"),
+    (0.01, 0.0, 2.0, "news lists: 2 new a day"),
+    (0.02, 0.0, 0.3, "indexes: 2 new a week"),
+    (0.05, 1.0, 0.0, "notices: daily"),
+    (0.10, 1 / 7, 0.0, "events: weekly"),
+    (0.20, 1 / 30, 0.0, "ordinary: monthly"),
+    (0.05, 0.0, 0.0, "byte-volatile: never"),
+    (0.25, 1 / 365, 0.0, "reference: yearly"),
+    (0.31, 0.0, 0.0, "documents: never"),
 ]
-GAIN = 0.5  # how hard it corrects the target each day
+VOLATILE = 6
+GAIN = 1.5  # how hard it corrects the price each day (intervals go as price^(1/3..1/2))
 
 
-def pages_of(count: int, rng: random.Random) -> tuple[list[float], list[int]]:
-    """Each page's changes per day and its class (an index into MIX), shuffled."""
-    pages: list[tuple[float, int]] = []
-    for k, (share, centre, _) in enumerate(MIX):
-        for _ in range(round(share * count)):
-            pages.append((centre * math.exp(rng.gauss(0, 0.5)) if centre else 0.0, k))
-    pages = (pages + [(0.0, len(MIX) - 1)] * count)[:count]
-    rng.shuffle(pages)
-    return [r for r, _ in pages], [k for _, k in pages]
+class Population:
+    """The pages: each one's change rate, new pages a day, class; each hub's new pages'
+    creation times and whether a feed names them."""
+
+    def __init__(self, count: int, days: float, rng: random.Random) -> None:
+        pages: list[tuple[float, float, int]] = []
+        for k, (share, changes, links, _) in enumerate(MIX):
+            for _ in range(round(share * count)):
+                spread = math.exp(rng.gauss(0, 0.5))
+                pages.append((changes * spread, links * spread, k))
+        pages = (pages + [(0.0, 0.0, len(MIX) - 1)] * count)[:count]
+        rng.shuffle(pages)
+        self.rates = [r for r, _, _ in pages]
+        self.links = [n for _, n, _ in pages]
+        self.classes = [k for _, _, k in pages]
+        self.created: list[list[float]] = []
+        self.feed: list[bool] = []
+        for n in self.links:
+            times: list[float] = []
+            t = rng.expovariate(n) if n > 0 else math.inf
+            while t < days:
+                times.append(t)
+                t += rng.expovariate(n)
+            self.created.append(times)
+            self.feed.append(n > 0 and rng.random() < FEED_SHARE)
+
+    def feeds(self) -> int:
+        """Feeds and sitemaps to poll."""
+        return math.ceil(sum(self.feed) / HUBS_PER_FEED)
+
+    def change_rate(self, i: int) -> float:
+        """Changes a day, a hub's new pages included."""
+        return self.rates[i] + self.links[i]
 
 
 def by_class(values: Sequence[float], classes: Sequence[int]) -> list[float]:
@@ -92,33 +145,40 @@ class Policy:
     """When a page is due: at day 0 (every page was just fetched) and after each fetch."""
 
     name = ""
+    raw_bytes = True  # its signature hashes the raw bytes (Nutch, StormCrawler)
+    feeds = False  # it re-reads feeds and sitemaps on their own interval
 
     def first(self, i: int) -> float:
         raise NotImplementedError
 
-    def visit(self, i: int, t: float, changed: bool) -> float:
+    def visit(self, i: int, t: float, changed: bool, new_links: int) -> float:
         raise NotImplementedError
 
     def end_of_day(self) -> None:
         """Once a simulated day."""
 
 
-class Learning(Policy):
-    def __init__(self, pages: int, budget: float | None) -> None:
-        self.name = "learning" if budget else "learning, no budget"
+class Govsi(Policy):
+    raw_bytes = False
+    feeds = True
+
+    def __init__(self, pages: int, budget: float | None, hub_min: float) -> None:
+        self.name = "govsi" if budget else "govsi, default price"
         self.budget = budget
+        self.hub_min = hub_min
         self.history: list[str | None] = [None] * pages
         self.last = [0.0] * pages
         self.base = datetime(2026, 1, 1)
-        self.target = MIN_I * DAY / PEAK_RATIO
+        self.price = PRICE_AT_ONE * (MIN_I * DAY) ** 2
         # The interval each page was last given, and the fetches a day they add up to.
         self.interval = [MIN_I] * pages
         self.asked = pages / MIN_I
+        self.fetched = 0  # today
 
     def first(self, i: int) -> float:
         return MIN_I  # next_visit's answer to a first visit
 
-    def visit(self, i: int, t: float, changed: bool) -> float:
+    def visit(self, i: int, t: float, changed: bool, new_links: int) -> float:
         when, self.history[i] = next_visit(
             self.history[i],
             changed,
@@ -126,34 +186,46 @@ class Learning(Policy):
             self.base + timedelta(days=self.last[i]),
             min_interval=MIN_I * DAY,
             max_interval=MAX_I * DAY,
-            target=self.target if self.budget else None,
+            hub_min_interval=self.hub_min * DAY,
+            new_links=new_links,
+            price=self.price if self.budget else None,
         )
         self.last[i] = t
+        self.fetched += 1
         interval = (when - self.base).total_seconds() / DAY - t
         self.asked += 1 / interval - 1 / self.interval[i]
         self.interval[i] = interval
         return t + interval
 
     def end_of_day(self) -> None:
-        # Pages keep the interval an older target gave them until their next visit: a gentle
-        # step, or the target overshoots and the schedule swings.
+        # The price follows the fetches a day the intervals given ask for; a day that did not
+        # spend the budget lowers it too (due times come in bursts: asking for exactly the
+        # budget leaves slots unused). Pages keep the interval an older price gave them until
+        # their next visit: a gentle step, or the schedule swings.
         if self.budget is not None:
-            step = (self.asked / self.budget) ** GAIN
-            self.target *= min(max(step, 0.9), 1.1)
+            ratio = self.asked / self.budget
+            if self.fetched < 0.99 * self.budget:
+                ratio = min(ratio, self.fetched / self.budget)
+            self.price *= min(max(ratio**GAIN, 0.9), 1.1)
+        self.fetched = 0
 
 
 class Fixed(Policy):
     """Each page at its own fixed interval (days), from a random phase."""
 
-    def __init__(self, name: str, intervals: Sequence[float], rng: random.Random) -> None:
+    def __init__(
+        self, name: str, intervals: Sequence[float], rng: random.Random, *, govsi: bool = False
+    ) -> None:
         self.name = name
         self.intervals = intervals
         self.phase = [rng.random() * iv for iv in intervals]
+        self.raw_bytes = not govsi
+        self.feeds = govsi
 
     def first(self, i: int) -> float:
         return self.phase[i]
 
-    def visit(self, i: int, t: float, changed: bool) -> float:
+    def visit(self, i: int, t: float, changed: bool, new_links: int) -> float:
         return t + self.intervals[i]
 
 
@@ -169,7 +241,7 @@ class Nutch(Policy):
     def first(self, i: int) -> float:
         return self.DEFAULT
 
-    def visit(self, i: int, t: float, changed: bool) -> float:
+    def visit(self, i: int, t: float, changed: bool, new_links: int) -> float:
         interval = self.interval[i]
         if changed:
             interval *= 1 - self.DEC
@@ -193,7 +265,7 @@ class StormCrawler(Policy):
     def first(self, i: int) -> float:
         return self.DEFAULT / 1440
 
-    def visit(self, i: int, t: float, changed: bool) -> float:
+    def visit(self, i: int, t: float, changed: bool, new_links: int) -> float:
         interval = self.interval[i]
         if changed:
             interval = int((1 - self.DEC) * interval + self.DEC * self.MIN)
@@ -204,36 +276,61 @@ class StormCrawler(Policy):
 
 
 def simulate(
-    policy: Policy, rates: Sequence[float], budget: float, days: float, warmup: float, seed: int
-) -> dict[str, Any]:
-    """Run ``policy`` for ``days`` at ``budget`` fetches a day; its figures over the window:
-    the average freshness and age, and each page's freshness (``pages``)."""
+    policy: Policy, web: Population, budget: float, days: float, warmup: float,
+    feed_poll: float, seed: int,
+) -> dict[str, Any]:  # fmt: skip
+    """Run ``policy`` for ``days`` at ``budget`` fetches a day (its feed polls included);
+    its figures over the window: freshness, age, each page's freshness and age, and the
+    discovery latencies of the new pages created in it."""
     rng = random.Random(seed)
-    n = len(rates)
+    n = len(web.rates)
     span = days - warmup
-    fresh = [0.0] * n
-    visits = [0] * n
-    age = 0.0
+    fresh, ages, visits = [0.0] * n, [0.0] * n, [0] * n
+    polls = web.feeds() / feed_poll if policy.feeds else 0.0
+    slot = 1.0 / (budget - polls)
 
     def account(i: int, a: float, b: float, c: float) -> None:
         # Fresh on [a, min(b, c)], stale on [c, b] with age t - c; only [warmup, days] counts.
-        nonlocal age
         lo, hi = max(a, warmup), min(b, days)
         if hi <= lo:
             return
         fresh[i] += max(0.0, min(hi, c) - lo)
         s = max(lo, c)
         if hi > s:
-            age += ((hi - c) ** 2 - (s - c) ** 2) / 2
+            ages[i] += ((hi - c) ** 2 - (s - c) ** 2) / 2
 
-    def next_change(t: float, rate: float) -> float:
-        return t + rng.expovariate(rate) if rate > 0 else math.inf
+    def next_change(i: int, t: float) -> float:
+        rate, created = web.rates[i], web.created[i]
+        drawn = t + rng.expovariate(rate) if rate > 0 else math.inf
+        k = bisect.bisect_right(created, t)
+        return min(drawn, created[k] if k < len(created) else math.inf)
+
+    # Each hub's new pages not found yet: the index of the first, and when each was found.
+    unfound = [0] * n
+    found: list[list[float]] = [[math.inf] * len(c) for c in web.created]
+    if policy.feeds:
+        for i, created in enumerate(web.created):
+            if web.feed[i]:
+                phase = rng.random() * feed_poll
+                found[i] = [phase + math.ceil((c - phase) / feed_poll) * feed_poll for c in created]
+
+    def harvest(i: int, t: float) -> int:
+        """The new pages hub ``i`` lists at ``t`` that were not known: found now."""
+        created, times = web.created[i], found[i]
+        k, new = unfound[i], 0
+        while k < len(created) and created[k] <= t:
+            if times[k] > t and created[k] >= t - LISTED:
+                times[k] = t
+                new += 1
+            k += 1
+        unfound[i] = k
+        return new
 
     last = [0.0] * n
-    change = [next_change(0.0, r) for r in rates]
+    change = [next_change(i, 0.0) for i in range(n)]
     queue = [(policy.first(i), i) for i in range(n)]
     heapq.heapify(queue)
-    slot, t, day = 1.0 / budget, 0.0, 1.0
+    t, day = 0.0, 1.0
     while True:
         due, i = queue[0]
         t = max(t + slot, due)
@@ -244,16 +341,27 @@ def simulate(
             break
         changed = change[i] <= t
         account(i, last[i], t, change[i])
-        last[i], change[i] = t, next_change(t, rates[i])
+        last[i], change[i] = t, next_change(i, t)
         visits[i] += t >= warmup
-        heapq.heapreplace(queue, (policy.visit(i, t, changed), i))
+        seen = changed or (policy.raw_bytes and web.classes[i] == VOLATILE)
+        new = harvest(i, t) if web.created[i] else 0
+        heapq.heapreplace(queue, (policy.visit(i, t, seen, new), i))
     for i in range(n):
         account(i, last[i], days, change[i])
+    latency = [
+        f - c
+        for created, times in zip(web.created, found, strict=True)
+        for c, f in zip(created, times, strict=True)
+        if warmup <= c < days - LISTED
+    ]
     return {
         "freshness": sum(fresh) / (n * span),
-        "age_days": age / (n * span),
-        "per_day": sum(visits) / span,
+        "age_days": sum(ages) / (n * span),
+        "per_day": sum(visits) / span + polls,
+        "feed_polls_per_day": polls,
+        "latency": latency,
         "pages": [f / span for f in fresh],
+        "page_ages": [a / span for a in ages],
         "page_visits": [v / span for v in visits],
     }
 
@@ -269,32 +377,57 @@ def expected(rate: float, interval: float) -> tuple[float, float]:
     return kept, interval / 2 - 1 / rate + kept / rate
 
 
-def optimum(rates: Sequence[float], budget: float, bounded: bool) -> list[float]:
-    """Each page's interval (days) in the freshness-optimal spending of ``budget``."""
-
-    def intervals(target: float) -> list[float]:
-        found = [optimal_interval(r, target) if r > 0 else math.inf for r in rates]
-        return [min(max(iv, MIN_I), MAX_I) for iv in found] if bounded else found
-
-    def spent(target: float) -> float:
-        return sum(1 / iv for iv in intervals(target))
-
-    lo, hi = 1e-6, 1e4  # days; spent() falls as target grows
-    for _ in range(50):
+def spend(intervals: Callable[[float], list[float]], budget: float) -> list[float]:
+    """``intervals(price)`` at the price that spends ``budget`` fetches a day (fewer as the
+    price grows)."""
+    lo, hi = 1e-9, 1e6
+    for _ in range(60):
         mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if spent(mid) > budget else (lo, mid)
+        lo, hi = (mid, hi) if sum(1 / iv for iv in intervals(mid)) > budget else (lo, mid)
     return intervals(hi)
 
 
-def analytic(rates: Sequence[float], intervals: Sequence[float]) -> dict[str, Any]:
+def bounded(interval: float, shortest: float = MIN_I) -> float:
+    return min(max(interval, shortest), MAX_I)
+
+
+def freshness_optimum(web: Population, budget: float) -> list[float]:
+    """Each page's interval (days) in the freshness-optimal spending of ``budget``."""
+    rates = [web.change_rate(i) for i in range(len(web.rates))]
+    return spend(
+        lambda p: [bounded(optimal_interval(r, p) if r > 0 else math.inf) for r in rates],
+        budget,
+    )
+
+
+def age_optimum(web: Population, budget: float, hub_min: float, feed_poll: float) -> list[float]:
+    """Each page's interval (days) in the age- and latency-optimal spending of ``budget``
+    (its feed polls out of it), from the true rates."""
+    polls = web.feeds() / feed_poll
+    pages = [
+        (web.change_rate(i), 0.0 if web.feed[i] else web.links[i], hub_min if n else MIN_I)
+        for i, n in enumerate(web.links)
+    ]
+    return spend(
+        lambda p: [bounded(age_interval(r, n, p), low) for r, n, low in pages], budget - polls
+    )
+
+
+def analytic(web: Population, intervals: Sequence[float]) -> dict[str, Any]:
+    rates = [web.change_rate(i) for i in range(len(web.rates))]
     figures = [expected(r, iv) for r, iv in zip(rates, intervals, strict=True)]
     return {
         "freshness": sum(f for f, _ in figures) / len(rates),
         "age_days": sum(a for _, a in figures) / len(rates),
         "per_day": sum(1 / iv for iv in intervals),
-        "pages": [f for f, _ in figures],
-        "page_visits": [1 / iv for iv in intervals],
     }
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -303,70 +436,122 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=float, default=1_000.0, help="fetches a day")
     ap.add_argument("--days", type=float, default=360.0)
     ap.add_argument("--warmup", type=float, default=180.0, help="days not measured")
+    ap.add_argument("--hub-min", type=float, default=1.0, help="hours: hubs' shortest interval")
+    ap.add_argument("--feed-poll", type=float, default=6.0, help="hours between feed polls")
+    ap.add_argument("--only", default="", help="comma-separated rule names to run")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, default=RESULTS / "freshness.json")
     args = ap.parse_args(argv)
-    rates, classes = pages_of(args.pages, random.Random(args.seed))
-    best = optimum(rates, args.budget, bounded=True)
+    web = Population(args.pages, args.days, random.Random(args.seed))
+    hub_min, poll = args.hub_min / 24, args.feed_poll / 24
+    floor = args.pages / MAX_I
+    if args.budget < floor:
+        print(f"a budget under {floor:g} fetches a day (pages / maximum interval) leaves some "
+              f"rules unable to spend it: not compared", file=sys.stderr)  # fmt: skip
+        return 2
     policies: list[Callable[[], Policy]] = [
-        lambda: Learning(args.pages, args.budget),
-        lambda: Learning(args.pages, None),
+        lambda: Govsi(args.pages, args.budget - web.feeds() / poll, hub_min),
+        lambda: Govsi(args.pages, None, hub_min),
         lambda: Fixed("uniform", [args.pages / args.budget] * args.pages, random.Random(0)),
+        lambda: Fixed("Nutch default", [30.0] * args.pages, random.Random(0)),
         lambda: Nutch(args.pages),
+        lambda: Fixed("StormCrawler default", [1.0] * args.pages, random.Random(0)),
         lambda: StormCrawler(args.pages),
-        lambda: Fixed("optimum (simulated)", best, random.Random(0)),
+        lambda: Fixed(
+            "age optimum", age_optimum(web, args.budget, hub_min, poll), random.Random(0),
+            govsi=True,
+        ),
     ]
+    only = {name.strip() for name in args.only.split(",") if name.strip()}
     rows: dict[str, dict[str, Any]] = {}
     for make in policies:
         policy = make()
+        if only and policy.name not in only:
+            continue
         started = time.process_time()
-        rows[policy.name] = simulate(policy, rates, args.budget, args.days, args.warmup, 7)
-        rows[policy.name]["cpu_s"] = round(time.process_time() - started, 1)
-    rows["optimum"] = analytic(rates, best)
-    rows["optimum, unbounded"] = analytic(rates, optimum(rates, args.budget, bounded=False))
-    rows["optimum, unbounded"]["age_days"] = None
-    for r in rows.values():
-        r["freshness_by_class"] = by_class(r.pop("pages"), classes)
+        r = simulate(policy, web, args.budget, args.days, args.warmup, poll, 7)
+        r["cpu_s"] = round(time.process_time() - started, 1)
+        latency = r.pop("latency")
+        r["latency_median_days"] = quantile(latency, 0.5)
+        r["latency_p90_days"] = quantile(latency, 0.9)
+        r["latency_mean_found_days"] = statistics.fmean(x for x in latency if x < math.inf)
+        r["new_pages_lost"] = sum(x == math.inf for x in latency) / max(len(latency), 1)
+        r["freshness_by_class"] = by_class(r.pop("pages"), web.classes)
+        r["age_days_by_class"] = by_class(r.pop("page_ages"), web.classes)
         r["fetches_per_day_by_class"] = [
-            v * classes.count(k) for k, v in enumerate(by_class(r.pop("page_visits"), classes))
+            v * web.classes.count(k)
+            for k, v in enumerate(by_class(r.pop("page_visits"), web.classes))
         ]
-    print(f"{args.pages} pages, {args.budget:g} fetches a day, days {args.warmup:g}-{args.days:g}")
-    print(f"{'policy':24} {'freshness':>9} {'x optimum':>9} {'age (days)':>10} "
-          f"{'fetches/day':>11} {'CPU s':>6}")  # fmt: skip
-    ref = rows["optimum"]["freshness"]
-    for name, r in rows.items():
-        age = "-" if r["age_days"] is None else f"{r['age_days']:.2f}"
-        print(f"{name:24} {r['freshness']:9.3f} {r['freshness'] / ref:9.3f} {age:>10} "
-              f"{r['per_day']:11.0f} {r.get('cpu_s', ''):>6}")  # fmt: skip
-    heads = [what.rsplit(": ", 1)[1] for _, _, what in MIX]
-    print(
-        f"\nfreshness (fetches a day) by how often pages change\n{'policy':24}"
-        + "".join(f"{h:>14}" for h in heads)
-    )
-    for name, r in rows.items():
-        cells = zip(r["freshness_by_class"], r["fetches_per_day_by_class"], strict=True)
-        print(f"{name:24}" + "".join(f"{f:8.3f} ({v:3.0f})" for f, v in cells))
-    learnt = rows["learning"]["freshness"]
-    rival = max(rows["Nutch adaptive"]["freshness"], rows["StormCrawler adaptive"]["freshness"])
-    goal = {
-        "learning_vs_optimum": learnt / ref,
-        "learning_vs_best_of_nutch_stormcrawler": learnt / rival,
-        "optimum_vs_best_of_nutch_stormcrawler": ref / rival,
-        "met": learnt >= 0.95 * ref and learnt >= 1.15 * rival,
-    }
-    print(f"\nlearning: {goal['learning_vs_optimum']:.3f} x the optimum (goal >= 0.95), "
-          f"{goal['learning_vs_best_of_nutch_stormcrawler']:.3f} x the better of Nutch and "
-          f"StormCrawler (goal >= 1.15; the optimum itself: "
-          f"{goal['optimum_vs_best_of_nutch_stormcrawler']:.3f} x): "
-          f"{'met' if goal['met'] else 'NOT met'}")  # fmt: skip
-    mix = [{"share": s, "changes_per_day": c, "pages": what} for s, c, what in MIX]
+        rows[policy.name] = r
+    reference = analytic(web, freshness_optimum(web, args.budget))
     report = {
         "pages": args.pages, "budget_per_day": args.budget, "days": args.days,
-        "warmup_days": args.warmup, "seed": args.seed, "mix": mix, "policies": rows,
-        "goal": goal, "machine": machine(), "code": code(ROOT),
+        "warmup_days": args.warmup, "hub_min_hours": args.hub_min,
+        "feed_poll_hours": args.feed_poll, "feed_share": FEED_SHARE, "listed_days": LISTED,
+        "seed": args.seed, "mix": [
+            {"share": s, "changes_per_day": c, "new_pages_per_day": n, "pages": what}
+            for s, c, n, what in MIX
+        ],
+        "policies": rows, "freshness_optimum": reference,
+        "goal": goals(rows, reference), "machine": machine(), "code": code(ROOT),
     }  # fmt: skip
+    show(report)
     write_result(args.out, report)
     return 0
+
+
+def goals(rows: dict[str, dict[str, Any]], reference: dict[str, Any]) -> dict[str, Any]:
+    """Issue 51's goals for govsi's rule, when it and the rivals were run."""
+    rivals = [rows[n]["age_days"] for n in RIVALS if n in rows]
+    if "govsi" not in rows or not rivals:
+        return {}
+    g = rows["govsi"]
+    return {
+        "age_vs_best_rival": g["age_days"] / min(rivals),
+        "freshness_vs_bounded_optimum": g["freshness"] / reference["freshness"],
+        "latency_median_days": g["latency_median_days"],
+        "latency_p90_days": g["latency_p90_days"],
+        "met": {
+            "age <= 0.75 x the best rival": g["age_days"] <= 0.75 * min(rivals),
+            "median latency <= 1 day": g["latency_median_days"] <= 1,
+            "p90 latency <= 3 days": g["latency_p90_days"] <= 3,
+            "freshness >= 0.97 x optimum": g["freshness"] >= 0.97 * reference["freshness"],
+        },
+    }
+
+
+RIVALS = ["Nutch default", "Nutch adaptive", "StormCrawler default", "StormCrawler adaptive"]
+
+
+def show(report: dict[str, Any]) -> None:
+    rows = report["policies"]
+    print(f"{report['pages']} pages, {report['budget_per_day']:g} fetches a day, days "
+          f"{report['warmup_days']:g}-{report['days']:g}, hubs down to "
+          f"{report['hub_min_hours']:g} h, feeds polled every {report['feed_poll_hours']:g} h")
+    print(f"{'rule':22} {'age (d)':>8} {'fresh':>6} {'latency p50':>11} {'p90':>6} "
+          f"{'lost':>5} {'fetches/d':>9} {'polls/d':>7} {'CPU s':>6}")  # fmt: skip
+    for name, r in rows.items():
+        print(f"{name:22} {r['age_days']:8.3f} {r['freshness']:6.3f} "
+              f"{r['latency_median_days']:11.2f} {r['latency_p90_days']:6.2f} "
+              f"{r['new_pages_lost']:5.1%} {r['per_day']:9.0f} "
+              f"{r['feed_polls_per_day']:7.0f} {r['cpu_s']:6}")  # fmt: skip
+    ref = report["freshness_optimum"]
+    print(f"{'freshness optimum':22} {ref['age_days']:8.3f} {ref['freshness']:6.3f} "
+          f"{'(analytic, no queue)':>31} {ref['per_day']:9.0f}")  # fmt: skip
+    heads = [what.split(":")[0] for _, _, _, what in MIX]
+    for field, label in [("age_days_by_class", "age (days)"),
+                         ("freshness_by_class", "freshness"),
+                         ("fetches_per_day_by_class", "fetches a day")]:  # fmt: skip
+        print(f"\n{label} by page class\n{'rule':22}" + "".join(f"{h[:10]:>11}" for h in heads))
+        for name, r in rows.items():
+            print(f"{name:22}" + "".join(f"{v:11.3f}" for v in r[field]))
+    if report["goal"]:
+        g = report["goal"]
+        print(f"\ngovsi: age {g['age_vs_best_rival']:.3f} x the best rival, freshness "
+              f"{g['freshness_vs_bounded_optimum']:.3f} x the bounded optimum, latency "
+              f"median {g['latency_median_days']:.2f} d, p90 {g['latency_p90_days']:.2f} d")
+        for goal, met in g["met"].items():
+            print(f"  {goal}: {'met' if met else 'NOT met'}")
 
 
 if __name__ == "__main__":
