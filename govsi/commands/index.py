@@ -12,6 +12,7 @@ import logging
 from scrapy.commands import ScrapyCommand
 from scrapy.utils.log import configure_logging
 
+from govsi.commands.crawldb import read_crawldb
 from govsi.store import database
 from govsi.store.database import disk_full
 
@@ -48,7 +49,9 @@ class Command(ScrapyCommand):
         configure_logging(self.settings)
         config = SearchConfig.from_settings(self.settings)
         url = database.crawldb_url_of(self.settings)
-        engine = database.make_engine(url)
+        engine = read_crawldb(self, url, logger.error)
+        if engine is None:
+            return
         try:
             index = SearchIndex.open_for_update(config.folder)
             try:

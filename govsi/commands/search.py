@@ -15,6 +15,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 from scrapy.utils.log import configure_logging
 
+from govsi.commands.crawldb import read_crawldb
 from govsi.printable import json_printable, print_log_safely
 from govsi.store import database
 
@@ -60,7 +61,9 @@ class Command(ScrapyCommand):
             self.exitcode = 1
             return
         url = database.crawldb_url_of(self.settings)
-        engine = database.make_engine(url)
+        engine = read_crawldb(self, url, lambda line: print(line, file=sys.stderr))
+        if engine is None:
+            return
         try:
             page = search_page(engine, config, " ".join(args), max(1, opts.page), max(1, opts.n))
         except SearchIndexError as e:

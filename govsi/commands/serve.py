@@ -14,6 +14,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 from scrapy.utils.log import configure_logging
 
+from govsi.commands.crawldb import read_crawldb
 from govsi.printable import print_log_safely
 from govsi.store import database
 
@@ -63,7 +64,9 @@ class Command(ScrapyCommand):
             self.exitcode = 1
             return
         url = database.crawldb_url_of(self.settings)
-        engine = database.make_engine(url)
+        engine = read_crawldb(self, url, logger.error)
+        if engine is None:
+            return
         try:
             server = make_server(
                 SearchSite(engine, config), host, port,

@@ -18,6 +18,7 @@ from scrapy.utils.log import configure_logging
 from sqlalchemy import Engine, select
 
 from govsi.archive.pack import PageEntry, pack, title_of
+from govsi.commands.crawldb import read_crawldb
 from govsi.printable import print_log_safely
 from govsi.store import database
 from govsi.store.schema import PAGE
@@ -75,7 +76,9 @@ class Command(ScrapyCommand):
         url = database.crawldb_url_of(s)
         output = Path(opts.output or Path(directory) / "crawl.wacz")
         started = time.monotonic()
-        engine = database.make_engine(url)
+        engine = read_crawldb(self, url, lambda line: logger.error("warc pack: %s", line))
+        if engine is None:
+            return
         try:
             index, wacz = pack(directory, output, html_pages(engine), opts.title)
         except (FileNotFoundError, RuntimeError) as e:

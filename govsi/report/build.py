@@ -12,11 +12,9 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, inspect
-from sqlalchemy.engine import make_url
+from sqlalchemy import Connection, Engine, event, inspect
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from govsi.report import queries
@@ -67,13 +65,12 @@ def host_of(name: str) -> str:
 
 
 def report_engine(url: str) -> Engine:
+    try:
+        engine = database.reading_engine(url)
+    except database.NoCrawldb as e:
+        raise ReportError(str(e)) from None
     if not database.is_sqlite(url):
-        return database.make_engine(url)
-    path = make_url(url).database
-    if path and path != ":memory:" and not Path(path).is_file():
-        raise ReportError(f"no crawldb at {path} (set CRAWLDB_URL, or run a crawl first)")
-    # Not database.make_engine: the report sets no pragmas (it must not change the file).
-    engine = create_engine(url, connect_args={"timeout": 30})
+        return engine
 
     # pysqlite runs SELECTs outside transactions; the report needs one snapshot, so it
     # begins the transaction itself (SQLAlchemy's documented pysqlite recipe).

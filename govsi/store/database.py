@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import socket
+import sqlite3
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
@@ -30,7 +31,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.pool import ConnectionPoolEntry, QueuePool
 
 from govsi.store.config import StoreConfig
 from govsi.store.schema import DEFAULT_CRAWLDB_URL, SCHEMA
@@ -173,16 +174,45 @@ def lock_sqlite(url: str) -> IO[bytes] | None:
     return lock
 
 
+class NoCrawldb(RuntimeError):
+    """A command that only reads crawldb found no SQLite file where it looked."""
+
+
+def reading_engine(url: str) -> Engine:
+    """An engine for a command that only reads crawldb (report, search, serve, index,
+    warc pack). It never creates or changes an SQLite file: a missing one raises
+    ``NoCrawldb``, the file is opened read-only (``mode=ro``) with no pragmas, and the
+    journal mode stays the crawl's. PostgreSQL sessions are read-only
+    (``default_transaction_read_only``)."""
+    if not is_sqlite(url):
+        return make_engine(url, read_only=True)
+    path = make_url(url).database
+    if not path or path == ":memory:":
+        raise NoCrawldb("an in-memory crawldb lives in its crawl's process only")
+    if not Path(path).is_file():
+        raise NoCrawldb(f"no crawldb at {path} (set CRAWLDB_URL, or run a crawl first)")
+    uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"
+    return create_engine(
+        "sqlite://",
+        creator=lambda: sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False),
+        # A file's pool, as make_engine's (``sqlite://`` alone would mean one per thread).
+        poolclass=QueuePool,
+        execution_options={"schema_translate_map": {SCHEMA: None}},
+    )
+
+
 def make_engine(
     url: str,
     connect_timeout: float = 10.0,
     statement_timeout: float = 0.0,
     keepalives_idle: int = 10,
+    read_only: bool = False,
 ) -> Engine:
     """The crawldb engine. On PostgreSQL every connection has a connect timeout, a
     statement timeout and TCP keepalives, so that a partitioned database fails a round in
     seconds instead of hanging it for the kernel's minutes (the lease keeper depends on
-    hearing back). SQLite waits up to 30 s for a lock."""
+    hearing back). SQLite waits up to 30 s for a lock. ``read_only``: PostgreSQL sessions
+    that refuse writes (``reading_engine``)."""
     if is_sqlite(url):
         engine = create_engine(
             url,
@@ -204,6 +234,8 @@ def make_engine(
     options = f"-c search_path={SCHEMA},public"
     if statement_timeout > 0:
         options += f" -c statement_timeout={int(statement_timeout * 1000)}"
+    if read_only:
+        options += " -c default_transaction_read_only=on"
     connect_args: dict[str, Any] = {"options": options}
     if connect_timeout > 0:
         connect_args["connect_timeout"] = max(1, round(connect_timeout))
