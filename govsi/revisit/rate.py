@@ -18,7 +18,9 @@ crawlers", 2003): the Lagrange condition ``1 - (1 + x) exp(-x) = rate * target``
 ``sqrt(2 target / rate)``, the shortest interval (``PEAK_RATIO * target``) goes to pages
 changing about 1.8 times per interval, and a page changing ``1 / target`` or more often
 is not worth a visit (``math.inf``: the caller's longest interval). ``target`` (seconds)
-is the price of a fetch in freshness: a larger one spends fewer fetches.
+is the price of a fetch in freshness: a larger one spends fewer fetches. The schedule no
+longer uses it (``age.age_interval``: it gave the fastest pages the longest intervals); it
+stays as the reference of ``bench/freshness.py``'s freshness goal.
 """
 
 from __future__ import annotations

@@ -47,11 +47,12 @@ __all__ = [
 HISTORY_LENGTH: Final = 32
 _LONGEST: Final = 10**10 - 1  # seconds, 317 years: an entry's ten digits at most
 # The change rate's prior (``rate.change_rate``) for a page never seen changing, whose rate
-# the prior alone sets: the age-optimal interval goes as rate^(-1/3), so with the
-# estimator's own prior (a quarter of a change) such a page settles near 9 x min_interval
-# within its 32 visits; a fiftieth lets it drift to max_interval (30 x). A page seen
-# changing keeps the estimator's prior: a smaller one misjudges slow pages' rates.
-QUIET_PRIOR: Final = 0.02
+# the prior alone sets. The age-optimal interval goes as rate^(-1/3), so the estimator's own
+# prior (a quarter of a change) keeps such pages near 9 x min_interval at the default price;
+# a tenth lets them drift further (to 15 x at the default price, to max_interval at a price
+# a budget sets), and measured best (bench/README.md, "How old are the copies"): 0.02
+# starves yearly pages, which look the same until they change.
+QUIET_PRIOR: Final = 0.1
 _MOST_LINKS: Final = 999_999  # an entry's new links: six digits at most
 _ENTRY = re.compile(r"(?<!\S)([0-9]{1,10})([+-])([0-9]{0,6})(?!\S)")
 # W3C Datetime, the forms sitemaps.org allows: a date, or a date and time (minutes at
