@@ -159,8 +159,11 @@ class Revisits:
             self.stats.set_value("govsi/revisit/claims_released", released)
 
     def has_work(self) -> bool:
-        """Due rows still to read for a host this run can serve."""
-        return any(self.hosts[h].unavailable is None for h in self._active)
+        """Due rows still to read for a host this run can serve, or sitemap lastmods not
+        written yet: each may make a page due in this run, which must not end before."""
+        return bool(self._lastmod_hosts) or any(
+            self.hosts[h].unavailable is None for h in self._active
+        )
 
     # -- claiming ---------------------------------------------------------------------------
     def poll(self, now: float) -> None:
