@@ -371,21 +371,27 @@ class CrawlWriter:
         ids: dict[str, int] = {}
         if not depth_of:
             return ids, set()
-        urls = list(depth_of)
-        for part in chunks(urls):
-            found = conn.execute(select(PAGE.c.url, PAGE.c.id).where(PAGE.c.url.in_(part)))
-            ids.update({url: pid for url, pid in found})
-        missing = [u for u in urls if u not in ids]
-        stmt = self._insert(PAGE).on_conflict_do_nothing(index_elements=["url"])
+        inserted: set[str] = set()
+        # The rows a statement added come back from it (RETURNING): only the URLs crawldb
+        # already had are read afterwards.
+        stmt = (
+            self._insert(PAGE)
+            .on_conflict_do_nothing(index_elements=["url"])
+            .returning(PAGE.c.url, PAGE.c.id)
+        )
         # A chunk's rows at a time: a batch of link-heavy pages holds ~100 000 URLs, whose
         # rows all at once cost tens of megabytes beside the batch.
-        for part in chunks(missing):
+        for part in chunks(list(depth_of)):
             rows = [
                 {"url": u, "site_id": site_ids[host_of(u)], "page_type_code": "FRONTIER",
                  "depth": depth_of[u]}
                 for u in part
             ]  # fmt: skip
-            conn.execute(stmt, rows)
-            found = conn.execute(select(PAGE.c.url, PAGE.c.id).where(PAGE.c.url.in_(part)))
-            ids.update({url: pid for url, pid in found})
-        return ids, set(missing)
+            for url, pid in conn.execute(stmt, rows):
+                ids[url] = pid
+                inserted.add(url)
+            known = [u for u in part if u not in ids]
+            if known:
+                found = conn.execute(select(PAGE.c.url, PAGE.c.id).where(PAGE.c.url.in_(known)))
+                ids.update({url: pid for url, pid in found})
+        return ids, inserted
