@@ -255,7 +255,10 @@ class CrawlStore:
             return self._writing
         stamp = time.time_ns()
         batch = self.writer.take(self.batch_max_bytes)
-        self._pending_bytes = sum(map(item_bytes, self.writer.pending))
+        # What stays pending keeps its count; only the batch taken is subtracted.
+        self._pending_bytes = (
+            max(0, self._pending_bytes - sum(map(item_bytes, batch))) if self.writer.pending else 0
+        )
         spilled = list(self._spilled)
         if not batch and not spilled:
             return succeed(None)
