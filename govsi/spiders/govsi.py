@@ -12,8 +12,9 @@ response is) live in ``govsi.web``; this module only wires them to Scrapy.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from functools import partial
+from itertools import chain
 from typing import Any
 
 from scrapy import Request, Spider
@@ -267,7 +268,7 @@ class GovsiSpider(Spider):
         self.copies.close()
 
     # -- pages ------------------------------------------------------------------------------
-    async def parse_page(self, response: Response) -> list[Any]:
+    async def parse_page(self, response: Response) -> Iterable[Any]:
         meta = response.meta
         url: str = meta[META_URL]
         depth: int = meta["depth"]
@@ -316,12 +317,14 @@ class GovsiSpider(Spider):
         self.count(outcome_stat("other"))
         return [record]
 
-    async def parse_html(self, response: Response, record: FetchedPage) -> list[Any]:
-        """An HTML page's record (``HtmlPages.parse``) and the requests it leads to."""
+    async def parse_html(self, response: Response, record: FetchedPage) -> Iterable[Any]:
+        """An HTML page's record (``HtmlPages.parse``) and the requests it leads to, each
+        request made as Scrapy takes it: a burst of pages read at once would otherwise hold
+        all their requests (50 a page on the memory bench) until the last is scheduled."""
         record = await self.pages.parse(response, record)
         if record.duplicate_of is not None:
             return [record]  # the original's links were followed already
-        return [record, *self._requests_of(record)]
+        return chain((record,), self._requests_of(record))
 
     def page_failed(self, failure: Failure) -> Iterator[Any]:
         request = failure.request  # type: ignore[attr-defined]

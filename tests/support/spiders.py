@@ -38,4 +38,4 @@ def respond(request: Request, status: int = 200, body: bytes = b"", **headers: s
 
 
 def parse(s: GovsiSpider, response: Response) -> list[Any]:
-    return asyncio.run(s.parse_page(response))
+    return list(asyncio.run(s.parse_page(response)))
