@@ -91,10 +91,12 @@ def is_gzip(body: bytes) -> bool:
     return body[:2] == _GZIP_MAGIC
 
 
-def gunzip(body: bytes) -> bytes:
-    """The body inflated as parse_sitemap inflates it: at most MAX_BYTES, whatever was readable
-    of a corrupt or cut stream, and a body that is not gzip as it is. Never raises."""
-    return _gunzip(body, MAX_BYTES)[0] if is_gzip(body) else body
+def gunzip(body: bytes, limit: int | None = None) -> bytes:
+    """The body inflated as parse_sitemap inflates it: at most ``limit`` bytes (MAX_BYTES),
+    whatever was readable of a corrupt or cut stream, and a body that is not gzip as it is
+    (cut at ``limit``). Never raises."""
+    most = MAX_BYTES if limit is None else limit
+    return _gunzip(body, most)[0] if is_gzip(body) else body[:most]
 
 
 def parse_sitemap(body: bytes, url: str, *, max_urls: int = MAX_URLS) -> Sitemap:
