@@ -1,4 +1,5 @@
-"""The report's table of the last round: per host, what its visits found.
+"""The report's table of the last round: per host, what its visits found, and how late
+its new pages were stored after the crawl could have known of them.
 
 The last round starts at ``crawl_meta.round_started`` (``govsi.store.rounds``: the run that
 started it and those that joined it within ``REVISIT_MIN_INTERVAL``); every page visited
@@ -6,6 +7,18 @@ since counts once, by its last visit's ``page.visit_outcome`` (``govsi.revisit.c
 The start goes into the SQL as a literal in the form both databases compare timestamps
 with, so the text shown runs unchanged in psql or sqlite3. No round recorded (no run with
 REVISIT on since govsi marked rounds): the table is empty and says so.
+
+Discovery latency, of each page the round visited first (``new``): its first fetch
+(``visit_time``) less the earliest first fetch of the stored version (``changed_time``;
+``accessed_time`` for rows older than it) of a fetched page linking to it (``link``; not
+itself, nor a copy to its original), among those versions first fetched no later than it.
+crawldb keeps a page's links of its last fetch only, and no time a link or a feed's or
+sitemap's entry was first seen, so this is the closest recorded measure of "the crawl
+could have known of it since": a link a page's template gained while its main content
+stayed the same counts from that content's first fetch (too long), one an earlier version
+held already from the stored version's (too short); a page no such version links to (found
+in a feed, a sitemap or as a seed only) has none. Per host: the pages with a figure, their
+median and 90th percentile (nearest rank), in hours.
 """
 
 from __future__ import annotations
@@ -21,7 +34,11 @@ from govsi.store.rounds import STARTED
 __all__ = ["COLUMNS", "last_round", "round_start"]
 
 NAME, TITLE = "last_round", "Changes in the last round"
-COLUMNS = ["host", "new", "revisited", *(o for o in OUTCOMES if o != "new"), "bytes_saved_by_304"]
+LATENCY = ["discovery_latency_pages", "discovery_latency_median_h", "discovery_latency_p90_h"]
+COLUMNS = [
+    "host", "new", "revisited", *(o for o in OUTCOMES if o != "new"), "bytes_saved_by_304",
+    *LATENCY,
+]  # fmt: skip
 _STARTED_SQL = f"SELECT value FROM crawl_meta WHERE key = '{STARTED}'"
 NOTE = (
     "Pages visited since the last round started, by host and by what their last visit "
@@ -32,7 +49,11 @@ NOTE = (
     "robots.txt now forbids it: the stored copy kept, the reason in fetch_error). "
     "bytes_saved_by_304: the stored copy's size for each 304 (html_content as stored, in "
     "UTF-8; a document's size as served; a copy's, its original's): about what the full "
-    "answers would have carried, before any compression. Pictures are not counted."
+    "answers would have carried, before any compression. Pictures are not counted. "
+    "discovery_latency: for the new pages a fetched page links to, the hours from the "
+    "earliest first fetch of a linking page's stored version (no later than the new "
+    "page's) to the new page's first fetch: their number, median and 90th percentile. "
+    "Pages found only in a feed, a sitemap or as seeds have none."
 )
 
 
@@ -60,17 +81,48 @@ def last_round(conn: Connection, scope: Scope, dialect: Dialect) -> Table:
     html = dialect.octets("o.html_content")
     original = f"(SELECT {html} FROM page o WHERE o.id = p.duplicate_of)"
     size = f"coalesce({dialect.octets('p.html_content')}, {document}, {original})"
+    since = f"'{start:%Y-%m-%d %H:%M:%S.%f}'"
     sql = f"""
     SELECT s.domain AS host,
       sum(CASE WHEN p.visit_outcome = 'new' THEN 1 ELSE 0 END) AS new,
       sum(CASE WHEN p.visit_outcome <> 'new' THEN 1 ELSE 0 END) AS revisited,
 {counts},
       coalesce(sum(CASE WHEN p.visit_outcome = 'not_modified' THEN {size} END), 0)
-        AS bytes_saved_by_304
+        AS bytes_saved_by_304,
+      coalesce(max(l.pages), 0) AS discovery_latency_pages,
+      max(l.median) AS discovery_latency_median_h,
+      max(l.p90) AS discovery_latency_p90_h
     FROM page p JOIN site s ON s.id = p.site_id
-    WHERE p.visit_time >= '{start:%Y-%m-%d %H:%M:%S.%f}'{scope.pages()}
+    LEFT JOIN ({_latency(since, scope, dialect)}) l ON l.site_id = s.id
+    WHERE p.visit_time >= {since}{scope.pages()}
     GROUP BY s.id, s.domain
     ORDER BY count(*) DESC, s.domain
     """
     began = start.isoformat(sep=" ", timespec="seconds")
     return table(conn, NAME, TITLE, sql, f"The last round started {began} UTC. {NOTE}")
+
+
+def _latency(since: str, scope: Scope, dialect: Dialect) -> str:
+    """Per site: the round's new pages with a discovery latency, its median and 90th
+    percentile in hours (nearest rank: the ceil(q n)-th smallest, in integer arithmetic,
+    as SQLite has no percentile function)."""
+    seen = "coalesce(f.changed_time, f.accessed_time)"
+    hours = f"({dialect.epoch('n.visit_time')} - min({dialect.epoch(seen)})) / 3600.0"
+    return f"""
+      SELECT site_id, count(*) AS pages,
+        round(CAST(max(CASE WHEN r = (cnt + 1) / 2 THEN hours END) AS NUMERIC), 2) AS median,
+        round(CAST(max(CASE WHEN r = (9 * cnt + 9) / 10 THEN hours END) AS NUMERIC), 2) AS p90
+      FROM (
+        SELECT site_id, hours,
+          row_number() OVER (PARTITION BY site_id ORDER BY hours) AS r,
+          count(*) OVER (PARTITION BY site_id) AS cnt
+        FROM (
+          SELECT n.site_id, {hours} AS hours
+          FROM page n JOIN link k ON k.to_page = n.id JOIN page f ON f.id = k.from_page
+          WHERE n.visit_outcome = 'new' AND n.visit_time >= {since}{scope.pages("n")}
+            AND f.id <> n.id AND coalesce(f.duplicate_of, 0) <> n.id
+            AND {seen} <= n.visit_time
+          GROUP BY n.id, n.site_id, n.visit_time
+        ) w
+      ) ranked
+      GROUP BY site_id"""
