@@ -17,10 +17,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select, update
 
-from govsi.store.database import make_engine
-from govsi.store.schema import FEED, IMAGE, PAGE
 from tests.simweb import feedweb
 from tests.simweb.expected import E2E_SETTINGS
 from tests.simweb.feedweb import (
@@ -34,14 +31,12 @@ from tests.simweb.feedweb import (
     N,
 )
 from tests.simweb.server import Hit, SimWeb
+from tests.support.clock import move_clock
 from tests.support.crawl import CrawlRun, query, run_crawl
 
 DELAY = 0.2
 SETTINGS = {**E2E_SETTINGS, "DEFAULT_CRAWL_DELAY": DELAY}
 LATER = timedelta(hours=2)  # past FEED_POLL_INTERVAL and SITEMAP_POLL_INTERVAL (defaults)
-# Every stored time a run reads back, moved as if the clock had gone forward.
-TIMES = {PAGE: ("accessed_time", "next_visit", "visit_time", "changed_time"),
-         IMAGE: ("accessed_time",), FEED: ("found_at", "polled_at", "next_poll")}  # fmt: skip
 
 
 @dataclass
@@ -51,21 +46,6 @@ class Polled:
     first: list[Hit]
     second: list[Hit]
     runs: tuple[CrawlRun, CrawlRun]
-
-
-def move_clock(db_url: str, by: timedelta) -> None:
-    """crawldb as it would be ``by`` later: every stored time moved back by it."""
-    engine = make_engine(db_url)
-    try:
-        with engine.begin() as conn:
-            for table, columns in TIMES.items():
-                cols = [table.c[c] for c in columns]
-                for row in conn.execute(select(table.c.id, *cols)).all():
-                    values = {c: v - by for c, v in zip(columns, row[1:], strict=True) if v}
-                    if values:
-                        conn.execute(update(table).where(table.c.id == row[0]).values(**values))
-    finally:
-        engine.dispose()
 
 
 @pytest.fixture(scope="module")
