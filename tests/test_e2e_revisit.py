@@ -16,6 +16,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from tests.simweb import revisitweb
 from tests.simweb.expected import E2E_SETTINGS
 from tests.simweb.revisitweb import A, J, M, U
 from tests.simweb.server import Hit, SimWeb
+from tests.support.clock import move_clock
 from tests.support.crawl import (
     CrawlRun,
     query,
@@ -443,3 +445,29 @@ def _killed_and_resumed(web: SimWeb, tmp_path: Path) -> None:
     versions = query(db_url, "SELECT p.url, count(*) FROM page_version v "
                              "JOIN page p ON p.id = v.page_id GROUP BY p.url")  # fmt: skip
     assert {key(u): n for u, n in versions} == dict.fromkeys(revisitweb.CHANGED & stored, 1)
+
+
+def test_a_due_round_two_days_later_revisits_every_picture(tmp_path: Path) -> None:
+    """REVISIT=due (the default) two days after a crawl: every page is due, and so is every
+    picture they show, in the same run (not only those whose page's visit was written
+    before the run looked at its host's pictures)."""
+    db_url = f"sqlite:///{tmp_path / 'crawldb.sqlite3'}"
+    web = revisitweb.build().start()
+    try:
+        first = run_crawl(web, db_url, tmp_path / "first", revisitweb.SEEDS, **SETTINGS)
+        assert first.returncode == 0, first.log[-3000:]
+        shown = "SELECT DISTINCT url FROM image WHERE accessed_time IS NOT NULL"
+        pictures = {key(u) for (u,) in query(db_url, shown)}
+        pages = {key(u) for u, t in query(db_url, "SELECT url, page_type_code FROM page")
+                 if t != "FRONTIER"}  # fmt: skip
+        assert len(pictures) >= 10
+        move_clock(db_url, timedelta(days=2))
+        web.reset_log()
+        later = run_crawl(web, db_url, tmp_path / "later", revisitweb.SEEDS, **SETTINGS)
+        assert later.returncode == 0, later.log[-3000:]
+        asked = Counter((h.host, h.target) for h in web.requested())
+        assert pictures - set(asked) == set()
+        assert pages - revisitweb.FORBIDDEN - set(asked) == set()
+        assert all(asked[k] == 1 for k in pictures | pages), asked
+    finally:
+        web.stop()

@@ -39,6 +39,8 @@ DAY = 24 * 3600.0
 T = datetime(2026, 11, 1, 12, 0)  # the first crawl
 A = "https://a.gov.si"
 STORED = [f"{A}/", f"{A}/o-nas", f"{A}/zasebno/porocilo", f"{A}/dokument.pdf"]
+# What a due round revisits: the stored pages, and the picture they show with them.
+DUE = [*STORED, f"{A}/logo.png"]
 
 
 @pytest.fixture
@@ -142,9 +144,10 @@ def test_due_within_a_day_revisits_nothing(
 def test_every_stored_url_is_asked_for_once_robots_txt_first(
     harnesses: list[Harness], monkeypatch: pytest.MonkeyPatch, crawldb: Engine, mode: RevisitMode
 ) -> None:
-    # all: half a day after the first crawl, too soon for due; every picture too.
+    # all: half a day after the first crawl, too soon for due. The picture in both: in
+    # due with the page showing it, which is due (found in the round, before its visit).
     h = revisiting(harnesses, monkeypatch, crawldb, mode=mode, days=10 if mode == "due" else 0.5)
-    expected = STORED if mode == "due" else [*STORED, f"{A}/logo.png"]
+    expected = DUE
     assert h.stats.get_value("govsi/revisit/due") == len(expected)
     start(h)
     got = crawl(h)
@@ -157,8 +160,9 @@ def test_every_stored_url_is_asked_for_once_robots_txt_first(
     assert h.stats.get_value("govsi/revisit/sent") == len(expected)
     if mode == "all":
         return
-    # due: the picture once a page showing it was visited again (the fetch side writes the
-    # visit, its next one and clears the claim).
+    # due: a picture whose download was never recorded is due in the next round, once a
+    # page showing it was visited (the fetch side writes the visit, its next one and
+    # clears the claim) though none is due any more.
     with crawldb.begin() as conn:
         conn.execute(
             update(PAGE).values(
@@ -191,7 +195,9 @@ def test_a_page_robots_txt_now_forbids_keeps_its_copy_and_gets_the_reason(
     h = revisiting(harnesses, monkeypatch, crawldb)
     start(h, robots="User-agent: *\nDisallow: /zasebno/\n")
     got = crawl(h)
-    assert sorted(revisits_of(got)) == sorted(set(STORED) - {f"{A}/zasebno/porocilo"})
+    # (The logo with the pages showing it.)
+    expected = set(DUE) - {f"{A}/zasebno/porocilo"}
+    assert sorted(revisits_of(got)) == sorted(expected)
     assert h.stats.get_value("govsi/revisit/refused_by_robots") == 1
     h.scheduler.revisits.stop()  # what a run's end writes
     [(ptype, html, error, claim)] = q(
@@ -224,7 +230,7 @@ def test_new_pages_go_before_revisits_and_the_delays_hold(
             order.append(r.url)
         h.at(0.5)
     a_pages = [u for u in order if u.startswith(A) and not u.endswith("robots.txt")]
-    assert a_pages == new + a_pages[len(new) :] and sorted(a_pages[len(new) :]) == sorted(STORED)
+    assert a_pages == new + a_pages[len(new) :] and sorted(a_pages[len(new) :]) == sorted(DUE)
     # No two requests to one address closer than the delay (a.gov.si and b.gov.si share it).
     moments = sorted(times.values())
     assert all(b - a >= DELAY for a, b in itertools.pairwise(moments))
@@ -258,7 +264,7 @@ def test_a_claim_too_old_to_use_is_claimed_again_not_sent_twice(
     claimed(h)
     h.at(CLAIM_LEASE)  # held here longer than a claim may be used (another worker may
     got = crawl(h)  # have taken them): dropped, claimed again, sent once each
-    assert sorted(revisits_of(got)) == sorted(STORED)
+    assert sorted(revisits_of(got)) == sorted(DUE)
     assert h.stats.get_value("govsi/revisit/claim_expired") == len(STORED)
 
 
@@ -293,7 +299,7 @@ def test_claims_not_used_go_back_when_the_run_ends(
     # Every claim goes back: the one sent too, whose visit the fetch side never recorded
     # (it clears the claim when it does): due for the next run.
     assert q(crawldb, "SELECT url FROM page WHERE revisit_claim IS NOT NULL") == []
-    assert h.stats.get_value("govsi/revisit/claims_released") == len(STORED)
+    assert h.stats.get_value("govsi/revisit/claims_released") == len(DUE)
 
 
 def test_from_crawler_reads_the_revisit_settings(

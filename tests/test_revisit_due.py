@@ -8,7 +8,15 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from govsi.revisit.due import DueRule, RevisitMode, lastmod_makes_due, parse_lastmod, revisit_mode
+from govsi.revisit.due import (
+    DueRule,
+    RevisitMode,
+    lastmod_makes_due,
+    lastmod_next_visit,
+    parse_lastmod,
+    revisit_mode,
+)
+from govsi.revisit.schedule import next_visit
 
 DAY = 24 * 3600.0
 NOW = datetime(2026, 11, 26, 12, 0)
@@ -51,6 +59,65 @@ def test_the_rule(
     assert rule.is_overdue(ago(next_visit), ago(accessed)) is overdue
 
 
+HOUR = 3600.0
+VISIT = NOW - timedelta(days=3)  # the page's last visit
+
+
+@pytest.mark.parametrize(
+    ("page", "history", "changed", "new_links", "below_a_day"),
+    [
+        ("news list, new links every day", "86400+3 " * 8, True, 3, True),
+        ("hub visited hourly", "3600+2 " * 8, True, 2, True),
+        ("hub whose links dried up", "86400+3 " * 4 + "86400+ " * 4, True, 0, True),
+        ("changes daily, no links", "86400+ " * 8, True, 0, False),
+        ("never changes", "86400- " * 8, False, 0, False),
+        ("first visit", None, True, 0, False),
+    ],
+)
+def test_a_page_is_due_at_its_scheduled_visit_a_hubs_below_a_day(
+    page: str, history: str | None, changed: bool, new_links: int, below_a_day: bool
+) -> None:
+    previous = None if history is None else VISIT - timedelta(days=1)
+    scheduled, _ = next_visit(
+        history, changed, VISIT, previous, min_interval=DAY, max_interval=30 * DAY,
+        hub_min_interval=HOUR, new_links=new_links,
+    )  # fmt: skip
+    interval = (scheduled - VISIT).total_seconds()
+    assert (interval < DAY) is below_a_day, (page, interval / HOUR)
+    assert interval >= HOUR, page
+
+    def due(at: datetime, hub_min_interval: float | None = HOUR) -> bool:
+        rule = DueRule("due", at, at, DAY, DAY, hub_min_interval)
+        return rule.is_due(scheduled, VISIT)
+
+    assert due(scheduled), page
+    assert not due(scheduled - timedelta(minutes=1)), page
+    # Held to REVISIT_MIN_INTERVAL when the rule knows no hub's interval (as before).
+    assert due(scheduled, None) is (interval >= DAY), page
+
+
+@pytest.mark.parametrize(
+    ("hours_after_visit", "next_visit_after", "hub_min_interval", "due"),
+    [
+        # A sitemap's lastmod made it due half an hour after its visit: never sooner than
+        # the shortest interval the schedule gives (a hub's), here an hour.
+        (0.5, 0.5, HOUR, False),
+        (1.0, 0.5, HOUR, True),
+        (2.0, 0.5, None, False),  # no hub interval: REVISIT_MIN_INTERVAL's day
+        (24.0, 0.5, None, True),
+        # A hub interval above REVISIT_MIN_INTERVAL does not lengthen the floor.
+        (24.0, 0.5, 2 * DAY, True),
+        (3.0, 5.0, HOUR, False),  # scheduled later: not yet
+    ],
+)
+def test_never_sooner_than_the_shortest_interval_after_a_visit(
+    hours_after_visit: float, next_visit_after: float, hub_min_interval: float | None, due: bool
+) -> None:
+    at = VISIT + timedelta(hours=hours_after_visit)
+    rule = DueRule("due", at, at, DAY, DAY, hub_min_interval)
+    assert rule.is_due(VISIT + timedelta(hours=next_visit_after), VISIT) is due
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -83,6 +150,30 @@ def test_a_lastmod_after_the_last_visit_makes_the_page_due() -> None:
     assert not lastmod_makes_due("2026-11-04", visit)  # midnight, before the visit
     assert not lastmod_makes_due("soon", visit)
     assert not lastmod_makes_due("2026-11-05", None)  # never visited: not a revisit
+
+
+@pytest.mark.parametrize(
+    ("visited_hours_ago", "scheduled_in_hours", "next_visit_in_hours"),
+    [
+        (48, 100, 0),  # changed since a visit two days ago: due now
+        (48, None, 0),  # stored before revisits existed
+        (None, None, 0),
+        (2, 100, 22),  # visited two hours ago: a day after that visit, not now
+        (2, 5, None),  # a hub due in five hours: its schedule is sooner already
+        (48, -1, None),  # due already
+    ],
+)
+def test_a_lastmod_makes_a_page_due_now_but_not_within_a_day_of_its_visit(
+    visited_hours_ago: float | None,
+    scheduled_in_hours: float | None,
+    next_visit_in_hours: float | None,
+) -> None:
+    def at(hours: float | None) -> datetime | None:
+        return None if hours is None else NOW + timedelta(hours=hours)
+
+    visited = None if visited_hours_ago is None else at(-visited_hours_ago)
+    got = lastmod_next_visit(NOW, visited, at(scheduled_in_hours), DAY)
+    assert got == at(next_visit_in_hours)
 
 
 def test_the_setting_is_one_of_three_modes() -> None:

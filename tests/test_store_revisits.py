@@ -61,11 +61,17 @@ STORED = {
 
 
 def rows(
-    engine: Engine, mode: RevisitMode = "due", worker: str = "w1", start: datetime | None = None
+    engine: Engine,
+    mode: RevisitMode = "due",
+    worker: str = "w1",
+    start: datetime | None = None,
+    hub_min_interval: float | None = None,
 ) -> RevisitRows:
     """``worker``'s side of a round that started at ``start`` (by default ten days after
     the first crawl)."""
-    r = RevisitRows(engine, mode=mode, min_interval=DAY, overdue_after=DAY)
+    r = RevisitRows(
+        engine, mode=mode, min_interval=DAY, overdue_after=DAY, hub_min_interval=hub_min_interval
+    )
     r.open(worker, now=start or T + timedelta(days=10))
     return r
 
@@ -88,7 +94,8 @@ def test_a_run_within_the_minimum_interval_revisits_nothing(db: Engine) -> None:
     # Pages stored before revisits existed (next_visit NULL) are due a day after their visit.
     later = T + timedelta(days=1, seconds=1)
     [(host, _, count)] = [h for h in r.due_hosts(now=later) if h[0] == "a.gov.si"]
-    assert (host, count) == ("a.gov.si", len(STORED))  # the logo: no page visited since
+    # The logo with them: the page showing it is due.
+    assert (host, count) == ("a.gov.si", len(STORED) + 1)
     claimed = r.claim("a.gov.si", 100, now=later)
     assert {c.url for c in claimed} == STORED  # every kind of stored row; no FRONTIER row
 
@@ -196,8 +203,20 @@ def test_a_refused_page_keeps_its_copy_gets_the_reason_and_is_not_due_again(
 def test_images_are_due_with_the_pages_that_show_them(db: Engine) -> None:
     now = T + timedelta(days=3)
     r = rows(db)
-    assert r.images("a.gov.si", "", 100, now=now) == []  # no page showing it visited since
-    set_page(db, "http://a.gov.si/", accessed_time=T + timedelta(days=2))
+    # The page showing them is not due, nor visited since: neither is due.
+    set_page(db, "http://a.gov.si/", next_visit=T + timedelta(days=5))
+    assert r.images("a.gov.si", "", 100, now=now) == []
+    assert "cdn.gov.si" not in {h for h, _, _ in r.due_hosts(now=now)}
+    # Due with the page (found in the round before its visit is written), and once it
+    # was visited since their download.
+    for showing in ({"next_visit": T + timedelta(days=2)}, {"accessed_time": now}):
+        set_page(db, "http://a.gov.si/", **{"next_visit": T + timedelta(days=5), **showing})
+        assert [i.url for i in r.images("cdn.gov.si", "", 100, now=now)] == [
+            "https://cdn.gov.si/slika.jpg"
+        ]
+        r.let_go(["https://cdn.gov.si/slika.jpg"])
+        assert r.release() == 0
+        r = rows(db, worker="w1", start=now + timedelta(seconds=1))  # a new round
     hosts = {h: n for h, _, n in r.due_hosts(now=now)}
     assert hosts["cdn.gov.si"] == 1
     [logo] = r.images("a.gov.si", "", 100, now=now)
@@ -253,16 +272,25 @@ def test_a_sitemaps_lastmod_makes_a_page_due_at_once(db: Engine) -> None:
     ]
     assert r.sitemap_lastmods(changed, now=now) == 1
     assert [c.url for c in r.claim("a.gov.si", 100, now=now)] == ["http://a.gov.si/"]
+    # A page visited an hour ago: due a day after that visit, not at once.
+    set_page(db, "http://a.gov.si/copy", accessed_time=now - timedelta(hours=1))
+    assert r.sitemap_lastmods([("http://a.gov.si/copy", now)], now=now) == 0
+    [(due,)] = q(db, "SELECT next_visit FROM page WHERE url = 'http://a.gov.si/copy'")
+    assert str(due).startswith(str(now + timedelta(hours=23)).replace("T", " ")[:16])
 
 
 CASES = [
     # (accessed, next_visit): hours after T, or None
     (0, None), (0, 10), (0, 30), (0, 200), (47, 48), (20, 30), (None, None), (100, 99),
+    (49.5, 49.8), (40, None),
 ]  # fmt: skip
 
 
+@pytest.mark.parametrize("hub_min_interval", [None, 3600.0])
 @pytest.mark.parametrize("mode", ["due", "all"])
-def test_the_sql_and_the_python_rule_agree(engine: Engine, mode: RevisitMode) -> None:
+def test_the_sql_and_the_python_rule_agree(
+    engine: Engine, mode: RevisitMode, hub_min_interval: float | None
+) -> None:
     w = CrawlWriter(engine)
     urls = [f"http://b.gov.si/{i}" for i in range(len(CASES))]
     for url in urls:
@@ -272,8 +300,8 @@ def test_the_sql_and_the_python_rule_agree(engine: Engine, mode: RevisitMode) ->
     for url, (accessed, next_visit) in zip(urls, CASES, strict=True):
         set_page(engine, url, accessed_time=hours(accessed), next_visit=hours(next_visit))
     now, start = T + timedelta(hours=50), T + timedelta(hours=30)
-    r = rows(engine, mode, start=start)
-    rule = DueRule(mode, now, start, DAY, DAY)
+    r = rows(engine, mode, start=start, hub_min_interval=hub_min_interval)
+    rule = DueRule(mode, now, start, DAY, DAY, hub_min_interval)
     expected = {
         url
         for url, (accessed, next_visit) in zip(urls, CASES, strict=True)

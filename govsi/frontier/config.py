@@ -37,6 +37,8 @@ class SchedulerConfig:
     # between two visits of one (also the bound past which a due revisit is overdue).
     revisit: RevisitMode = "due"  # REVISIT
     revisit_min_interval: float = 24 * 3600.0  # REVISIT_MIN_INTERVAL
+    # REVISIT_HUB_MIN_INTERVAL: a hub's shortest interval, which the due rule lets it have.
+    revisit_hub_min_interval: float = 3600.0
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> SchedulerConfig:
@@ -61,4 +63,5 @@ class SchedulerConfig:
             max_hosts=s.getint("MAX_HOSTS"),
             revisit=revisit_mode(s.get("REVISIT") or "due"),
             revisit_min_interval=s.getfloat("REVISIT_MIN_INTERVAL"),
+            revisit_hub_min_interval=s.getfloat("REVISIT_HUB_MIN_INTERVAL"),
         )

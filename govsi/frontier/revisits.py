@@ -13,7 +13,8 @@ The rule (docs/stored.md, "Revisits: which and when"):
 - Overdue ones are never starved: a revisit due for longer than REVISIT_MIN_INTERVAL is
   claimed while new pages still wait and goes out among them, at its own depth, after the
   pages links found at that depth (as a sitemap's page does).
-- Then the host's due images (due with the pages that show them), in URL order.
+- Then the host's due images (due with the pages that show them, found in the round
+  before those pages' visits are written), in URL order.
 - Everything else is the queue's: per-host and per-address delays, budgets, robots.txt as
   it reads now (a page it forbids keeps its copy and gets the reason).
 
@@ -68,6 +69,7 @@ def revisit_rows_for(config: SchedulerConfig, store: CrawlStore) -> RevisitRows 
         mode=config.revisit,
         min_interval=config.revisit_min_interval,
         overdue_after=config.revisit_min_interval,
+        hub_min_interval=config.revisit_hub_min_interval,
         live_within=config.lease_ttl,
     )
 
@@ -371,7 +373,8 @@ class Revisits:
             # none ends the host's revisits again).
             for host, url in hosts.items():
                 due = self._track(host, url)
-                due.pages = due.overdue = True
+                due.pages = due.overdue = due.images = True
+                due.image_cursor = ""  # their pictures are due with them
                 self._left(host)
         self.cb.wake()
 

@@ -6,8 +6,10 @@ says the same in its WHERE clauses; tests hold the two together):
 
 - ``due`` (the default): a page is due once its ``next_visit`` has come; a page stored
   before revisits existed (``next_visit`` NULL) is due ``min_interval`` after its last
-  visit. Never sooner than ``min_interval`` after its last visit, whatever ``next_visit``
-  says: a run resumed within it revisits nothing.
+  visit. Never sooner than the shortest interval the schedule gives any page after its
+  last visit (``shortest``: a hub's ``hub_min_interval`` when below ``min_interval``),
+  whatever ``next_visit`` says (a sitemap's lastmod sets it to now): a hub that earned an
+  hour is revisited every hour, and a run resumed within an hour revisits nothing.
 - ``all``: every page last visited before the round started is due now.
 - ``off``: nothing is ever due.
 
@@ -31,6 +33,7 @@ __all__ = [
     "DueRule",
     "RevisitMode",
     "lastmod_makes_due",
+    "lastmod_next_visit",
     "parse_lastmod",
     "revisit_mode",
 ]
@@ -60,10 +63,25 @@ class DueRule:
     round_start: datetime
     min_interval: float
     overdue_after: float
+    # REVISIT_HUB_MIN_INTERVAL: a hub's shortest interval (None: ``min_interval``).
+    hub_min_interval: float | None = None
+
+    @property
+    def shortest(self) -> float:
+        """The shortest interval the schedule gives any page (a hub's, when lower)."""
+        if self.hub_min_interval is None:
+            return self.min_interval
+        return min(self.min_interval, self.hub_min_interval)
 
     @property
     def floor(self) -> datetime:
-        """A page visited after this is not due (``due``): the minimum interval."""
+        """A page visited after this is not due (``due``): the shortest interval ago."""
+        return self.now - timedelta(seconds=self.shortest)
+
+    @property
+    def picture_floor(self) -> datetime:
+        """A picture downloaded after this is not due: ``min_interval`` (a picture is no
+        hub, whatever the page showing it is)."""
         return self.now - timedelta(seconds=self.min_interval)
 
     @property
@@ -132,3 +150,16 @@ def lastmod_makes_due(lastmod: str | None, last_visit: datetime | None) -> bool:
     lastmod in the future is a clock or a lie, and counts as now."""
     when = parse_lastmod(lastmod)
     return when is not None and last_visit is not None and when > last_visit
+
+
+def lastmod_next_visit(
+    now: datetime, accessed: datetime | None, next_visit: datetime | None, min_interval: float
+) -> datetime | None:
+    """The next visit a sitemap's lastmod later than a stored page's last visit gives it:
+    now, yet no sooner than ``min_interval`` after that visit (a site whose lastmod is
+    always "now" costs a visit a day, not one a run; a hub's own schedule may still be
+    sooner). None when its schedule has it that soon already."""
+    when = now if accessed is None else max(now, accessed + timedelta(seconds=min_interval))
+    if next_visit is not None and next_visit <= when:
+        return None
+    return when

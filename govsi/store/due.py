@@ -1,10 +1,11 @@
 """The revisit due rule (``govsi.revisit.due.DueRule``) and the claim rule as SQL
 expressions over ``page`` and ``image``, for ``govsi.store.revisits``.
 
-A row is due by its schedule (``next_visit``, or its last visit and the minimum interval),
-or in ``all`` by a last visit before the round; it is done for the round once its claim was
-given back after the round began. A claim is free when unclaimed, held by a worker that is
-gone, or held longer than ``CLAIM_LEASE``.
+A page is due by its schedule (``next_visit``, or its last visit and the minimum
+interval), or in ``all`` by a last visit before the round; a picture (``due``) while a page
+showing it is due or was visited since the picture's download. A row is done for the round
+once its claim was given back after the round began. A claim is free when unclaimed, held
+by a worker that is gone, or held longer than ``CLAIM_LEASE``.
 """
 
 from __future__ import annotations
@@ -93,15 +94,18 @@ def image_due(rule: DueRule) -> ColumnElement[bool]:
         return and_(
             IMAGE.c.accessed_time.is_not(None), IMAGE.c.accessed_time < rule.round_start, finished
         )
+    # Due with the pages that show it: once one was visited since its download, or while
+    # one is due in this round (claimed or not), so that a round's pictures are found in
+    # it, before the visits of their pages are written.
     showing = IMAGE.alias("showing")
-    page_seen_since = exists().where(
+    shown_by_due_page = exists().where(
         showing.c.url == IMAGE.c.url,
         PAGE.c.id == showing.c.page_id,
-        PAGE.c.accessed_time > IMAGE.c.accessed_time,
+        or_(PAGE.c.accessed_time > IMAGE.c.accessed_time, page_due(rule)),
     )
     return and_(
         IMAGE.c.accessed_time.is_not(None),
-        IMAGE.c.accessed_time <= rule.floor,
-        page_seen_since,
+        IMAGE.c.accessed_time <= rule.picture_floor,
+        shown_by_due_page,
         finished,
     )

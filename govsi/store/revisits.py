@@ -13,9 +13,9 @@ A picture's claim is the same pair of columns on every ``image`` row of its URL;
 download (or 304) gives it back.
 
 The due rule is ``govsi.revisit.due.DueRule``'s, in SQL (``govsi.store.due``). Images are
-due with the pages that show them: once a page showing the picture was visited after the
-picture's last download (and that download is ``min_interval`` old; in ``all``,
-downloaded before the round).
+due with the pages that show them: while a page showing the picture is due, or once one
+was visited after the picture's last download (and that download is ``min_interval`` old;
+in ``all``, downloaded before the round), so that a round finds its pictures in it.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from sqlalchemy import (
 )
 
 from govsi.items import PageType, Revisit
-from govsi.revisit.due import MODE_ALL, DueRule, RevisitMode
+from govsi.revisit.due import MODE_ALL, DueRule, RevisitMode, lastmod_next_visit
 from govsi.store.database import chunks
 from govsi.store.due import (
     STORED,
@@ -80,6 +80,7 @@ class RevisitRows:
         mode: RevisitMode,
         min_interval: float,
         overdue_after: float,
+        hub_min_interval: float | None = None,
         live_within: float = 30.0,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
@@ -89,6 +90,7 @@ class RevisitRows:
         self.mode = mode
         self.min_interval = min_interval
         self.overdue_after = overdue_after
+        self.hub_min_interval = hub_min_interval
         # A worker not seen within this (LEASE_TTL) is gone, and so are its claims.
         self.live_within = live_within
         self.shared = engine.dialect.name != "sqlite"
@@ -112,8 +114,9 @@ class RevisitRows:
 
     def rule(self, now: datetime | None = None) -> DueRule:
         return DueRule(
-            self.mode, now or self.clock(), self.round_start, self.min_interval, self.overdue_after
-        )
+            self.mode, now or self.clock(), self.round_start, self.min_interval,
+            self.overdue_after, self.hub_min_interval,
+        )  # fmt: skip
 
     def _live_workers(self) -> list[str]:
         if not self.shared:
@@ -317,22 +320,23 @@ class RevisitRows:
         self, changed: list[tuple[str, datetime]], now: datetime | None = None
     ) -> int:
         """Stored pages a sitemap says changed after their last visit (``<lastmod>``) are
-        due now (still never sooner than the minimum interval); how many."""
+        due now, yet never sooner than the minimum interval after that visit
+        (``lastmod_next_visit``); how many are due now."""
         when = now or self.clock()
         count = 0
         with self.engine.begin() as conn:
             for url, lastmod in changed:
-                result = conn.execute(
-                    update(PAGE)
-                    .where(
-                        PAGE.c.url == url,
-                        STORED,
-                        PAGE.c.accessed_time < lastmod,
-                        or_(PAGE.c.next_visit.is_(None), PAGE.c.next_visit > when),
+                found = conn.execute(
+                    select(PAGE.c.id, PAGE.c.accessed_time, PAGE.c.next_visit).where(
+                        PAGE.c.url == url, STORED, PAGE.c.accessed_time < lastmod
                     )
-                    .values(next_visit=when)
-                )
-                count += int(result.rowcount or 0)
+                ).all()
+                for page_id, accessed, scheduled in found:
+                    due = lastmod_next_visit(when, accessed, scheduled, self.min_interval)
+                    if due is None:
+                        continue
+                    conn.execute(update(PAGE).where(PAGE.c.id == page_id).values(next_visit=due))
+                    count += due <= when
         return count
 
 
