@@ -192,6 +192,11 @@ class SitemapFile:
 
 # What a ``feed`` row is: a feed (RSS, Atom) or a sitemap, each polled on its interval.
 FeedKind = Literal["feed", "sitemap"]
+# A feed row's state (crawldb's ``feed.state``): polled when due (active); parked after
+# 404/410 answers in a row (gone: asked again only FEED_FORGET_AFTER later); moved by a
+# permanent redirect (its ``moved_to`` polled instead); a sitemap robots.txt no longer
+# lists (unlisted: not polled).
+FeedStatus = Literal["active", "gone", "moved", "unlisted"]
 
 
 @dataclass
@@ -212,6 +217,12 @@ class FeedState:
     entries: int = 0  # entries the poll read
     new_entries: int = 0  # ... of them not known to the crawl
     next_poll: datetime | None = None
+    failures: int = 0  # a poll's: failed polls in a row, this one counted (0: a success)
+    state: FeedStatus = "active"  # a poll's: the row's state after it
+    moved_to: str | None = None  # state "moved": the URL polled instead
+    # A page or robots.txt named it now (a found record): its ``last_seen``; an unlisted
+    # sitemap named again is active again.
+    seen_at: datetime | None = None
 
 
 @dataclass

@@ -40,6 +40,9 @@ META_FROM_FEED: Final = "govsi_from_feed"
 # A feed or sitemap request's row in crawldb's ``feed`` table: (kind, found on), written
 # with the poll's outcome (``govsi.spiders.feeding``).
 META_FEED: Final = "govsi_feed"
+# A feed or sitemap request reached by redirects: the URLs before it and each one's status,
+# [(url, status), ...], first the one polled (``govsi.spiders.feeding``).
+META_FEED_HOPS: Final = "govsi_feed_hops"
 
 
 # Monotonic time the response's headers arrived (delays count from it).

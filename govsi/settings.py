@@ -324,6 +324,17 @@ FEED_FOLLOW = True
 # asked for again, conditionally (If-None-Match / If-Modified-Since), whatever else is due.
 FEED_POLL_INTERVAL = 3600.0
 SITEMAP_POLL_INTERVAL = 7200.0
+# Seconds a failing feed or sitemap waits at most: a poll that fails (no answer, a timeout,
+# a body past its size bound, an HTTP error, a redirect not followed, a body that is no
+# feed) doubles its interval per failure in a row, up to this; one success resets it.
+FEED_BACKOFF_MAX = 24 * 3600.0
+# Failed polls in a row, the last a 404 or 410, after which a feed or sitemap is parked
+# (feed.state "gone", logged): asked again only FEED_FORGET_AFTER later. 0 = never parked.
+FEED_GONE_AFTER = 3
+# Seconds after which a feed or sitemap no page and no robots.txt has named is forgotten
+# (its crawldb row deleted, logged), so that the poll list cannot only grow. Twice
+# REVISIT_MAX_INTERVAL: a page declaring it is read again well within it.
+FEED_FORGET_AFTER = 60 * 24 * 3600.0
 # Seconds between two requests to one host (a longer robots Crawl-delay wins) and between
 # two requests to one IP address, counted from when the previous request reached the
 # server. Every request counts: pages, images, documents, robots.txt, sitemaps.
@@ -406,6 +417,11 @@ REVISIT_MAX_INTERVAL = 30 * 24 * 3600
 # REVISIT_MIN_INTERVAL, down to this (bench/freshness.py measured the default). A run still
 # revisits a page no sooner than REVISIT_MIN_INTERVAL after its last visit.
 REVISIT_HUB_MIN_INTERVAL = 3600
+# Seconds an idle crawl stays open for its next due visit (a stored page's next visit, a
+# feed's or sitemap's next poll) instead of ending, when that comes within it: then what
+# is due is picked up and the crawl goes on (govsi/spiders/waiting.py). For deployments
+# that want new pages within hours. 0 = the crawl ends when nothing is due now.
+REVISIT_WAIT = 0.0
 # Each page's earlier versions kept (page_version; their HTML once per distinct content):
 # its last HISTORY_KEEP_VERSIONS, and the last one seen in each calendar month of the
 # HISTORY_KEEP_MONTHS up to its latest change (that month included); the others go when
@@ -450,6 +466,8 @@ EXTENSIONS = {
     "govsi.health.switching.ThreadSwitching": 150,
     # The reactor's thread keeps a CPU, the helpers yield to it (REACTOR_CPU, HELPER_NICE).
     "govsi.health.cpus.CpuSharing": 160,
+    # Keeps an idle crawl open for its next due visit (REVISIT_WAIT; off at 0).
+    "govsi.spiders.waiting.RevisitWait": 170,
     # Brings the search index up to date as the crawl ends (SEARCH_INDEX set).
     "govsi.search.extension.SearchIndexUpdate": 800,
     "govsi.store.statsfile.StatsFile": 900,

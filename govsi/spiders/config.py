@@ -9,6 +9,7 @@ from typing import Protocol
 
 from scrapy.settings import BaseSettings
 
+from govsi.spiders.feedpolicy import Backoff
 from govsi.spiders.workers import worker_processes
 from govsi.store.config import DuplicateConfig, StoreConfig
 from govsi.text.limits import TextLimits
@@ -42,6 +43,11 @@ class SitemapLimits:
     store_max: int  # SITEMAP_STORE_MAX_BYTES (0 = no limit)
 
 
+# settings.py's FEED_BACKOFF_MAX, FEED_GONE_AFTER, FEED_FORGET_AFTER, for a FeedPolls built
+# without settings (tests).
+DEFAULT_BACKOFF = Backoff(24 * 3600.0, 3, 60 * 24 * 3600.0)
+
+
 @dataclass(frozen=True)
 class FeedPolls:
     """How feeds and sitemaps are polled (``govsi.spiders.feeding``)."""
@@ -51,6 +57,8 @@ class FeedPolls:
     sitemap_interval: float  # SITEMAP_POLL_INTERVAL, seconds
     # REVISIT is not off: stored feeds and sitemaps are polled again when due.
     repoll: bool = True
+    # FEED_BACKOFF_MAX, FEED_GONE_AFTER, FEED_FORGET_AFTER (seconds)
+    backoff: Backoff = DEFAULT_BACKOFF
 
 
 @dataclass(frozen=True)
@@ -114,6 +122,11 @@ class SpiderConfig:
                 feed_interval=s.getfloat("FEED_POLL_INTERVAL"),
                 sitemap_interval=s.getfloat("SITEMAP_POLL_INTERVAL"),
                 repoll=str(s.get("REVISIT", "due")).strip().lower() != "off",
+                backoff=Backoff(
+                    most=s.getfloat("FEED_BACKOFF_MAX"),
+                    gone_after=s.getint("FEED_GONE_AFTER"),
+                    park=s.getfloat("FEED_FORGET_AFTER"),
+                ),
             ),
         )
 

@@ -1,7 +1,9 @@
 """The spider's feed part: feeds pages declare, polled once per run at most and only when
 due (FEED_POLL_INTERVAL), conditionally from the validators crawldb's ``feed`` table holds;
 their entries new to the crawl fetched first; every poll's outcome (a feed's, and a
-sitemap's for ``Sitemaps``) recorded as a ``FeedState``.
+sitemap's for ``Sitemaps``) recorded as a ``FeedState``, with its next poll backed off
+after failures (``feedpolicy``), a redirect followed within scope (a permanent one moves
+the row), and the rows no page or robots.txt names any more forgotten at a run's start.
 
 Feeds are read in the spider's worker process (``govsi.web.feeds.read_feed``), as sitemaps
 are. Their requests are sitemap-kind requests (read whole, never stopped after the headers)
@@ -26,22 +28,31 @@ from govsi.items import DiscoveredPage, FeedKind, FeedState
 from govsi.requestmeta import (
     KIND_SITEMAP,
     META_FEED,
+    META_FEED_HOPS,
     META_FROM_FEED,
     META_KIND,
+    META_LASTMOD,
     META_SITE,
     META_URL,
 )
 from govsi.revisit.conditional import ETAG_MAX, LAST_MODIFIED_MAX, validator
+from govsi.robots import rules
+from govsi.spiders import feedpolicy
 from govsi.spiders.config import Count, FeedPolls
 from govsi.spiders.workers import WorkerPool
-from govsi.store.feeds import StoredFeed, claim_polls, stored_feeds
+from govsi.store.feeds import StoredFeed, claim_polls, forget_feeds, robots_texts, stored_feeds
 from govsi.store.schema import utcnow
 from govsi.web import feeds, sitemaps
-from govsi.web.urls import host_of
+from govsi.web.urls import host_of, resolve
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FeedPolling"]
+__all__ = ["FeedPolling", "Follow", "Hops"]
+
+# The redirects a poll followed: (URL, status) of each, first the URL polled.
+Hops = list[tuple[str, int]]
+# The request for a redirect's target with the hops so far, or None when it is not made.
+Follow = Callable[[str, Hops], Request | None]
 
 
 class FeedPolling:
@@ -55,11 +66,14 @@ class FeedPolling:
         is_new: Callable[[str], bool],
         page_request: Callable[[str, int], Request],
         failure_reason: Callable[[Failure], str],
+        record: Callable[[FeedState], None] = lambda item: None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         """``admit``: a URL's canonical form, or None when the crawl does not take it;
         ``is_new``: a page not known to the crawl yet; ``page_request``: the request for a
-        page at a depth; ``failure_reason``: what went wrong with a request."""
+        page at a depth; ``failure_reason``: what went wrong with a request; ``record``:
+        a record for crawldb that is no poll's (a feed named by a page, a sitemap robots.txt
+        no longer lists)."""
         self.config = config
         self.worker = worker
         self.count = count
@@ -67,21 +81,56 @@ class FeedPolling:
         self.is_new = is_new
         self.page_request = page_request
         self.failure_reason = failure_reason
+        self.record = record
         self.clock = clock
-        # crawldb's feed rows as the run started (``open``), and the URLs polled in it.
+        # crawldb's feed rows as the run started (``open``), the URLs polled in it, and
+        # those named by a page or robots.txt in it (recorded once per run).
         self.stored: dict[str, StoredFeed] = {}
         self._taken: set[tuple[str, str]] = set()
+        self._seen: set[str] = set()
 
     def open(self, stored: dict[str, StoredFeed]) -> None:
         self.stored = stored
 
     def start(self, engine: Engine) -> list[StoredFeed]:
-        """crawldb's feed rows read; the due ones (``due``) this worker has taken
-        (``claim_polls``: another worker of the crawl polls the others)."""
+        """Rows not named for FEED_FORGET_AFTER forgotten; crawldb's feed rows read; the
+        due ones (``due``) robots.txt still lists, if robots.txt named them, that this
+        worker has taken (``claim_polls``: another worker of the crawl polls the others)."""
+        now = self.clock()
+        forgotten = forget_feeds(engine, now, timedelta(seconds=self.config.backoff.park))
+        if forgotten:
+            self.count("govsi/feeds/forgotten", len(forgotten))
+            logger.info("feeds: %d not named by any page or robots.txt for %.0f days forgotten "
+                        "(%s)", len(forgotten), self.config.backoff.park / 86400,
+                        ", ".join(forgotten[:5]))  # fmt: skip
         self.open(stored_feeds(engine))
-        due = {row.url: row for row in self.due()}
-        intervals = {url: self.interval(row.kind) for url, row in due.items()}
-        return [due[url] for url in claim_polls(engine, intervals, self.clock())]
+        due = self.due(now)
+        listed_by = {host_of(row.found_on or "") for row in due if _from_robots(row)}
+        texts = robots_texts(engine, listed_by)
+        polled = {row.url: row for row in due if self._still_listed(row, texts)}
+        intervals = {url: self.interval(row.kind) for url, row in polled.items()}
+        claimed = claim_polls(engine, intervals, now)
+        # A crawl kept open (REVISIT_WAIT) starts again here: what it claims is due again,
+        # and what pages name is recorded again.
+        self._taken = {(url, site) for url, site in self._taken if url not in claimed}
+        self._seen.clear()
+        return [polled[url] for url in claimed]
+
+    def _still_listed(self, row: StoredFeed, texts: dict[str, str]) -> bool:
+        """False for a sitemap robots.txt named whose host's robots.txt, as crawldb holds
+        it, lists it no more (then recorded as unlisted); True for any other row."""
+        if not _from_robots(row) or row.found_on is None:
+            return True
+        text = texts.get(host_of(row.found_on))
+        if text is None:
+            return True  # no robots.txt stored: the one fetched in this run decides
+        listed = {self.admit(url) for url in rules.parse(text, row.found_on).sitemaps}
+        if row.url in listed:
+            return True
+        logger.info("sitemap %s: %s lists it no more; not polled", row.url, row.found_on)
+        self.count("govsi/sitemaps/unlisted")
+        self.record(FeedState(row.url, host_of(row.url), "sitemap", state="unlisted"))
+        return False
 
     # -- which polls ------------------------------------------------------------------------
     def take(self, url: str, site: str = "") -> bool:
@@ -94,14 +143,16 @@ class FeedPolling:
 
     def due(self, now: datetime | None = None) -> list[StoredFeed]:
         """Stored feeds and sitemaps whose next poll has come (none when REVISIT is off, or
-        for feeds when FEED_FOLLOW is off); ``claim_polls`` takes them for this worker."""
+        for feeds when FEED_FOLLOW is off), a parked one's among them; not one that moved
+        (its new URL's row is polled) nor one robots.txt no longer lists."""
         if not self.config.repoll:
             return []
         now = now or self.clock()
         return [
             row
             for row in self.stored.values()
-            if (row.next_poll is None or row.next_poll <= now)
+            if row.state in ("active", "gone")
+            and (row.next_poll is None or row.next_poll <= now)
             and (row.kind == "sitemap" or self.config.follow)
         ]
 
@@ -120,13 +171,31 @@ class FeedPolling:
             headers["If-Modified-Since"] = row.last_modified
         return headers
 
+    def current(self, url: str) -> str:
+        """Where ``url`` is polled now: where a permanent redirect moved it, else itself."""
+        row = self.stored.get(url)
+        return row.moved_to if row is not None and row.state == "moved" and row.moved_to else url
+
+    def seen(self, url: str, kind: FeedKind, found_on: str) -> None:
+        """``found_on`` (a page, robots.txt, a sitemap index) names ``url``: its row's
+        ``last_seen``, recorded once per run. A feed with no row yet gets one when it is
+        polled (not one robots.txt forbids, nor one out of scope)."""
+        if url in self._seen or url not in self.stored:
+            return
+        self._seen.add(url)
+        self.record(FeedState(url, host_of(url), kind, found_on, seen_at=self.clock()))
+
     def declared(self, page_url: str, urls: list[str]) -> Iterator[Request]:
-        """The requests for the feeds a page declares (canonical already), those stored
-        and not due left for a later run."""
+        """The requests for the feeds a page declares (canonical already), at their new
+        URL when they moved; those stored and not due left for a later run."""
         if not self.config.follow:
             return
         now = self.clock()
-        for url in urls:
+        for named in urls:
+            self.seen(named, "feed", page_url)
+            url = self.current(named)
+            if url != named:
+                self.seen(url, "feed", page_url)
             row = self.stored.get(url)
             if row is not None and row.next_poll is not None and row.next_poll > now:
                 continue
@@ -134,7 +203,9 @@ class FeedPolling:
             if request is not None:
                 yield request
 
-    def request(self, url: str, site: str, kind: FeedKind, found_on: str | None) -> Request | None:
+    def request(
+        self, url: str, site: str, kind: FeedKind, found_on: str | None, hops: Hops | None = None
+    ) -> Request | None:
         """A feed's request (a sitemap's is ``Sitemaps.request``), or None when it was
         polled in this run already or the crawl does not take it."""
         target = self.admit(url)
@@ -152,6 +223,7 @@ class FeedPolling:
                 META_URL: target,
                 META_SITE: site,
                 META_FEED: (kind, found_on),
+                META_FEED_HOPS: list(hops or []),
                 "dont_retry": True,
                 "download_maxsize": sitemaps.MAX_BYTES,
             },
@@ -164,7 +236,11 @@ class FeedPolling:
             if response.status != 304:
                 logger.info("feed %s: HTTP %d", url, response.status)
             self.count(f"govsi/feeds/status/{response.status}")
-            return [self.polled(response)]
+            kind, found_on = response.meta[META_FEED]
+            site: str = response.meta[META_SITE]
+            return self.redirected(
+                response, lambda target, hops: self.request(target, site, kind, found_on, hops)
+            )
         try:
             read = await maybe_deferred_to_future(
                 self.worker.run(feeds.read_feed, response.body, url)
@@ -172,48 +248,131 @@ class FeedPolling:
         except Exception as exc:  # the worker died or could not start: skip this feed
             logger.error("feed %s: not read, the worker failed: %r", url, exc)
             self.count("govsi/feeds/errors")
-            return [self.polled(response, error=f"worker: {exc!r}")]
+            return [*self.polled(response, error=f"worker: {exc!r}")]
         if read.error:
             logger.warning("feed %s: %s", url, read.error)
             self.count("govsi/feeds/errors")
         pages: dict[str, None] = {}
+        changed: dict[str, str] = {}
         for entry in read.entries:
             page = self.admit(entry)
-            if page is not None and self.is_new(page):
+            if page is None:
+                continue
+            if self.is_new(page):
                 pages.setdefault(page)
+            elif (when := read.lastmod.get(entry)) is not None:
+                changed.setdefault(page, when)
         out: list[Any] = []
         for page in pages:
             out.append(DiscoveredPage(url=page, depth=1))
             request = self.page_request(page, 1)
             request.meta[META_FROM_FEED] = True  # ahead of the host's breadth-first order
             out.append(request)
+        for page, when in changed.items():
+            # A known page the feed says changed since its last visit is due at once, as a
+            # sitemap's <lastmod> makes it (the scheduler reads it).
+            request = self.page_request(page, 1)
+            request.meta[META_LASTMOD] = when
+            out.append(request)
         new = len(pages)
         self.count("govsi/feeds/read")
         self.count("govsi/feeds/new_entries", new)
-        return [self.polled(response, len(read.entries), new, read.error), *out]
+        return [*self.polled(response, len(read.entries), new, read.error), *out]
+
+    def redirected(self, response: Response, follow: Follow) -> list[Any]:
+        """A poll's answer other than 200: a redirect's target requested (``follow``) when
+        ``feedpolicy.redirect_refusal`` allows, else the poll's record (a refused redirect
+        says why)."""
+        status = response.status
+        location = response.headers.get("Location")
+        if not 300 <= status < 400 or status == 304:
+            return [*self.polled(response)]
+        url: str = response.meta[META_URL]
+        hops: Hops = list(response.meta.get(META_FEED_HOPS) or [])
+        resolved = resolve(response.url, location.decode("latin-1")) if location else None
+        target = self.admit(resolved) if resolved else None
+        refusal = feedpolicy.redirect_refusal([u for u, _ in hops] + [url], resolved, target)
+        if refusal is None and target is not None:
+            request = follow(target, [*hops, (url, status)])
+            if request is not None:
+                self.count("govsi/feeds/redirects_followed")
+                return [request]
+            refusal = f"redirect to {target}: polled in this run already"[:300]
+        logger.warning("%s %s: %s", response.meta[META_FEED][0], url, refusal)
+        self.count("govsi/feeds/redirects_refused")
+        return [*self.polled(response, error=refusal, arrived=False)]
 
     def polled(
-        self, response: Response, entries: int = 0, new: int = 0, error: str | None = None
-    ) -> FeedState:
-        """The record of a poll that was answered (a feed's or a sitemap's)."""
+        self,
+        response: Response,
+        entries: int = 0,
+        new: int = 0,
+        error: str | None = None,
+        *,
+        arrived: bool = True,
+    ) -> list[FeedState]:
+        """The records of a poll that was answered (a feed's or a sitemap's): its outcome
+        on the row polled, or on the new URL and each URL it moved from when every
+        redirect to it was permanent and it ``arrived`` (no redirect refused there)."""
         kind, found_on = response.meta.get(META_FEED, ("sitemap", None))
         url: str = response.meta[META_URL]
+        hops: Hops = list(response.meta.get(META_FEED_HOPS) or [])
+        moved = arrived and feedpolicy.moved_for_good([status for _, status in hops])
+        polled_url = url if moved or not hops else hops[0][0]
+        origin = self.stored.get(hops[0][0] if hops else url)
+        found_on = found_on or (origin.found_on if origin is not None else None)
         now = self.clock()
-        return FeedState(
-            url, host_of(url), kind, found_on, polled_at=now, status=response.status,
-            error=error,
+        failed = feedpolicy.poll_failed(response.status, entries, error)
+        state = self._plan(polled_url, kind, response.status, failed, error)
+        records = [FeedState(
+            polled_url, host_of(polled_url), kind, found_on, polled_at=now,
+            status=response.status, error=error,
             etag=validator(response.headers.get("ETag"), ETAG_MAX),
             last_modified=validator(response.headers.get("Last-Modified"), LAST_MODIFIED_MAX),
-            entries=entries, new_entries=new, next_poll=now + self.interval(kind),
-        )  # fmt: skip
+            entries=entries, new_entries=new, next_poll=now + state.wait,
+            failures=state.failures, state=state.state, seen_at=now if moved else None,
+        )]  # fmt: skip
+        if moved:
+            for old, status in hops:
+                logger.info("%s %s moved to %s (HTTP %d)", kind, old, url, status)
+                self.count("govsi/feeds/moved")
+                records.append(FeedState(old, host_of(old), kind, found_on, polled_at=now,
+                                         status=status, state="moved", moved_to=url))  # fmt: skip
+        return records
 
     def poll_failed(self, request: Request, reason: str) -> FeedState:
-        """The record of a poll with no response (its validators stay)."""
+        """The record of a poll with no response, on the row polled (its validators stay)."""
         kind, found_on = request.meta.get(META_FEED, ("sitemap", None))
-        url: str = request.meta[META_URL]
+        hops: Hops = list(request.meta.get(META_FEED_HOPS) or [])
+        url: str = hops[0][0] if hops else request.meta[META_URL]
         now = self.clock()
+        state = self._plan(url, kind, None, True, reason)
         return FeedState(url, host_of(url), kind, found_on, polled_at=now, error=reason,
-                         next_poll=now + self.interval(kind))  # fmt: skip
+                         next_poll=now + state.wait, failures=state.failures,
+                         state=state.state)  # fmt: skip
+
+    def _plan(
+        self, url: str, kind: FeedKind, status: int | None, failed: bool, error: str | None
+    ) -> feedpolicy.PollPlan:
+        """The row's failures in a row, state and wait after this poll; a back-off or a
+        parking logged."""
+        row = self.stored.get(url)
+        plan = feedpolicy.plan_next_poll(
+            self.interval(kind).total_seconds(), row.failures if row is not None else 0,
+            status, failed, self.config.backoff,
+        )  # fmt: skip
+        why = f"HTTP {status}" if status is not None and status != 200 else (error or "failed")
+        if plan.state == "gone":
+            logger.warning(
+                "%s %s: parked after %d failed polls in a row (the last %s); asked again in %s",
+                kind, url, plan.failures, why, plan.wait,
+            )  # fmt: skip
+            self.count("govsi/feeds/parked")
+        elif plan.failures:
+            logger.info("%s %s: poll failed (%s), %d in a row; next poll in %s",
+                        kind, url, why, plan.failures, plan.wait)  # fmt: skip
+            self.count("govsi/feeds/backed_off")
+        return plan
 
     def failed(self, failure: Failure) -> list[FeedState]:
         request: Request = failure.request  # type: ignore[attr-defined]
@@ -221,3 +380,8 @@ class FeedPolling:
         logger.warning("feed %s: %s", request.url, reason)
         self.count("govsi/feeds/errors")
         return [self.poll_failed(request, reason)]
+
+
+def _from_robots(row: StoredFeed) -> bool:
+    """A sitemap robots.txt named (its ``found_on``)."""
+    return row.kind == "sitemap" and (row.found_on or "").endswith("/robots.txt")

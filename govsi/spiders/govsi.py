@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from functools import partial
 from itertools import chain
 from typing import Any
+from urllib.parse import urlsplit
 
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
@@ -134,6 +135,7 @@ class GovsiSpider(Spider):
             is_new=spider.is_new,
             page_request=spider.page_request,
             failure_reason=spider.failure_reason,
+            record=lambda item: spider.store.add(item),
         )
         spider.sitemaps = Sitemaps(
             c.sitemaps,
@@ -191,8 +193,10 @@ class GovsiSpider(Spider):
         return self.page_request(url, depth, revisit)
 
     def sitemap_request(self, url: str, site: str) -> Request | None:
-        """The request for a sitemap of ``site``, or None (``Sitemaps.request``)."""
-        return self.sitemaps.request(url, site)
+        """The request for a sitemap ``site``'s robots.txt lists, or None
+        (``Sitemaps.request``)."""
+        robots = f"{urlsplit(url).scheme or 'http'}://{site}/robots.txt"
+        return self.sitemaps.request(url, site, found_on=robots)
 
     def is_new(self, url: str) -> bool:
         """Whether the page ``url`` is not known to the crawl yet."""
@@ -242,14 +246,8 @@ class GovsiSpider(Spider):
         self.copies.open(store.engine)
         self.pages.prepare()
         # Feeds and sitemaps whose poll is due are read again, whatever else is due.
-        for row in self.feeds.start(store.engine):
-            host = host_of(row.url)
-            if row.kind == "sitemap":
-                request = self.sitemaps.request(row.url, host)
-            else:
-                request = self.feeds.request(row.url, host, "feed", None)
-            if request is not None:
-                yield request
+        for request in self.due_polls():
+            yield request
         for seed in self.seed_urls:
             url = self.admission.admit(seed)
             if url is None:
@@ -262,6 +260,19 @@ class GovsiSpider(Spider):
         for url in store.unfetched_image_urls():
             if self.admission.may_fetch_image(url):
                 yield self.image_request(url, depth=0)
+
+    def due_polls(self) -> Iterator[Request]:
+        """Requests for the feeds and sitemaps whose poll is due now, those this worker
+        takes (``FeedPolling.start``): at the run's start, and when a crawl kept open by
+        REVISIT_WAIT wakes (``govsi.spiders.waiting``)."""
+        for row in self.feeds.start(self.store.engine):
+            host = host_of(row.url)
+            if row.kind == "sitemap":
+                request = self.sitemaps.request(row.url, host)
+            else:
+                request = self.feeds.request(row.url, host, "feed", None)
+            if request is not None:
+                yield request
 
     def closed(self, reason: str) -> None:
         self.worker.close()

@@ -21,6 +21,7 @@ from govsi.items import DiscoveredPage, FeedState, SitemapFile
 from govsi.requestmeta import (
     KIND_SITEMAP,
     META_FEED,
+    META_FEED_HOPS,
     META_FROM_SITEMAP,
     META_KIND,
     META_LASTMOD,
@@ -28,7 +29,7 @@ from govsi.requestmeta import (
     META_URL,
 )
 from govsi.spiders.config import Count, SitemapLimits
-from govsi.spiders.feeding import FeedPolling
+from govsi.spiders.feeding import FeedPolling, Hops
 from govsi.spiders.workers import WorkerPool
 from govsi.web import sitemaps
 from govsi.web.urls import host_of
@@ -66,11 +67,18 @@ class Sitemaps:
         self._urls: dict[str, int] = {}
         self._stored: dict[str, int] = {}
 
-    def request(self, url: str, site: str, found_on: str | None = None) -> Request | None:
+    def request(
+        self, url: str, site: str, found_on: str | None = None, hops: Hops | None = None
+    ) -> Request | None:
         """The request for a sitemap of ``site`` (from its robots.txt, a sitemap index, or
-        its row in crawldb when due), conditional when its row has validators; None when
-        it is out of scope, read in this run already, or the site's sitemap budget is spent."""
+        its row in crawldb when due; at its new URL when it moved), conditional when its row
+        has validators; None when it is out of scope, read in this run already, or the
+        site's sitemap budget is spent. ``found_on`` names it now (its row's last_seen)."""
         target = self.admit(url)
+        if target is not None and found_on is not None:
+            self.polls.seen(target, "sitemap", found_on)
+        if target is not None:
+            target = self.polls.current(target)
         if target is None or not self.polls.take(target, site):
             return None
         taken = self._files.get(site, 0)
@@ -89,6 +97,7 @@ class Sitemaps:
                 META_URL: target,
                 META_SITE: site,
                 META_FEED: ("sitemap", found_on),
+                META_FEED_HOPS: list(hops or []),
                 "dont_retry": True,
                 # The protocol allows 50 MB per file, more than a page may be.
                 "download_maxsize": max(self.max_size, sitemaps.MAX_BYTES),
@@ -101,10 +110,15 @@ class Sitemaps:
         left = self.limits.max_urls - self._urls.get(site, 0)
         if response.status == 304:
             self.count("govsi/sitemaps/not_modified")
-            return [self.polls.polled(response)]
+            return [*self.polls.polled(response)]
+        if 300 <= response.status < 400:
+            found_on = response.meta[META_FEED][1]
+            return self.polls.redirected(
+                response, lambda target, hops: self.request(target, site, found_on, hops)
+            )
         if response.status != 200 or left <= 0:
             self.count("govsi/sitemaps/skipped")
-            return [self.polls.polled(response)]
+            return [*self.polls.polled(response)]
         room = self._room(site)
         try:
             read = await maybe_deferred_to_future(
@@ -114,10 +128,10 @@ class Sitemaps:
             logger.error("sitemap %s: not read, the sitemap worker failed: %r", url, exc)
             self.count("govsi/sitemaps/errors")
             self.count("govsi/sitemaps/worker_failed")
-            return [self.polls.polled(response, error=f"worker: {exc!r}")]
+            return [*self.polls.polled(response, error=f"worker: {exc!r}")]
         out = list(self._outputs(site, url, read))
         new = sum(isinstance(o, DiscoveredPage) and self.polls.is_new(o.url) for o in out)
-        return [self.polls.polled(response, len(read.sitemap.urls), new, read.sitemap.error),
+        return [*self.polls.polled(response, len(read.sitemap.urls), new, read.sitemap.error),
                 *out]  # fmt: skip
 
     def _outputs(self, site: str, url: str, read: sitemaps.SitemapRead) -> Iterator[Any]:

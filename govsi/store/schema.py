@@ -416,6 +416,13 @@ FEED = Table(
     Column("entries", Integer),
     Column("new_entries", Integer),
     Column("next_poll", DateTime(timezone=False)),
+    # Failed polls in a row (0 after a success): the next poll backs off by them.
+    Column("failures", Integer, nullable=False, server_default="0"),
+    # items.FeedStatus: polled (active), parked (gone), moved (to moved_to), unlisted.
+    Column("state", String(10), nullable=False, server_default="active"),
+    Column("moved_to", String(3000)),
+    # When a page or robots.txt last named it: forgotten FEED_FORGET_AFTER later.
+    Column("last_seen", DateTime(timezone=False)),
     PrimaryKeyConstraint("id", name="pk_feed_id"),
     Index("idx_feed_url", "url", unique=True),
     Index("idx_feed_next_poll", "next_poll"),

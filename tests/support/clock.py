@@ -5,21 +5,18 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import DateTime, Table, select, update
 
 from govsi.store.database import make_engine
 from govsi.store.schema import FEED, IMAGE, PAGE, PAGE_VERSION, SITE
 
 __all__ = ["TIMES", "move_clock"]
 
-# Every stored time a run reads back, by table: the schedule's (visits, changes, the next
-# visit, claims), the history's, robots.txt's age and the feeds' polls.
+# Every stored time a run reads back: each time column of the tables of pages (visits,
+# changes, next visits, claims), pictures, the history, sites (robots.txt's age) and feeds.
 TIMES: dict[Table, tuple[str, ...]] = {
-    PAGE: ("accessed_time", "next_visit", "visit_time", "changed_time", "revisit_claimed_at"),
-    IMAGE: ("accessed_time", "revisit_claimed_at"),
-    PAGE_VERSION: ("accessed_time", "changed_time"),
-    SITE: ("robots_fetched_at",),
-    FEED: ("found_at", "polled_at", "next_poll"),
+    table: tuple(c.name for c in table.columns if isinstance(c.type, DateTime))
+    for table in (PAGE, IMAGE, PAGE_VERSION, SITE, FEED)
 }
 
 

@@ -1,0 +1,53 @@
+"""When the next stored page, feed or sitemap falls due, within a horizon: what an idle
+crawl kept open by REVISIT_WAIT waits for (``govsi.spiders.waiting``). Blocking; a read.
+
+Pages are those due by the horizon nobody holds (a claimed one is another worker's or on
+its way already), their due times by ``govsi.revisit.waiting.page_due_at``; the soonest
+``limit`` by ``next_visit`` are read, so a time may come a little late when many pages
+fall due within the horizon, never early. Pictures are due with the pages that show them,
+and so wait for them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import Engine, and_, or_, select
+
+from govsi.revisit.due import MODE_DUE, DueRule
+from govsi.revisit.waiting import page_due_at
+from govsi.store.due import STORED, scheduled_by
+from govsi.store.schema import FEED, PAGE
+
+__all__ = ["due_times"]
+
+
+def due_times(
+    engine: Engine, *, min_interval: float, shortest: float, horizon: datetime, limit: int = 100
+) -> list[datetime]:
+    """The due times up to ``horizon`` of stored pages nobody holds (at most ``limit``)
+    and of feeds and sitemaps, soonest first. ``min_interval``: REVISIT_MIN_INTERVAL;
+    ``shortest``: the shortest interval any page gets (a hub's)."""
+    rule = DueRule(MODE_DUE, horizon, datetime.min, min_interval, min_interval)
+    floor = horizon - timedelta(seconds=shortest)
+    pages = (
+        select(PAGE.c.next_visit, PAGE.c.accessed_time)
+        .where(
+            STORED,
+            PAGE.c.revisit_claim.is_(None),
+            or_(PAGE.c.accessed_time.is_(None), PAGE.c.accessed_time <= floor),
+            scheduled_by(rule, horizon),
+        )
+        .order_by(PAGE.c.next_visit)
+        .limit(limit)
+    )
+    polls = select(FEED.c.next_poll).where(
+        and_(FEED.c.next_poll.is_not(None), FEED.c.next_poll <= horizon)
+    )
+    with engine.connect() as conn:
+        times = [
+            page_due_at(v, a, interval=min_interval, shortest=shortest)
+            for v, a in conn.execute(pages)
+        ]
+        times += [when for (when,) in conn.execute(polls)]
+    return sorted(times)
