@@ -316,8 +316,9 @@ SITEMAP_MAX_FILES_PER_HOST = 100
 # this run and across runs (the stored value never grows past it; later documents are
 # read, not stored). 0 = no limit.
 SITEMAP_STORE_MAX_BYTES = 16 * 1024 * 1024
-# Read the RSS and Atom feeds pages declare (<link rel="alternate" type="application/rss+xml">):
-# their new entries are fetched ahead of the host's breadth-first order.
+# Read the RSS, Atom and JSON feeds pages declare (<link rel="alternate"
+# type="application/rss+xml">): their new entries are fetched ahead of the host's
+# breadth-first order.
 FEED_FOLLOW = True
 # Seconds between two polls of a feed, and between two reads of a sitemap: on every run
 # started later than that after the last poll (REVISIT not off), the feed or sitemap is

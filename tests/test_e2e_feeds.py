@@ -3,7 +3,9 @@ then, two hours later on crawldb's clock (every stored time moved back), a new i
 published in the feed only and the site is crawled again with the default REVISIT=due.
 
 The first run stores the feed (where it was found, its validators) and fetches the page
-only the feed names first; a feed robots.txt forbids is never asked for. The second run,
+only the feed names first; a feed robots.txt forbids is never asked for; a JSON Feed's
+page is stored, a feed moved by a 301 is stored at its new URL (the old row retired), and
+a 404 feed backs off (asked again two hours later, two failures in a row). The second run,
 though no page is due, polls the feed and re-reads the sitemaps conditionally (the unchanged
 one answers 304), fetches the new item before any other page, and the page a sitemap's
 ``<lastmod>`` says changed; no other page. Delays hold in both runs."""
@@ -24,8 +26,13 @@ from tests.simweb.feedweb import (
     CHANGED_PAGE,
     FEED_PATH,
     FORBIDDEN_FEED,
+    GONE_FEED,
+    JSON_FEED,
+    MOVED_FEED,
+    MOVED_TO,
     NEW_ITEM,
     ONLY_IN_FEED,
+    ONLY_IN_JSON,
     SITEMAP,
     SITEMAP_CHANGED,
     N,
@@ -89,6 +96,22 @@ def test_the_feed_is_stored_with_where_it_was_found_and_its_validators(polled: P
     assert f"http://{N}{FORBIDDEN_FEED}" not in by_url
 
 
+def test_a_json_feed_a_moved_feed_and_a_gone_one(polled: Polled) -> None:
+    assert stored(polled.db_url)[f"http://{N}{ONLY_IN_JSON}"] == "HTML"
+    rows = query(polled.db_url, "SELECT url, state, moved_to, failures, poll_status, "
+                                "found_on FROM feed")  # fmt: skip
+    by_url = {r[0]: r[1:] for r in rows}
+    page = f"http://{N}/novice/"
+    assert by_url[f"http://{N}{JSON_FEED}"] == ("active", None, 0, 200, page)
+    assert by_url[f"http://{N}{MOVED_FEED}"][:2] == ("moved", f"http://{N}{MOVED_TO}")
+    # The new URL polled in both runs (the second conditionally); the old one only once.
+    assert by_url[f"http://{N}{MOVED_TO}"] == ("active", None, 0, 304, page)
+    assert [h.target for h in polled.second].count(MOVED_FEED) == 0
+    # Two hours after its first 404 (the interval doubled), a second: backed off again.
+    assert by_url[f"http://{N}{GONE_FEED}"] == ("active", None, 2, 404, page)
+    assert int(polled.runs[0].stats.get("govsi/feeds/backed_off", 0)) == 1  # type: ignore[call-overload]
+
+
 def test_a_page_only_the_feed_names_is_fetched_first(polled: Polled) -> None:
     pages = stored(polled.db_url)
     assert pages[f"http://{N}{ONLY_IN_FEED}"] == "HTML"
@@ -116,7 +139,8 @@ def test_a_later_run_polls_feed_and_sitemap_conditionally_and_fetches_the_new_it
     assert by_target[SITEMAP_CHANGED].header("If-None-Match") == '"p1"'
     assert by_target[SITEMAP_CHANGED].status == 200
     # The new item first, then the page the sitemap says changed; no other page was due.
-    pages = [h.target for h in hits if h.target not in (FEED_PATH, SITEMAP, SITEMAP_CHANGED)]
+    feeds = (FEED_PATH, SITEMAP, SITEMAP_CHANGED, JSON_FEED, MOVED_TO, GONE_FEED)
+    pages = [h.target for h in hits if h.target not in feeds]
     assert pages == [NEW_ITEM, CHANGED_PAGE]
     assert stored(polled.db_url)[f"http://{N}{NEW_ITEM}"] == "HTML"
     assert int(polled.runs[1].stats.get("govsi/revisit/sitemap_lastmod", 0)) == 1  # type: ignore[call-overload]

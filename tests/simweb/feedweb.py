@@ -3,7 +3,9 @@
 
 ``novice.gov.si``: a home page, a news list declaring its RSS feed (and a second feed under
 ``/zaprto/``, which robots.txt forbids), news pages, and ``/novice/samo-v-viru``, which only
-the feed names. robots.txt names two sitemaps: one that never changes, and one that, once
+the feed names. The list also declares a JSON Feed (naming ``/novice/samo-v-json``, which
+no other feed or page names), a feed that moved for good (301 to ``/novice/atom.xml``) and
+one that is gone (404). robots.txt names two sitemaps: one that never changes, and one that, once
 ``publish`` has run, says ``/o-nas`` changed (``<lastmod>``: then). The feeds and sitemaps
 send an ETag and answer a matching If-None-Match with a 304.
 """
@@ -23,6 +25,11 @@ NEW_ITEM = "/novice/nova"  # published by ``publish``: only the feed names it
 SITEMAP = "/sitemap.xml"  # never changes
 SITEMAP_CHANGED = "/sitemap-strani.xml"  # names /o-nas, with a lastmod once published
 CHANGED_PAGE = "/o-nas"
+JSON_FEED = "/novice/feed.json"
+ONLY_IN_JSON = "/novice/samo-v-json"
+MOVED_FEED = "/novice/atom"  # 301 to MOVED_TO
+MOVED_TO = "/novice/atom.xml"
+GONE_FEED = "/novice/izginil"  # 404
 
 
 def _rss(paths: list[str]) -> str:
@@ -59,7 +66,10 @@ def build() -> SimWeb:
         "/novice/": html(
             '<html><head><link rel="alternate" type="application/rss+xml" title="RSS" '
             f'href="{FEED_PATH}"><link rel="alternate" type="application/atom+xml" '
-            f'href="{FORBIDDEN_FEED}"></head><body><h1>Seznam novic</h1>'
+            f'href="{FORBIDDEN_FEED}"><link rel="alternate" type="application/feed+json" '
+            f'href="{JSON_FEED}"><link rel="alternate" type="application/atom+xml" '
+            f'href="{MOVED_FEED}"><link rel="alternate" type="application/rss+xml" '
+            f'href="{GONE_FEED}"></head><body><h1>Seznam novic</h1>'
             '<a href="/novice/1">1</a> <a href="/novice/2">2</a></body></html>'
         ),
         "/o-nas": html("<html><body><h1>O nas</h1></body></html>"),
@@ -67,6 +77,19 @@ def build() -> SimWeb:
         "/novice/2": html("<html><body><h1>Novica 2</h1></body></html>"),
         ONLY_IN_FEED: html("<html><body><h1>Samo v viru</h1></body></html>"),
         NEW_ITEM: html("<html><body><h1>Nova novica</h1></body></html>"),
+        ONLY_IN_JSON: html("<html><body><h1>Samo v JSON</h1></body></html>"),
+        JSON_FEED: Resource(
+            ('{"version": "https://jsonfeed.org/version/1.1", "title": "Novice", "items": ['
+             f'{{"id": "1", "url": "http://{N}{ONLY_IN_JSON}"}}, '
+             f'{{"id": "2", "url": "/novice/1"}}]}}').encode(),
+            headers={"Content-Type": "application/feed+json"},
+        ),
+        MOVED_FEED: Resource(b"", status=301, headers={"Location": MOVED_TO}),
+        MOVED_TO: _xml(
+            '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>N</title>'
+            f'<entry><link href="http://{N}/novice/2"/></entry></feed>',
+            '"a1"', "application/atom+xml",
+        ),
         FEED_PATH: _xml(_rss(["/novice/2", "/novice/1", ONLY_IN_FEED]), '"v1"',
                         "application/rss+xml"),
         FORBIDDEN_FEED: _xml(_rss(["/zaprto/skrito"]), '"z1"', "application/rss+xml"),
