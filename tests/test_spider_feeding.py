@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 from scrapy.http import HtmlResponse, Request
+from sqlalchemy import Engine
 
-from govsi.items import FeedState
+from govsi.items import FeedState, RobotsFile
 from govsi.requestmeta import (
     KIND_SITEMAP,
     META_FEED,
@@ -23,6 +24,7 @@ from govsi.requestmeta import (
 from govsi.spiders.config import FeedPolls
 from govsi.spiders.feeding import FeedPolling
 from govsi.store.feeds import StoredFeed
+from govsi.store.writer import CrawlWriter
 
 NOW = datetime(2026, 11, 29, 12, 0)
 HOUR = timedelta(hours=1)
@@ -203,3 +205,20 @@ def test_a_feed_moved_for_good_is_recorded_at_its_new_url() -> None:
 def test_a_temporary_redirect_records_the_poll_on_the_url_polled() -> None:
     [record] = polling().polled(response(200, F2, [(F1, 301), (F3, 302)]), 3, 1)
     assert (record.url, record.state, record.entries) == (F1, "active", 3)
+
+
+def test_a_run_polls_only_the_sitemaps_robots_txt_still_lists(engine: Engine) -> None:
+    robots = "https://www.gov.si/robots.txt"
+    w = CrawlWriter(engine)
+    w.add(RobotsFile("www.gov.si", f"User-agent: *\nSitemap: {MAP}\n", 200, NOW))
+    dropped = "https://www.gov.si/sitemap-old.xml"
+    for url in (MAP, dropped):
+        w.add(FeedState(url, "www.gov.si", "sitemap", robots, seen_at=NOW))
+    # Named by no page for 61 days: forgotten as the run starts.
+    w.add(FeedState(F3, "www.gov.si", "feed", PAGE, seen_at=NOW - timedelta(days=61)))
+    w.flush()
+    recorded: list[FeedState] = []
+    part = polling(recorded=recorded)
+    assert [row.url for row in part.start(engine)] == [MAP]
+    assert [(r.url, r.state) for r in recorded] == [(dropped, "unlisted")]
+    assert F3 not in part.stored
