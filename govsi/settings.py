@@ -415,9 +415,16 @@ REVISIT_MIN_INTERVAL = 24 * 3600
 REVISIT_MAX_INTERVAL = 30 * 24 * 3600
 # Seconds between two visits of a hub (a page whose visits found links crawldb did not know:
 # a news list, an index), at least: the schedule may give a hub less than
-# REVISIT_MIN_INTERVAL, down to this (bench/freshness.py measured the default). A run still
-# revisits a page no sooner than REVISIT_MIN_INTERVAL after its last visit.
+# REVISIT_MIN_INTERVAL, down to this (bench/freshness.py measured the default), and a run
+# revisits it then. No page is revisited sooner than this after its last visit (a sitemap's
+# lastmod included; the shorter of the two intervals); a picture no sooner than
+# REVISIT_MIN_INTERVAL after its download.
 REVISIT_HUB_MIN_INTERVAL = 3600
+# The share of the fetches a host's delay allows in a day (86 400 / the delay: 17 280 at
+# 5 s) that its revisits may take, every worker's claims counted in crawldb: the soonest due
+# first, the rest stay due for the next run. Half leaves new pages the other half. 0 = no
+# cap.
+REVISIT_HOST_SHARE = 0.5
 # Seconds an idle crawl stays open for its next due visit (a stored page's next visit, a
 # feed's or sitemap's next poll) instead of ending, when that comes within it: then what
 # is due is picked up and the crawl goes on (govsi/spiders/waiting.py). For deployments

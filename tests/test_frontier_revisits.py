@@ -302,6 +302,28 @@ def test_claims_not_used_go_back_when_the_run_ends(
     assert h.stats.get_value("govsi/revisit/claims_released") == len(DUE)
 
 
+def test_a_hosts_revisits_stop_at_its_share_of_the_day(
+    harnesses: list[Harness], monkeypatch: pytest.MonkeyPatch, crawldb: Engine
+) -> None:
+    # Two revisits a day at the host's delay; the document is the soonest due.
+    with crawldb.begin() as conn:
+        conn.execute(update(PAGE).values(next_visit=T + timedelta(days=5)))
+        conn.execute(
+            update(PAGE).where(PAGE.c.url == STORED[3]).values(next_visit=T + timedelta(days=2))
+        )
+    h = revisiting(harnesses, monkeypatch, crawldb, revisit_host_share=2 * DELAY / DAY)
+    start(h)
+    got = revisits_of(crawl(h))
+    assert len(got) == 2 and STORED[3] in got, got
+    assert h.stats.get_value("govsi/budget/revisits_per_host") == 1
+    assert h.scheduler.has_pending_requests() is False  # the rest wait for the next run
+    h.scheduler._engine_stopped()
+    # The next run the same day takes none (every worker's claims count).
+    h2 = revisiting(harnesses, monkeypatch, crawldb, days=10.01, revisit_host_share=2 * DELAY / DAY)
+    start(h2)
+    assert revisits_of(crawl(h2)) == []
+
+
 def test_from_crawler_reads_the_revisit_settings(
     monkeypatch: pytest.MonkeyPatch, crawldb: Engine
 ) -> None:
@@ -315,7 +337,8 @@ def test_from_crawler_reads_the_revisit_settings(
     values = {k: getattr(project, k) for k in dir(project) if k.isupper()}
     values.update(EXTENSIONS={}, DUPEFILTER_CLASS="tests.support.scheduler.FakeDupeFilter")
     for mode in ("all", "off"):
-        values.update(REVISIT=mode, REVISIT_MIN_INTERVAL=3600)
+        values.update(REVISIT=mode, REVISIT_MIN_INTERVAL=3600, REVISIT_HUB_MIN_INTERVAL=600,
+                      REVISIT_HOST_SHARE=0.25)  # fmt: skip
         crawler = get_crawler(FactorySpider, values)
         store = FakeStore()
         store.engine = crawldb  # type: ignore[attr-defined]
@@ -327,3 +350,5 @@ def test_from_crawler_reads_the_revisit_settings(
         else:
             assert rows is not None and (rows.mode, rows.min_interval) == ("all", 3600)
             assert rows.overdue_after == 3600 and rows.live_within == project.LEASE_TTL
+            assert rows.hub_min_interval == 600
+            assert scheduler.revisits.host_share == 0.25

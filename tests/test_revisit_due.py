@@ -11,10 +11,12 @@ import pytest
 from govsi.revisit.due import (
     DueRule,
     RevisitMode,
+    host_revisit_budget,
     lastmod_makes_due,
     lastmod_next_visit,
     parse_lastmod,
     revisit_mode,
+    revisits_allowed,
 )
 from govsi.revisit.schedule import next_visit
 
@@ -174,6 +176,44 @@ def test_a_lastmod_makes_a_page_due_now_but_not_within_a_day_of_its_visit(
     visited = None if visited_hours_ago is None else at(-visited_hours_ago)
     got = lastmod_next_visit(NOW, visited, at(scheduled_in_hours), DAY)
     assert got == at(next_visit_in_hours)
+
+
+@pytest.mark.parametrize(
+    ("delay", "share", "budget"),
+    [
+        (5.0, 0.5, 8640),  # 17 280 fetches a day at 5 s: half of them
+        (5.0, 1.0, 17280),
+        (10.0, 0.5, 4320),  # a longer Crawl-delay: fewer
+        (0.05, 0.5, 864_000),
+        (86400.0 * 10, 0.5, 1),  # a delay longer than a day: one still
+        (5.0, 0.0, None),  # 0: no cap
+        (5.0, -1.0, None),
+        (0.0, 0.5, None),  # no delay: nothing to divide a day by
+    ],
+)
+def test_a_hosts_revisit_budget_is_a_share_of_what_its_delay_allows(
+    delay: float, share: float, budget: int | None
+) -> None:
+    assert host_revisit_budget(delay, share) == budget
+
+
+@pytest.mark.parametrize(
+    ("budget", "spent", "wanted", "allowed"),
+    [
+        (100, 0, 10, 10),
+        (100, 95, 10, 5),
+        (100, 100, 10, 0),
+        (100, 130, 10, 0),  # spent past it (a smaller budget now): none
+        (100, -5, 10, 10),  # a negative count is none spent
+        (None, 10**9, 10, 10),  # no cap
+        (100, 0, 0, 0),
+        (None, 0, -3, 0),
+    ],
+)
+def test_what_a_claim_may_take_of_the_days_budget(
+    budget: int | None, spent: int, wanted: int, allowed: int
+) -> None:
+    assert revisits_allowed(budget, spent, wanted) == allowed
 
 
 def test_the_setting_is_one_of_three_modes() -> None:

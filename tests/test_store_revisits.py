@@ -6,19 +6,20 @@ the SQL agreeing with ``DueRule``, the rule in Python."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, update
+from sqlalchemy import Engine, insert, update
 
 from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, PageType
 from govsi.revisit.due import DueRule, RevisitMode
 from govsi.sharing.leases import goodbye, heartbeat
 from govsi.store.due import CLAIM_LEASE
+from govsi.store.hostbudget import budget_key, read_spent
 from govsi.store.images import record_images
 from govsi.store.revisits import RevisitRows
-from govsi.store.schema import PAGE
+from govsi.store.schema import CRAWL_META, PAGE
 from govsi.store.writer import CrawlWriter
 from tests.support.crawldb import q
 
@@ -398,6 +399,62 @@ def test_two_workers_never_claim_the_same_row(pg: Engine) -> None:
     assert all(claimed)  # and they did share the work
 
 
+def test_workers_together_claim_no_more_than_the_hosts_budget(pg: Engine) -> None:
+    urls = many_pages(pg, 120)
+    workers = [f"w{i}" for i in range(4)]
+    alive(pg, *workers)
+    sources = {w: rows(pg, worker=w) for w in workers}
+    today = T + timedelta(days=2)
+
+    def claim_all(worker: str) -> tuple[list[str], bool]:
+        got: list[str] = []
+        while batch := sources[worker].claim("c.gov.si", 7, per_day=50, now=today):
+            got += [c.url for c in batch]
+            if batch.capped:
+                return got, True
+        return got, False
+
+    with ThreadPoolExecutor(4) as pool:
+        claimed = list(pool.map(claim_all, workers))
+    every = [u for part, _ in claimed for u in part]
+    assert len(every) == len(set(every)) == 50  # the budget, together, each row once
+    assert any(capped for _, capped in claimed)
+    # The rest wait for the next day's budget, which starts from nothing.
+    alive(pg, "w9")
+    later = rows(pg, worker="w9", start=today + timedelta(days=1))
+    tomorrow = later.claim("c.gov.si", 100, per_day=50, now=today + timedelta(days=1))
+    assert len(tomorrow) == 50 < len(urls)
+
+
+def test_the_budget_takes_the_soonest_due_first_and_counts_pictures(engine: Engine) -> None:
+    crawled(engine)
+    now = T + timedelta(days=10)
+    for i, url in enumerate(sorted(STORED)):
+        set_page(engine, url, next_visit=T + timedelta(days=1 + i))
+    r = rows(engine)
+    first = r.claim("a.gov.si", 100, per_day=2, now=now)
+    assert [c.url for c in first] == sorted(STORED)[:2] and first.capped
+    assert r.claim("a.gov.si", 100, per_day=2, now=now) == []
+    assert r.images("a.gov.si", "", 100, per_day=2, now=now).capped
+    # Pictures and pages spend one budget; a larger one lets the rest go.
+    assert [i.url for i in r.images("a.gov.si", "", 100, per_day=3, now=now)] == [
+        "http://a.gov.si/logo.png"
+    ]
+    rest = r.claim("a.gov.si", 100, per_day=100, now=now)
+    assert {c.url for c in rest} == set(sorted(STORED)[2:]) and not rest.capped
+
+
+def test_a_budget_it_cannot_read_counts_as_spent(engine: Engine) -> None:
+    crawled(engine)
+    with engine.begin() as conn:
+        conn.execute(insert(CRAWL_META).values(key=budget_key("a.gov.si"), value="garbage"))
+    r = rows(engine)
+    now = T + timedelta(days=10)
+    assert r.claim("a.gov.si", 100, per_day=10, now=now).capped
+    # Written anew as spent for today; the next day starts from nothing.
+    assert len(r.claim("a.gov.si", 100, per_day=10, now=now + timedelta(days=1))) == 5
+
+
 def test_a_live_workers_claim_holds_until_its_lease_runs_out(pg: Engine) -> None:
     many_pages(pg, 3)
     alive(pg, "a", "b")
@@ -429,3 +486,20 @@ def test_a_worker_joins_an_all_round_under_way_and_the_last_to_end_ends_it(pg: E
     # Over: no claim held. The next run starts a round of its own.
     nxt = t0 + timedelta(hours=3)
     assert rows(pg, "all", worker="y", start=nxt).round_start == nxt
+
+
+@pytest.mark.parametrize(
+    ("value", "spent"),
+    [
+        (None, 0),  # no row yet
+        ("2026-11-11|42", 42),
+        ("2026-11-10|42", 0),  # yesterday's
+        ("2026-11-11|0", 0),
+        ("2026-11-11|-1", None),
+        ("2026-11-11|", None),
+        ("garbage", None),
+        ("2026-13-01|5", None),
+    ],
+)
+def test_a_stored_budget_is_read_for_its_day(value: str | None, spent: int | None) -> None:
+    assert read_spent(value, date(2026, 11, 11)) == spent

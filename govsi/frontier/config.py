@@ -39,6 +39,9 @@ class SchedulerConfig:
     revisit_min_interval: float = 24 * 3600.0  # REVISIT_MIN_INTERVAL
     # REVISIT_HUB_MIN_INTERVAL: a hub's shortest interval, which the due rule lets it have.
     revisit_hub_min_interval: float = 3600.0
+    # REVISIT_HOST_SHARE: the share of a day's fetches at a host's delay its revisits may
+    # take (0: no cap).
+    revisit_host_share: float = 0.5
 
     @classmethod
     def from_settings(cls, s: BaseSettings) -> SchedulerConfig:
@@ -64,4 +67,5 @@ class SchedulerConfig:
             revisit=revisit_mode(s.get("REVISIT") or "due"),
             revisit_min_interval=s.getfloat("REVISIT_MIN_INTERVAL"),
             revisit_hub_min_interval=s.getfloat("REVISIT_HUB_MIN_INTERVAL"),
+            revisit_host_share=s.getfloat("REVISIT_HOST_SHARE"),
         )

@@ -15,6 +15,9 @@ The rule (docs/stored.md, "Revisits: which and when"):
   pages links found at that depth (as a sitemap's page does).
 - Then the host's due images (due with the pages that show them, found in the round
   before those pages' visits are written), in URL order.
+- At most REVISIT_HOST_SHARE of the fetches a host's delay allows in a day are revisits,
+  every worker's claims counted in crawldb (``govsi.store.hostbudget``), soonest due first:
+  the rest stay due for the next run, so revisits never crowd out new pages.
 - Everything else is the queue's: per-host and per-address delays, budgets, robots.txt as
   it reads now (a page it forbids keeps its copy and gets the reason).
 
@@ -38,10 +41,10 @@ from twisted.python.failure import Failure
 from govsi.frontier.config import SchedulerConfig
 from govsi.frontier.entries import Entry, QueueCallbacks, Workbench
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_LASTMOD, META_URL
-from govsi.revisit.due import MODE_OFF, parse_lastmod
+from govsi.revisit.due import MODE_OFF, host_revisit_budget, parse_lastmod
 from govsi.store.due import CLAIM_LEASE, CLAIM_USE
 from govsi.store.extension import CrawlStore
-from govsi.store.revisits import DueRow, RevisitRows
+from govsi.store.revisits import Claimed, RevisitRows
 from govsi.web.urls import fingerprint, host_of, in_scope
 
 logger = logging.getLogger(__name__)
@@ -103,6 +106,7 @@ class Revisits:
         self.cb = callbacks
         self.suffixes = list(config.scope.suffixes)
         self.batch = max(1, config.refill_size)
+        self.host_share = config.revisit_host_share
         self._due: dict[str, _Due] = {}
         # Hosts with due rows still to read: those ``poll`` looks at.
         self._active: set[str] = set()
@@ -203,26 +207,35 @@ class Revisits:
         if limit <= 0:
             return
         new_pages = len(state.queue) > due.queued or info.backlog or info.refilling
+        per_day = host_revisit_budget(state.delay, self.host_share)
         if new_pages:
             if due.overdue:
-                self._read(host, "overdue", limit)
+                self._read(host, "overdue", limit, per_day)
         else:
-            self._read(host, "pages" if due.pages else "images", limit)
+            self._read(host, "pages" if due.pages else "images", limit, per_day)
 
-    def _read(self, host: str, what: _Read, limit: int) -> None:
+    def _read(self, host: str, what: _Read, limit: int, per_day: int | None) -> None:
         assert self.rows is not None
         due = self._due[host]
         due.reading = True
         if what == "images":
-            d = deferToThread(self.rows.images, host, due.image_cursor, limit)
+            d = deferToThread(self.rows.images, host, due.image_cursor, limit, per_day=per_day)
         else:
-            d = deferToThread(self.rows.claim, host, limit, overdue_only=what == "overdue")
+            d = deferToThread(
+                self.rows.claim, host, limit, overdue_only=what == "overdue", per_day=per_day
+            )
         d.addCallbacks(self._claimed, self._read_failed, (host, limit, what), {}, (host,))
 
-    def _claimed(self, rows: list[DueRow], host: str, limit: int, what: _Read) -> None:
+    def _claimed(self, rows: Claimed, host: str, limit: int, what: _Read) -> None:
         due = self._due[host]
         due.reading = False
-        if len(rows) < limit:
+        if rows.capped:
+            # The day's budget is spent: the rest wait for the next run.
+            due.pages = due.overdue = due.images = False
+            self.stats.inc_value("govsi/budget/revisits_per_host")
+            logger.info("%s: its revisits for today are claimed (REVISIT_HOST_SHARE); "
+                        "the rest stay due for the next run", host)  # fmt: skip
+        elif len(rows) < limit:
             if what == "images":
                 due.images = False
             elif what == "overdue":

@@ -32,10 +32,12 @@ __all__ = [
     "REVISIT_MODES",
     "DueRule",
     "RevisitMode",
+    "host_revisit_budget",
     "lastmod_makes_due",
     "lastmod_next_visit",
     "parse_lastmod",
     "revisit_mode",
+    "revisits_allowed",
 ]
 
 RevisitMode = Literal["due", "all", "off"]
@@ -43,6 +45,7 @@ REVISIT_MODES: Final[tuple[RevisitMode, ...]] = get_args(RevisitMode)
 MODE_DUE: Final[RevisitMode] = "due"
 MODE_ALL: Final[RevisitMode] = "all"
 MODE_OFF: Final[RevisitMode] = "off"
+DAY: Final = 24 * 3600.0
 
 
 def revisit_mode(value: str) -> RevisitMode:
@@ -111,6 +114,23 @@ class DueRule:
         return self.is_due(next_visit, accessed) and (
             self.scheduled(next_visit, accessed) <= self.overdue_cut
         )
+
+
+def host_revisit_budget(delay: float, share: float) -> int | None:
+    """The revisits a host may take in a day: ``share`` (REVISIT_HOST_SHARE) of the fetches
+    its delay allows (86 400 / ``delay``: 17 280 at 5 s), at least one. None: no cap (a
+    share of 0 or less, or no delay to divide a day by)."""
+    if share <= 0 or delay <= 0:
+        return None
+    return max(1, int(share * DAY / delay))
+
+
+def revisits_allowed(budget: int | None, spent: int, wanted: int) -> int:
+    """How many of ``wanted`` revisits a host may still take today, ``spent`` taken
+    already (by every worker) of its ``budget`` (None: no cap)."""
+    if budget is None:
+        return max(0, wanted)
+    return max(0, min(wanted, budget - max(0, spent)))
 
 
 # W3C Datetime, as sitemaps.org asks: YYYY, YYYY-MM, YYYY-MM-DD, or a date and a time with

@@ -44,11 +44,12 @@ from govsi.store.due import (
     page_due,
     scheduled_by,
 )
+from govsi.store.hostbudget import HostBudget
 from govsi.store.rounds import end_round, join_round, mark_round, touch_round
 from govsi.store.schema import IMAGE, PAGE, SITE, utcnow
 from govsi.web.urls import host_of
 
-__all__ = ["DueRow", "RevisitRows"]
+__all__ = ["Claimed", "DueRow", "RevisitRows"]
 
 # The workers at work on the crawl (``govsi.sharing.leases``' rule: seen within LEASE_TTL on
 # crawldb's clock, not ended).
@@ -67,6 +68,13 @@ class DueRow(NamedTuple):
     image: bool
     revisit: Revisit
     overdue: bool
+
+
+class Claimed(list[DueRow]):
+    """The rows a claim took; ``capped``: the host's revisit budget for the day stopped it
+    short (more may be due: they wait for the next run)."""
+
+    capped: bool = False
 
 
 class RevisitRows:
@@ -152,14 +160,22 @@ class RevisitRows:
         return [(host, url, count) for host, (url, count) in found.items()]
 
     def claim(
-        self, host: str, limit: int, *, overdue_only: bool = False, now: datetime | None = None
-    ) -> list[DueRow]:
+        self,
+        host: str,
+        limit: int,
+        *,
+        overdue_only: bool = False,
+        per_day: int | None = None,
+        now: datetime | None = None,
+    ) -> Claimed:
         """Claim up to ``limit`` of ``host``'s due pages nobody holds, soonest due first
         (``overdue_only``: only those due longer than the overdue bound), and return them.
-        One UPDATE decides: a row another worker claimed meanwhile is not taken."""
+        One UPDATE decides: a row another worker claimed meanwhile is not taken.
+        ``per_day``: the host's revisit budget for the day, every worker's claims of pages
+        and pictures counted (``HostBudget``); None: no cap."""
         rule = self.rule(now)
         if limit <= 0:
-            return []
+            return Claimed()
         live = self._live_workers()
         due = page_due(rule)
         if overdue_only:
@@ -168,7 +184,12 @@ class RevisitRows:
         with self.engine.begin() as conn:
             site = conn.execute(select(SITE.c.id).where(SITE.c.domain == host)).scalar()
             if site is None:
-                return []
+                return Claimed()
+            budget, wanted = _budget(host, rule, per_day), limit
+            if budget is not None:
+                limit = budget.take(conn, wanted)
+                if limit <= 0:
+                    return _capped(Claimed())
             soonest = func.coalesce(PAGE.c.next_visit, PAGE.c.accessed_time)
             pick = (
                 select(PAGE.c.id)
@@ -181,7 +202,7 @@ class RevisitRows:
                 pick = pick.with_for_update(skip_locked=True)
             ids = list(conn.execute(pick).scalars())
             if not ids:
-                return []
+                return Claimed()
             if self.mode == MODE_ALL:
                 touch_round(conn, self.round_start, rule.now)
             # The claim re-checks that nobody holds the row: under READ COMMITTED a row
@@ -200,17 +221,27 @@ class RevisitRows:
                 .where(PAGE.c.id.in_(ids), PAGE.c.revisit_claim == self.worker)
                 .order_by(soonest, PAGE.c.id)
             ).all()  # fmt: skip
-        return [_page_row(rule, row) for row in rows]
+            if budget is not None:
+                budget.spent(conn, len(rows))
+        claimed = Claimed(_page_row(rule, row) for row in rows)
+        return _capped(claimed) if limit < wanted and len(ids) == limit else claimed
 
     def images(
-        self, host: str, after: str, limit: int, *, now: datetime | None = None
-    ) -> list[DueRow]:
+        self,
+        host: str,
+        after: str,
+        limit: int,
+        *,
+        per_day: int | None = None,
+        now: datetime | None = None,
+    ) -> Claimed:
         """Claim up to ``limit`` of ``host``'s due images nobody holds, by URL after
         ``after`` (a cursor), and return them. A picture's claim is on every row of its
-        URL, taken by one UPDATE that re-checks nobody holds it (as pages')."""
+        URL, taken by one UPDATE that re-checks nobody holds it (as pages'); ``per_day``
+        as ``claim``'s."""
         rule = self.rule(now)
         if limit <= 0:
-            return []
+            return Claimed()
         live = self._live_workers()
         free = claimable(rule, self.worker, live, IMAGE)
         prefixes = [f"{scheme}://{host}{end}" for scheme in ("http", "https") for end in "/:"]
@@ -223,12 +254,16 @@ class RevisitRows:
             select(IMAGE.c.url)
             .where(IMAGE.c.id.in_(first), image_due(rule), free)
             .order_by(IMAGE.c.url)
-            .limit(limit)
         )
         with self.engine.begin() as conn:
-            urls = list(conn.execute(pick).scalars())
+            budget, wanted = _budget(host, rule, per_day), limit
+            if budget is not None:
+                limit = budget.take(conn, wanted)
+                if limit <= 0:
+                    return _capped(Claimed())
+            urls = list(conn.execute(pick.limit(limit)).scalars())
             if not urls:
-                return []
+                return Claimed()
             if self.mode == MODE_ALL:
                 touch_round(conn, self.round_start, rule.now)
             conn.execute(
@@ -251,14 +286,17 @@ class RevisitRows:
                 .where(IMAGE.c.id.in_(held))
                 .order_by(IMAGE.c.url)
             ).all()  # fmt: skip
-        return [
+            if budget is not None:
+                budget.spent(conn, len(rows))
+        claimed = Claimed(
             DueRow(
                 url, 0, True,
                 Revisit(etag, modified, content, None, status, accessed, None),
                 False,
             )
             for url, etag, modified, content, status, accessed in rows
-        ]  # fmt: skip
+        )  # fmt: skip
+        return _capped(claimed) if limit < wanted and len(urls) == limit else claimed
 
     # -- revisits not sent ------------------------------------------------------------------
     def refused(self, urls: list[str], reason: str, now: datetime | None = None) -> None:
@@ -338,6 +376,15 @@ class RevisitRows:
                     conn.execute(update(PAGE).where(PAGE.c.id == page_id).values(next_visit=due))
                     count += due <= when
         return count
+
+
+def _budget(host: str, rule: DueRule, per_day: int | None) -> HostBudget | None:
+    return None if per_day is None else HostBudget(host, rule.now.date(), per_day)
+
+
+def _capped(claimed: Claimed) -> Claimed:
+    claimed.capped = True
+    return claimed
 
 
 def _page_row(rule: DueRule, row: Any) -> DueRow:
