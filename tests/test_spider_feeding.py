@@ -174,7 +174,7 @@ def redirect(status: int, location: str, url: str = F1,
         (301, "https://example.com/rss", F2, None, None,
          "redirect out of scope: https://example.com/rss"),
         (308, F2, F3, [(F2, 301)], None, f"redirect loop: {F2}"),
-        (301, F1, F2, None, None, f"redirect to {F1}: polled in this run already"),
+        (302, F1, F2, None, None, f"redirect to {F1}: not requested again in this run"),
         (307, "", F2, None, None, "redirect without a usable Location"),
     ],
 )  # fmt: skip
@@ -192,6 +192,13 @@ def test_a_feeds_redirects(status: int, location: str, url: str,
         origin = (hops or [(url, status)])[0][0]
         assert (out.url, out.status, out.error) == (origin, status, error)
         assert out.failures == 1 and out.next_poll == NOW + 2 * HOUR
+
+
+def test_a_feed_moved_to_one_read_in_this_run_already_is_moved_not_failed() -> None:
+    [out] = redirect(301, F1, F2)
+    assert isinstance(out, FeedState)
+    assert (out.url, out.state, out.moved_to, out.status, out.error) == (
+        F2, "moved", F1, 301, None)  # fmt: skip
 
 
 def test_a_feed_moved_for_good_is_recorded_at_its_new_url() -> None:

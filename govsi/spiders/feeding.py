@@ -293,11 +293,17 @@ class FeedPolling:
         target = self.admit(resolved) if resolved else None
         refusal = feedpolicy.redirect_refusal([u for u, _ in hops] + [url], resolved, target)
         if refusal is None and target is not None:
-            request = follow(target, [*hops, (url, status)])
+            chain = [*hops, (url, status)]
+            request = follow(target, chain)
             if request is not None:
                 self.count("govsi/feeds/redirects_followed")
                 return [request]
-            refusal = f"redirect to {target}: polled in this run already"[:300]
+            if feedpolicy.moved_for_good([s for _, s in chain]):
+                # Its new URL was read in this run already (a page names both): the move
+                # is recorded, and no poll failed.
+                kind, found_on = response.meta[META_FEED]
+                return self._moved(chain, target, kind, found_on)
+            refusal = f"redirect to {target}: not requested again in this run"[:300]
         logger.warning("%s %s: %s", response.meta[META_FEED][0], url, refusal)
         self.count("govsi/feeds/redirects_refused")
         return [*self.polled(response, error=refusal, arrived=False)]
@@ -333,11 +339,18 @@ class FeedPolling:
             failures=state.failures, state=state.state, seen_at=now if moved else None,
         )]  # fmt: skip
         if moved:
-            for old, status in hops:
-                logger.info("%s %s moved to %s (HTTP %d)", kind, old, url, status)
-                self.count("govsi/feeds/moved")
-                records.append(FeedState(old, host_of(old), kind, found_on, polled_at=now,
-                                         status=status, state="moved", moved_to=url))  # fmt: skip
+            records += self._moved(hops, url, kind, found_on)
+        return records
+
+    def _moved(self, hops: Hops, url: str, kind: FeedKind, found_on: str | None) -> list[FeedState]:
+        """The records of the URLs a chain of permanent redirects moved to ``url``."""
+        now = self.clock()
+        records = []
+        for old, status in hops:
+            logger.info("%s %s moved to %s (HTTP %d)", kind, old, url, status)
+            self.count("govsi/feeds/moved")
+            records.append(FeedState(old, host_of(old), kind, found_on, polled_at=now,
+                                     status=status, state="moved", moved_to=url))  # fmt: skip
         return records
 
     def poll_failed(self, request: Request, reason: str) -> FeedState:
