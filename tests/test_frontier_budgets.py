@@ -164,7 +164,7 @@ def test_a_host_past_its_byte_budget_stops_others_go_on(
             got.append(request.url)
             body = b"x" * (1000 if request.meta[META_HOST] == A else 10)
             response = Response(request.url, body=body, request=request)
-            h.scheduler._response_received(response, request, h.spider)
+            h.scheduler.inflight.response_received(response, request, h.spider)
     assert [u for u in got if A in u] == [f"https://{A}/0"]
     assert len([u for u in got if B in u]) == 3
     why = "budget: MAX_BYTES_PER_HOST (1000) reached"

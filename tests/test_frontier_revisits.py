@@ -282,7 +282,7 @@ def test_a_sitemaps_lastmod_makes_a_known_page_due_now(
     h.scheduler.df.request_seen(unchanged)  # not changed since the visit
     h.scheduler.enqueue_request(unchanged)
     h.at(10.0)  # the watchdog writes it
-    h.scheduler._free_stuck()
+    h.scheduler.inflight.free_stuck()
     start(h)
     assert revisits_of(crawl(h)) == [STORED[1]]
     assert h.stats.get_value("govsi/revisit/sitemap_lastmod") == 1

@@ -5,14 +5,13 @@ IP address may be asked again.
 What it adds to the frontier's decisions is the crawl's I/O: resolving each host's
 address, sending its robots.txt first (``govsi.robots.fetching``), refilling a host's window
 from crawldb, recording pages it will not fetch, hearing when a request reached the
-server (``headers_received``) and left the downloader, and waking Scrapy's engine when the
-next host becomes ready (the engine otherwise asks only when a download ends, or every
-5 seconds).
+server and left the downloader (``govsi.frontier.inflight``), and waking Scrapy's engine
+when the next host becomes ready (the engine otherwise asks only when a download ends, or
+every 5 seconds).
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Collection, Iterable
 from functools import partial
@@ -22,16 +21,16 @@ from scrapy import Request, Spider, signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.crawler import Crawler
 from scrapy.dupefilters import BaseDupeFilter
-from scrapy.http import Headers, Response
 from scrapy.statscollectors import StatsCollector
 from scrapy.utils.misc import build_from_crawler, load_object
-from twisted.internet import task
 
 from govsi.frontier.addresses import AddressSharing, robots_key
 from govsi.frontier.config import SchedulerConfig
 from govsi.frontier.entries import Entry, HostInfo, QueueCallbacks, Workbench, page_url
 from govsi.frontier.fingerprints import FingerprintSet
-from govsi.frontier.hostsetup import DEPTH_ROBOTS, HostSetup, SetupCallbacks
+from govsi.frontier.hostsetup import HostSetup, SetupCallbacks
+from govsi.frontier.inflight import InFlight
+from govsi.frontier.intake import place
 from govsi.frontier.outcomes import PagesOut
 from govsi.frontier.progress import Progress
 from govsi.frontier.queue import Frontier, HostState
@@ -46,17 +45,12 @@ from govsi.render.renderer import Renderer
 from govsi.requestmeta import (
     KIND_IMAGE,
     KIND_PAGE,
-    KIND_RESOURCE,
     KIND_ROBOTS,
-    KIND_SITEMAP,
     META_ARRIVED,
     META_FINISHED,
-    META_FROM_FEED,
-    META_FROM_SITEMAP,
     META_HOST,
     META_KIND,
     META_URL,
-    Kind,
     RequestFactory,
     is_feed,
 )
@@ -65,14 +59,6 @@ from govsi.store.extension import CrawlStore
 from govsi.store.reader import StoredRobots
 from govsi.store.revisits import RevisitRows
 from govsi.web.urls import fingerprint, host_of
-
-logger = logging.getLogger(__name__)
-
-# Robots.txt first, then what renders wait for, then sitemaps, then the host's pages.
-DEPTH_RESOURCE, DEPTH_SITEMAP = -2, -1  # after robots.txt (DEPTH_ROBOTS, -3)
-# Feeds a page declares, and the new pages they list: with the host's first pages, once
-# robots.txt is known (entries below 0 leave before it).
-DEPTH_FEED = 0
 
 
 def _wake_engine(crawler: Crawler) -> None:
@@ -87,9 +73,9 @@ def _wake_engine(crawler: Crawler) -> None:
 class FrontierScheduler(BaseScheduler):
     """Holds its parts as objects, built from plain values and talking through callbacks:
     the ``Frontier`` (what may go now), ``HostSetup`` (addresses, robots.txt, budgets),
-    ``Refills`` (FRONTIER rows read back), ``Revisits`` (stored pages due again) and
-    ``AddressSharing`` (leases). The hosts' ``HostInfo`` records are the scheduler's,
-    handed to each part."""
+    ``Refills`` (FRONTIER rows read back), ``Revisits`` (stored pages due again),
+    ``AddressSharing`` (leases) and ``InFlight`` (requests out, the watchdog). The hosts'
+    ``HostInfo`` records are the scheduler's, handed to each part."""
 
     def __init__(
         self,
@@ -116,7 +102,7 @@ class FrontierScheduler(BaseScheduler):
         # its row in crawldb still says FRONTIER (writes lag behind).
         self.released = FingerprintSet()
         # No single attempt can take longer (DNS and connection included in the timeout).
-        self.stuck_after = config.download_timeout + 60.0
+        stuck_after = config.download_timeout + 60.0
         self.sharing = AddressSharing(
             frontier=self.frontier,
             store=store,
@@ -125,7 +111,7 @@ class FrontierScheduler(BaseScheduler):
             ttl=config.lease_ttl,
             scan_interval=config.lease_scan_interval,
             shared=not is_sqlite(store.url),
-            settle_within=2 * self.stuck_after,
+            settle_within=2 * stuck_after,
             robots_max_age=config.robots_max_age,
         )
         bench = Workbench(self.hosts, self.frontier, store, stats)
@@ -169,9 +155,17 @@ class FrontierScheduler(BaseScheduler):
             self.frontier,
             settled=self.sharing.settled,
             changed=self.waker.schedule,
-            stuck_after=self.stuck_after,
+            stuck_after=stuck_after,
         )
-        self._watchdog: task.LoopingCall | None = None
+        self.inflight = InFlight(
+            self.frontier,
+            stats,
+            hosts=self.hosts.keys(),
+            stuck_after=stuck_after,
+            body_received=self.setup.body_received,
+            changed=self.waker.schedule,
+            tick=self._tick,
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
@@ -192,9 +186,9 @@ class FrontierScheduler(BaseScheduler):
             revisit_rows=revisit_rows_for(config, store),
         )
         connect = crawler.signals.connect
-        connect(scheduler._headers_received, signal=signals.headers_received)
-        connect(scheduler._left_downloader, signal=signals.request_left_downloader)
-        connect(scheduler._response_received, signal=signals.response_received)
+        connect(scheduler.inflight.headers_received, signal=signals.headers_received)
+        connect(scheduler.inflight.left_downloader, signal=signals.request_left_downloader)
+        connect(scheduler.inflight.response_received, signal=signals.response_received)
         for outcome in (signals.item_scraped, signals.item_dropped, signals.item_error):
             connect(scheduler.pages_out.item_done, signal=outcome)
         connect(scheduler.pages_out.spider_error, signal=signals.spider_error)
@@ -216,8 +210,7 @@ class FrontierScheduler(BaseScheduler):
         # After the new pages' hosts: due rows are claimed once a host's new pages are out.
         self.revisits.open(self.sharing.worker)
         self.progress.start()
-        self._watchdog = task.LoopingCall(self._free_stuck)
-        self._watchdog.start(10.0, now=False)
+        self.inflight.start()
         # Pages wait while the browser's queue holds enough of them (a host's, or all).
         if self.renderer is not None:
             self.renderer.bind(self.resource_refusal, self.hold_pages, self.cancel_resources)
@@ -236,8 +229,7 @@ class FrontierScheduler(BaseScheduler):
         self.waker.close()
         self.setup.close()
         self.progress.stop()
-        if self._watchdog is not None and self._watchdog.running:
-            self._watchdog.stop()
+        self.inflight.stop()
         self.df.close(reason)
 
     def has_pending_requests(self) -> bool:
@@ -258,30 +250,15 @@ class FrontierScheduler(BaseScheduler):
             self.df.log(request, self.spider)
             return False
         meta = request.meta
-        kind: Kind | None = meta.get(META_KIND)
         host: str = meta.get(META_HOST) or host_of(request.url)
         self.setup.host(host, request.url)
-        if kind in (KIND_PAGE, KIND_IMAGE):
+        if meta.get(META_KIND) in (KIND_PAGE, KIND_IMAGE):
             self.sharing.settled(meta.get(META_URL, request.url))
-        if kind in (KIND_PAGE, KIND_IMAGE) and not request.dont_filter:
-            entry = Entry(kind, meta.get(META_URL, request.url), meta.get("depth", 0))
-            late = bool(meta.get(META_FROM_SITEMAP))
-            # A page new to the crawl a feed lists goes ahead of its host's breadth-first
-            # order; its row keeps its depth.
-            level = DEPTH_FEED if meta.get(META_FROM_FEED) else entry.depth
-            if not self.frontier.push(host, level, entry, kind == KIND_PAGE, late):
-                self.refills.spilled(host, entry.depth)
-        elif kind == KIND_ROBOTS:
-            self.frontier.push(host, DEPTH_ROBOTS, request, spillable=False)
-        elif kind == KIND_RESOURCE:
-            self.frontier.push(host, DEPTH_RESOURCE, request, spillable=False)
-        else:
-            # Sitemaps, and deliberate repeats (dont_filter: Scrapy's retries), are kept
-            # whole: their meta (a retry count) must survive, and they may repeat a URL.
-            depth = DEPTH_SITEMAP if kind == KIND_SITEMAP else meta.get("depth", 0)
-            if kind == KIND_SITEMAP and is_feed(meta):
-                depth = DEPTH_FEED  # behind robots.txt's gate: a page's link, not robots.txt's
-            self.frontier.push(host, depth, request, spillable=False)
+        level, entry, late = place(request.url, meta, request.dont_filter)
+        if entry is None:
+            self.frontier.push(host, level, request, spillable=False)
+        elif not self.frontier.push(host, level, entry, entry.kind == KIND_PAGE, late):
+            self.refills.spilled(host, entry.depth)
         self.sharing.work_for(self.hosts[host].ip)
         self.stats.inc_value("scheduler/enqueued")
         return True
@@ -354,37 +331,11 @@ class FrontierScheduler(BaseScheduler):
                 FetchedPage(entry.url, entry.depth, "FRONTIER", None, fetch_error=reason)
             )
 
-    # -- requests reaching the server -------------------------------------------------------
-    def _headers_received(
-        self, headers: Headers, body_length: int, request: Request, spider: Spider
-    ) -> None:
-        # The server has answered, so the request reached it by now.
-        request.meta.setdefault(META_ARRIVED, time.monotonic())
-
-    def _response_received(self, response: Response, request: Request, spider: Spider) -> None:
-        host = request.meta.get(META_HOST)
-        if host in self.hosts:
-            self.setup.body_received(host, len(response.body))
-
-    def _left_downloader(self, request: Request, spider: Spider) -> None:
-        host = request.meta.get(META_HOST)
-        if host is None or request.meta.get(META_FINISHED):
-            return
-        request.meta[META_FINISHED] = True
-        self.frontier.finished(host, request.meta.get(META_ARRIVED, time.monotonic()))
-        self.waker.schedule()
-
-    def _free_stuck(self) -> None:
-        # A request whose end we never heard of would hold its address for ever.
-        now = time.monotonic()
-        for host in self.frontier.busy_longer_than(self.stuck_after, now):
-            logger.error(
-                "%s: no word of its request for %.0f s; freeing it", host, self.stuck_after
-            )
-            self.stats.inc_value("govsi/frontier/stuck")
-            self.frontier.finished(host, now)
+    def _tick(self, now: float) -> None:
+        """Every ``WATCH_INTERVAL`` (``InFlight``'s watchdog): pages whose outcome never
+        came let go, and hosts whose turn for revisits came while other hosts kept the
+        queue busy."""
         self.pages_out.expire(now)
-        # Hosts whose turn for revisits came while other hosts kept the queue busy.
         self.revisits.poll(now)
         self.waker.schedule()
 

@@ -12,6 +12,7 @@ from scrapy.http import Response
 from twisted.internet import defer, task
 
 import govsi.frontier.hostsetup as hostsetup_module
+import govsi.frontier.inflight as inflight_module
 import govsi.frontier.refills as refills_module
 import govsi.frontier.revisits as revisits_module
 import govsi.frontier.scheduler as scheduler_module
@@ -151,7 +152,7 @@ class Harness:
         self.clock = Clock()
         self.clock.advance(1000.0)  # a monotonic clock does not start at 0
         for module in (scheduler_module, hostsetup_module, refills_module, revisits_module,
-                       waking_module):  # fmt: skip
+                       waking_module, inflight_module):  # fmt: skip
             monkeypatch.setattr(module, "time", self.clock)
         for module in (hostsetup_module, refills_module, revisits_module):
             # crawldb calls answer at once (in a crawl they run in a worker thread).
@@ -189,8 +190,9 @@ class Harness:
         """The next request, as the engine asks; it reaches the server at once and ends."""
         request = self.scheduler.next_request()
         if request is not None:
-            self.scheduler._headers_received(None, 0, request, self.spider)  # type: ignore[arg-type]
-            self.scheduler._left_downloader(request, self.spider)
+            inflight = self.scheduler.inflight
+            inflight.headers_received(None, 0, request, self.spider)  # type: ignore[arg-type]
+            inflight.left_downloader(request, self.spider)
         return request
 
     def answer_robots(self, request: Request, status: int = 200, body: str = "") -> None:
