@@ -42,7 +42,7 @@ BETWEEN_AFTER = 2  # the three-hour run follows this day's
 BETWEEN = timedelta(hours=3)  # past FEED_POLL_INTERVAL and SITEMAP_POLL_INTERVAL (defaults)
 MIN_INTERVAL = timedelta(days=1)  # REVISIT_MIN_INTERVAL's default
 WAITED_PAGE = (A, "/o-agenciji")  # the REVISIT_WAIT run's page, due after it went idle
-WAIT_DUE_IN = 15.0  # seconds after the run's start
+WAIT_DUE_IN = 10.0  # seconds after the run's start
 Key = tuple[str, str]
 
 
