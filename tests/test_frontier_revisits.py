@@ -28,7 +28,7 @@ from govsi.store import database
 from govsi.store.due import CLAIM_LEASE
 from govsi.store.reader import StoredRobots
 from govsi.store.revisits import RevisitRows
-from govsi.store.schema import PAGE
+from govsi.store.schema import IMAGE, PAGE
 from govsi.store.writer import CrawlWriter
 from tests.support.crawldb import q
 from tests.support.scheduler import DELAY, Harness, harnesses, make, urls
@@ -322,6 +322,30 @@ def test_a_hosts_revisits_stop_at_its_share_of_the_day(
     h2 = revisiting(harnesses, monkeypatch, crawldb, days=10.01, revisit_host_share=2 * DELAY / DAY)
     start(h2)
     assert revisits_of(crawl(h2)) == []
+
+
+def test_a_new_round_in_the_same_run_revisits_what_has_come_due_again(
+    harnesses: list[Harness], monkeypatch: pytest.MonkeyPatch, crawldb: Engine
+) -> None:
+    # REVISIT_WAIT's wake: the crawl stayed open, and the pages it revisited are due again.
+    h = revisiting(harnesses, monkeypatch, crawldb)
+    start(h)
+    assert sorted(revisits_of(crawl(h))) == sorted(DUE)
+    with crawldb.begin() as conn:  # the visits written, each with its next one, now come
+        for table in (PAGE, IMAGE):
+            conn.execute(
+                update(table).values(
+                    accessed_time=T + timedelta(days=8),
+                    revisit_claim=None,
+                    revisit_claimed_at=T + timedelta(days=8),
+                )
+            )
+        conn.execute(update(PAGE).values(next_visit=T + timedelta(days=9)))
+    assert h.scheduler.has_pending_requests() is False
+    h.scheduler.revisits.open("w")
+    assert h.scheduler.has_pending_requests()
+    assert sorted(revisits_of(crawl(h))) == sorted(DUE)
+    assert h.stats.get_value("govsi/revisit/sent") == 2 * len(DUE)
 
 
 def test_from_crawler_reads_the_revisit_settings(

@@ -111,7 +111,7 @@ class Revisits:
         # Hosts with due rows still to read: those ``poll`` looks at.
         self._active: set[str] = set()
         self._polled_at = float("-inf")
-        # Pages and images revisited (or refused) in this run: never again in it.
+        # Pages and images revisited (or refused) in this round: never again in it.
         self.revisited: set[int] = set()
         # Queued revisits: when their claim was taken (monotonic), by URL.
         self._claimed_at: dict[str, float] = {}
@@ -124,17 +124,23 @@ class Revisits:
         self._writing = False
 
     def open(self, worker: str) -> None:
-        """The round starts: every host with due rows is set up (robots.txt first)."""
+        """The round starts: every host with due rows is set up (robots.txt first). Called
+        again in the run (REVISIT_WAIT's wake), a new round starts: what the last one
+        revisited may be due again, and hosts it finished are read again."""
         if self.rows is None:
             return
         self.rows.open(worker)
+        self.revisited.clear()
         due = 0
         for host, sample_url, count in self.rows.due_hosts():
             if not in_scope(sample_url, self.suffixes):
                 continue
-            self._track(host, sample_url)
+            state = self._track(host, sample_url)
+            state.pages = state.overdue = state.images = True
+            state.image_cursor = ""
+            self._left(host)
             due += count
-        self.stats.set_value("govsi/revisit/due", due)
+        self.stats.inc_value("govsi/revisit/due", due)
         self.stats.set_value("govsi/revisit/hosts", len(self._due))
         if due:
             logger.info("revisits (REVISIT=%s): %d stored pages and images due on %d hosts",
