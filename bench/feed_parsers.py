@@ -1,11 +1,12 @@
-"""Feed readers compared: govsi's (``govsi.web.feeds.read_feed``, the sitemap reader) and
-feedparser, on a large feed and on hostile ones: CPU seconds, peak memory, what was read.
+"""Feed readers compared: govsi's (``govsi.web.feeds.read_feed``: the sitemap reader for RSS
+and Atom, a bounded item-at-a-time reader for JSON Feed) and feedparser, on large feeds and
+on hostile ones: CPU seconds, peak memory, what was read.
 
 Each reader runs in a process of its own (peak RSS is per process). feedparser is not a
 govsi dependency: install it where this runs (``pip install --target DIR feedparser`` and
 ``--feedparser-path DIR``), else only govsi's reader is measured.
 
-    PYTHONPATH=. python -m bench.feed_parsers     # ~30 s; bench/results/feed_parsers.json
+    PYTHONPATH=. python -m bench.feed_parsers     # ~40 s; bench/results/feed_parsers.json
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,29 +27,52 @@ from bench.lib.sysinfo import code, machine
 ITEMS = 100_000  # 6.8 MB of RSS: far past any real feed, well within the 50 MB bound
 
 
-def bodies() -> dict[str, bytes]:
+def json_feed(items: int, pad: int) -> bytes:
+    entries = b",".join(
+        b'{"id": "%d", "url": "https://www.gov.si/n/%d", "title": "t", "content_html": "%s"}'
+        % (i, i, b"x" * pad)
+        for i in range(items)
+    )
+    return b'{"version": "https://jsonfeed.org/version/1.1", "items": [' + entries + b"]}"
+
+
+def bodies() -> dict[str, Callable[[], bytes]]:
+    """Each case's body, made in the process that reads it (a peak RSS is per process)."""
+    return {
+        f"{ITEMS} items": _rss,
+        "billion laughs": _laughs,
+        "external entity": lambda: b'<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY x SYSTEM '
+        b'"file:///etc/hostname">]><rss><channel><item><title>&x;</title>'
+        b"<link>https://www.gov.si/ok</link></item></channel></rss>",
+        # 7.5 MB: within JSON_MAX_BYTES; 50 MB: past it (read up to it).
+        f"{ITEMS} JSON items": lambda: json_feed(ITEMS, 0),
+        "50 MB JSON": lambda: json_feed(50_000, 1_000),
+    }
+
+
+def _rss() -> bytes:
     items = b"".join(
         b"<item><title>t</title><link>https://www.gov.si/n/%d</link></item>" % i
         for i in range(ITEMS)
     )
+    return b"<rss><channel>" + items + b"</channel></rss>"
+
+
+def _laughs() -> bytes:
     entities = b"".join(
         (f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">'.encode() if i else b'<!ENTITY l0 "lol">')
         for i in range(10)
     )
-    return {
-        f"{ITEMS} items": b"<rss><channel>" + items + b"</channel></rss>",
-        "billion laughs": b'<?xml version="1.0"?><!DOCTYPE rss [' + entities + b"]><rss>"
+    return (
+        b'<?xml version="1.0"?><!DOCTYPE rss [' + entities + b"]><rss>"
         b"<channel><item><link>https://www.gov.si/ok</link><title>&l9;</title></item>"
-        b"</channel></rss>",
-        "external entity": b'<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY x SYSTEM '
-        b'"file:///etc/hostname">]><rss><channel><item><title>&x;</title>'
-        b"<link>https://www.gov.si/ok</link></item></channel></rss>",
-    }
+        b"</channel></rss>"
+    )
 
 
 def one(reader: str, case: str) -> dict[str, Any]:
     """Run in a child: read one body with one reader."""
-    body = bodies()[case]
+    body = bodies()[case]()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.process_time()
     if reader == "govsi":
