@@ -102,9 +102,11 @@ def seen(engine: Engine) -> list[tuple]:
 def test_named_again_and_unlisted(engine: Engine) -> None:
     w = CrawlWriter(engine)
     robots = "https://www.gov.si/robots.txt"
-    w.add(FeedState(MAP, "www.gov.si", "sitemap", robots, seen_at=T))  # a new row
+    w.add(FeedState(MAP, "www.gov.si", "sitemap", polled_at=T, status=200))  # a new row
+    w.add(FeedState(MAP, "www.gov.si", "sitemap", robots, seen_at=T))
     w.flush()
     assert seen(engine) == [(T, T, "active")]
+    assert stored_feeds(engine)[MAP].found_on == robots  # a row that did not say, told
     w.add(FeedState(MAP, "www.gov.si", "sitemap", state="unlisted"))
     w.flush()
     assert stored_feeds(engine)[MAP].state == "unlisted"

@@ -79,6 +79,11 @@ def _named(conn: Connection, item: FeedState) -> None:
         seen = or_(FEED.c.last_seen.is_(None), FEED.c.last_seen < item.seen_at)
         conn.execute(update(FEED).where(row, seen).values(last_seen=item.seen_at))
         conn.execute(update(FEED).where(row, FEED.c.state == "unlisted").values(state="active"))
+        if item.found_on is not None:
+            # A row made by a poll that did not say (a sitemap before revision 0020).
+            conn.execute(
+                update(FEED).where(row, FEED.c.found_on.is_(None)).values(found_on=item.found_on)
+            )
     elif item.state == "unlisted":
         conn.execute(update(FEED).where(row, FEED.c.state == "active").values(state="unlisted"))
 
