@@ -5,6 +5,7 @@ poll records (its back-off after failures, parking), and redirects followed or r
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,8 +22,9 @@ from govsi.requestmeta import (
     META_SITE,
     META_URL,
 )
-from govsi.spiders.config import FeedPolls
+from govsi.spiders.config import FeedPolls, SitemapLimits
 from govsi.spiders.feeding import FeedPolling
+from govsi.spiders.sitemapping import Sitemaps
 from govsi.store.feeds import StoredFeed
 from govsi.store.writer import CrawlWriter
 
@@ -229,3 +231,42 @@ def test_a_run_polls_only_the_sitemaps_robots_txt_still_lists(engine: Engine) ->
     assert [row.url for row in part.start(engine)] == [MAP]
     assert [(r.url, r.state) for r in recorded] == [(dropped, "unlisted")]
     assert F3 not in part.stored
+
+
+def sitemaps_part(recorded: list[FeedState]) -> Sitemaps:
+    polls = polling(recorded=recorded)
+    polls.stored[OLD_MAP] = StoredFeed(OLD_MAP, "sitemap", None, None, None, 0, "moved", MAP)
+    return Sitemaps(
+        SitemapLimits(100, 10, 0), worker=None, count=lambda key, n=1: None,  # type: ignore[arg-type]
+        max_size=2**20, admit=admit, page_request=lambda url, depth: Request(url),
+        failure_reason=lambda failure: "?", polls=polls,
+    )  # fmt: skip
+
+
+OLD_MAP = "https://www.gov.si/old-sitemap.xml"
+
+
+def test_a_sitemap_robots_txt_names_is_asked_for_where_it_moved() -> None:
+    recorded: list[FeedState] = []
+    part = sitemaps_part(recorded)
+    robots = "https://www.gov.si/robots.txt"
+    request = part.request(OLD_MAP, "www.gov.si", robots)
+    assert request is not None and request.url == MAP
+    assert request.headers.get("If-None-Match") == b'"s"'  # the new row's validators
+    assert {(r.url, r.found_on) for r in recorded} == {(OLD_MAP, robots), (MAP, robots)}
+
+
+def test_a_sitemaps_redirect_is_followed_within_scope() -> None:
+    part = sitemaps_part([])
+    moved = "https://www.gov.si/sitemap_index.xml"
+    meta: dict[str, Any] = {META_URL: MAP, META_FEED: ("sitemap", None), META_SITE: "www.gov.si",
+                            META_FEED_HOPS: []}  # fmt: skip
+    answer = HtmlResponse(MAP, status=308, headers={"Location": "/sitemap_index.xml"},
+                          body=b"", request=Request(MAP, meta=meta))  # fmt: skip
+    [out] = asyncio.run(part.parse(answer))
+    assert isinstance(out, Request)
+    assert (out.url, out.meta[META_FEED_HOPS]) == (moved, [(MAP, 308)])
+    away = answer.replace(headers={"Location": "https://example.com/s.xml"})
+    [record] = asyncio.run(part.parse(away))
+    assert isinstance(record, FeedState) and record.failures == 1
+    assert record.error == "redirect out of scope: https://example.com/s.xml"

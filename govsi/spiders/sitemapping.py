@@ -75,10 +75,11 @@ class Sitemaps:
         has validators; None when it is out of scope, read in this run already, or the
         site's sitemap budget is spent. ``found_on`` names it now (its row's last_seen)."""
         target = self.admit(url)
-        if target is not None and found_on is not None:
-            self.polls.seen(target, "sitemap", found_on)
         if target is not None:
-            target = self.polls.current(target)
+            named, target = target, self.polls.current(target)
+            if found_on is not None:
+                for sighted in {named, target}:  # both: neither forgotten while it is named
+                    self.polls.seen(sighted, "sitemap", found_on)
         if target is None or not self.polls.take(target, site):
             return None
         taken = self._files.get(site, 0)
