@@ -1,6 +1,7 @@
-"""Feeds: which ones a page declares (autodiscovery), and a feed's entries read within
-bounds from hostile input (entities never expanded, nothing loaded, bytes and entries
-bounded, malformed and wrong-type bodies answered, never raised)."""
+"""Feeds: which ones a page declares (autodiscovery: RSS, Atom, JSON Feed), and a feed's
+entries read within bounds from hostile input (entities never expanded, nothing loaded,
+bytes and entries bounded and counted, malformed and wrong-type bodies answered, never
+raised)."""
 
 from __future__ import annotations
 
