@@ -82,18 +82,28 @@ def last_round(conn: Connection, scope: Scope, dialect: Dialect) -> Table:
     original = f"(SELECT {html} FROM page o WHERE o.id = p.duplicate_of)"
     size = f"coalesce({dialect.octets('p.html_content')}, {document}, {original})"
     since = f"'{start:%Y-%m-%d %H:%M:%S.%f}'"
+    # One scan of page: the round's rows and every fetched page's first fetch of its
+    # stored version (``seen``), which the discovery latency looks linking pages up in.
     sql = f"""
+    WITH visited AS (
+      SELECT p.id, p.site_id, p.visit_outcome, p.visit_time, p.duplicate_of,
+        coalesce(p.changed_time, p.accessed_time) AS seen,
+        CASE WHEN p.visit_outcome = 'not_modified' AND p.visit_time >= {since}
+          THEN {size} END AS saved
+      FROM page p WHERE p.accessed_time IS NOT NULL OR p.visit_time IS NOT NULL
+    ),
+    latency AS ({_latency(since, scope, dialect)}
+    )
     SELECT s.domain AS host,
       sum(CASE WHEN p.visit_outcome = 'new' THEN 1 ELSE 0 END) AS new,
       sum(CASE WHEN p.visit_outcome <> 'new' THEN 1 ELSE 0 END) AS revisited,
 {counts},
-      coalesce(sum(CASE WHEN p.visit_outcome = 'not_modified' THEN {size} END), 0)
-        AS bytes_saved_by_304,
+      coalesce(sum(p.saved), 0) AS bytes_saved_by_304,
       coalesce(max(l.pages), 0) AS discovery_latency_pages,
       max(l.median) AS discovery_latency_median_h,
       max(l.p90) AS discovery_latency_p90_h
-    FROM page p JOIN site s ON s.id = p.site_id
-    LEFT JOIN ({_latency(since, scope, dialect)}) l ON l.site_id = s.id
+    FROM visited p JOIN site s ON s.id = p.site_id
+    LEFT JOIN latency l ON l.site_id = s.id
     WHERE p.visit_time >= {since}{scope.pages()}
     GROUP BY s.id, s.domain
     ORDER BY count(*) DESC, s.domain
@@ -106,8 +116,9 @@ def _latency(since: str, scope: Scope, dialect: Dialect) -> str:
     """Per site: the round's new pages with a discovery latency, its median and 90th
     percentile in hours (nearest rank: the ceil(q n)-th smallest, in integer arithmetic,
     as SQLite has no percentile function)."""
-    seen = "coalesce(f.changed_time, f.accessed_time)"
-    hours = f"({dialect.epoch('n.visit_time')} - min({dialect.epoch(seen)})) / 3600.0"
+    hours = f"({dialect.epoch('n.visit_time')} - {dialect.epoch('min(f.seen)')}) / 3600.0"
+    # From the linking pages through link's primary key (from_page, to_page), which holds
+    # both ends: from the new pages, each link would be a lookup in the table.
     return f"""
       SELECT site_id, count(*) AS pages,
         round(CAST(max(CASE WHEN r = (cnt + 1) / 2 THEN hours END) AS NUMERIC), 2) AS median,
@@ -118,10 +129,11 @@ def _latency(since: str, scope: Scope, dialect: Dialect) -> str:
           count(*) OVER (PARTITION BY site_id) AS cnt
         FROM (
           SELECT n.site_id, {hours} AS hours
-          FROM page n JOIN link k ON k.to_page = n.id JOIN page f ON f.id = k.from_page
+          FROM visited f {dialect.join_in_order} link k ON k.from_page = f.id
+            {dialect.join_in_order} visited n ON n.id = k.to_page
           WHERE n.visit_outcome = 'new' AND n.visit_time >= {since}{scope.pages("n")}
             AND f.id <> n.id AND coalesce(f.duplicate_of, 0) <> n.id
-            AND {seen} <= n.visit_time
+            AND f.seen <= n.visit_time
           GROUP BY n.id, n.site_id, n.visit_time
         ) w
       ) ranked

@@ -78,6 +78,12 @@ class Dialect:
         """The length of text ``expr`` in bytes (UTF-8), not characters."""
         return f"length(CAST({expr} AS BLOB))" if self.sqlite else f"octet_length({expr})"
 
+    @property
+    def join_in_order(self) -> str:
+        """A join kept in the order written: SQLite's planner keeps a CROSS JOIN's, and
+        may pick a far slower one for a JOIN of several tables; PostgreSQL's is free."""
+        return "CROSS JOIN" if self.sqlite else "JOIN"
+
     def floor(self, expr: str) -> str:
         # Bucket numbers are never negative, where truncation is floor.
         return f"CAST({expr} AS INTEGER)" if self.sqlite else f"floor({expr})"
