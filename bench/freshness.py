@@ -29,9 +29,10 @@ Rules:
 - ``govsi``: ``next_visit`` (``govsi/revisit/schedule.py``) within ``REVISIT_MIN_INTERVAL``
   / ``REVISIT_MAX_INTERVAL`` (1 and 30 days), hubs down to ``--hub-min`` hours
   (``REVISIT_HUB_MIN_INTERVAL``), its ``price`` fitted to the budget once a day by what the
-  crawler itself knows: the intervals it has given (the sum of ``1 / interval`` over the
-  pages is the fetches a day they ask for). ``govsi, default price`` keeps the default
-  price and lets the budget cut it.
+  crawler itself knows (``age.fit_price``): the intervals it has given (the sum of ``1 /
+  interval`` over the pages is the fetches a day they ask for) and the fetches it made.
+  The crawl does not fit it yet: ``govsi, default price`` keeps the default price and lets
+  the budget cut it, as a crawl does today.
 - ``uniform``: every page every ``pages / budget`` days.
 - ``Nutch default``: ``DefaultFetchSchedule``, every page every 30 days
   (``db.fetch.interval.default``).
@@ -70,7 +71,7 @@ from typing import Any
 
 from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
-from govsi.revisit.age import PRICE_AT_ONE, age_interval
+from govsi.revisit.age import PRICE_AT_ONE, age_interval, fit_price
 from govsi.revisit.rate import optimal_interval
 from govsi.revisit.schedule import next_visit
 
@@ -94,7 +95,6 @@ MIX: list[tuple[float, float, float, str]] = [
     (0.31, 0.0, 0.0, "documents: never"),
 ]
 VOLATILE = 6
-GAIN = 1.5  # how hard it corrects the price each day (intervals go as price^(1/3..1/2))
 
 
 class Population:
@@ -198,15 +198,8 @@ class Govsi(Policy):
         return t + interval
 
     def end_of_day(self) -> None:
-        # The price follows the fetches a day the intervals given ask for; a day that did not
-        # spend the budget lowers it too (due times come in bursts: asking for exactly the
-        # budget leaves slots unused). Pages keep the interval an older price gave them until
-        # their next visit: a gentle step, or the schedule swings.
         if self.budget is not None:
-            ratio = self.asked / self.budget
-            if self.fetched < 0.99 * self.budget:
-                ratio = min(ratio, self.fetched / self.budget)
-            self.price *= min(max(ratio**GAIN, 0.9), 1.1)
+            self.price = fit_price(self.price, self.asked, self.budget, self.fetched)
         self.fetched = 0
 
 

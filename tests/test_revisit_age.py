@@ -6,7 +6,14 @@ import math
 
 import pytest
 
-from govsi.revisit.age import PRICE_AT_ONE, age_interval, links_rate, price_for
+from govsi.revisit.age import (
+    OVERASK,
+    PRICE_AT_ONE,
+    age_interval,
+    fit_price,
+    links_rate,
+    price_for,
+)
 
 DAY = 86400.0
 
@@ -94,3 +101,43 @@ def test_edge_cases(rate: float, links: float, price: float, expected: float) ->
 )
 def test_links_rate(observations: list[tuple[float, int]], expected: float) -> None:
     assert links_rate(observations) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("asked", "budget", "spent", "factor"),
+    [
+        (OVERASK * 1000, 1000, 1000, 1.0),  # asks what it aims at, spends it all: kept
+        (OVERASK * 1010, 1000, 1000, 1.01**1.5),  # a little over: raised as much as asked
+        (OVERASK * 990, 1000, 1000, 0.99**1.5),  # a little under: lowered
+        (5000, 1000, 1000, 1.1),  # far over: a tenth at most
+        (10, 1000, 1000, 0.9),  # far under: a tenth at most
+        (1000, 1000, 1000, (1 / OVERASK) ** 1.5),  # exactly the budget: slots go unspent
+        (OVERASK * 1000, 1000, 980, 0.98**1.5),  # spent under 99 %: lowered though asked
+        (OVERASK * 1000, 1000, 0, 0.9),  # spent nothing
+        (OVERASK * 1000, 0, 0, 1.0),  # no budget: the price is not fitted
+        (0, 1000, 0, 0.9),  # nothing asked
+    ],
+)
+def test_fit_price(asked: float, budget: float, spent: float, factor: float) -> None:
+    assert fit_price(DAY**2, asked, budget, spent) == pytest.approx(factor * DAY**2)
+
+
+def test_the_fitted_price_spends_the_budget() -> None:
+    # Pages from hourly to yearly, hubs among them; each period they ask for the visits
+    # their intervals at the price give, and the crawl spends at most the budget.
+    # (changes a second, new links a second, how many such pages)
+    pages = [(24 / DAY, 0.0, 25), (1 / DAY, 0.0, 25), (1 / (30 * DAY), 0.0, 25)]
+    pages += [(0.0, 2 / DAY, 25), (1 / (365 * DAY), 0.0, 100)]
+    budget = 10.0  # visits a day: 0.05 per page
+
+    def asked(price: float) -> float:
+        return sum(
+            k * DAY / min(max(age_interval(r, n, price), DAY), 30 * DAY) for r, n, k in pages
+        )
+
+    price = PRICE_AT_ONE * DAY**2
+    assert asked(price) > 3 * budget  # the default price asks for far more
+    for _ in range(200):
+        wanted = asked(price)
+        price = fit_price(price, wanted, budget, min(wanted, budget))
+    assert asked(price) == pytest.approx(OVERASK * budget, rel=0.01)

@@ -20,6 +20,12 @@ than it is visited gets about ``sqrt(2 price)``), slow ones get about ``(3 price
 rate)^(1/3)``, and a page that neither changes nor yields links ``math.inf`` (the caller's
 longest interval). Unlike the freshness optimum (``rate.optimal_interval``), which gives
 the fastest pages the longest intervals.
+
+``fit_price(price, asked, budget, spent)``: the price for the next period (a day, a run)
+from what the last one showed: the visits a period the pages' intervals ask for (the sum
+of ``1 / interval``), the budget, and the visits made. It aims at asking ``OVERASK`` times
+the budget, not exactly it: due times come in bursts, and a queue asked for exactly its
+budget runs dry between them and leaves fetches unspent.
 """
 
 from __future__ import annotations
@@ -28,10 +34,18 @@ import math
 from collections.abc import Iterable
 from typing import Final
 
-__all__ = ["PRICE_AT_ONE", "age_interval", "links_rate", "price_for"]
+__all__ = ["OVERASK", "PRICE_AT_ONE", "age_interval", "fit_price", "links_rate", "price_for"]
 
 # g(1): the price at which a page changing once per interval I gets I (I = 1 unit).
 PRICE_AT_ONE: Final = 0.5 - 1 + 2 / math.e
+# What the fitted price asks for, per fetch of the budget: measured best in
+# bench/freshness.py (bench/README.md, "How old are the copies").
+OVERASK: Final = 1.06
+# How hard a period's excess corrects the price (intervals go as price^(1/3..1/2)), and its
+# largest step: pages keep the interval an older price gave them until their next visit,
+# so a larger step makes the schedule swing.
+_GAIN: Final = 1.5
+_STEP: Final = 0.1
 _LONGEST: Final = 1e15  # seconds, 30 million years: past it, never
 _SERIES_BELOW: Final = 1e-2  # g's closed form cancels below this; its series is exact there
 
@@ -90,3 +104,16 @@ def links_rate(observations: Iterable[tuple[float, int]]) -> float:
             time += t
             found += max(n, 0)
     return found / time if time > 0 else 0.0
+
+
+def fit_price(price: float, asked: float, budget: float, spent: float) -> float:
+    """The price for the next period: ``price`` raised when the pages' intervals ask for more
+    than ``OVERASK`` times ``budget`` visits a period (``asked``), lowered when they ask for
+    less or fewer than 99 % of ``budget`` were ``spent``; by at most a tenth a period.
+    ``price`` unchanged when there is no budget (``budget`` <= 0)."""
+    if budget <= 0:
+        return price
+    ratio = asked / (OVERASK * budget)
+    if spent < 0.99 * budget:
+        ratio = min(ratio, spent / budget)
+    return price * min(max(math.pow(max(ratio, 0.0), _GAIN), 1 - _STEP), 1 + _STEP)
