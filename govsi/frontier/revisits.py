@@ -31,7 +31,6 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Literal
 
 from scrapy import Request
@@ -40,6 +39,7 @@ from twisted.python.failure import Failure
 
 from govsi.frontier.config import SchedulerConfig
 from govsi.frontier.entries import Entry, QueueCallbacks, Workbench
+from govsi.frontier.revisitwrites import RevisitWrites
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_LASTMOD, META_URL
 from govsi.revisit.due import MODE_OFF, host_revisit_budget, parse_lastmod
 from govsi.store.due import CLAIM_LEASE, CLAIM_USE
@@ -58,8 +58,6 @@ READ_RETRY = 5.0
 POLL_INTERVAL = 1.0
 # What a read asks crawldb for: a host's due pages, only its overdue ones, its due images.
 _Read = Literal["pages", "overdue", "images"]
-# Refusals and lastmods are written in batches of this many (or at the next tick).
-WRITE_BATCH = 200
 
 
 def revisit_rows_for(config: SchedulerConfig, store: CrawlStore) -> RevisitRows | None:
@@ -115,13 +113,12 @@ class Revisits:
         self.revisited: set[int] = set()
         # Queued revisits: when their claim was taken (monotonic), by URL.
         self._claimed_at: dict[str, float] = {}
-        # Written in batches, in a thread: refusals by reason, claims let go, lastmods.
-        self._refused: dict[str, list[str]] = {}
-        self._let_go: list[str] = []
-        self._lastmods: list[tuple[str, datetime]] = []
-        # Hosts whose lastmods are not written yet, each with a URL of it.
-        self._lastmod_hosts: dict[str, str] = {}
-        self._writing = False
+        # Written in batches, in a thread: refusals, claims let go, lastmods.
+        self.writes = (
+            RevisitWrites(self.rows, self.stats, made_due=self._made_due, wake=callbacks.wake)
+            if self.rows is not None
+            else None
+        )
 
     def open(self, worker: str) -> None:
         """The round starts: every host with due rows is set up (robots.txt first). Called
@@ -159,10 +156,10 @@ class Revisits:
     def stop(self) -> None:
         """The run's writes are in: what is buffered is written, and every claim this
         worker still holds goes back (blocking: the crawl is over)."""
-        if self.rows is None:
+        if self.rows is None or self.writes is None:
             return
         try:
-            self._write(*self._take_writes())
+            self.writes.write_now()
             released = self.rows.release()
         except Exception as e:
             logger.warning("revisit claims not given back (%s); they run out", e)
@@ -173,9 +170,8 @@ class Revisits:
     def has_work(self) -> bool:
         """Due rows still to read for a host this run can serve, or sitemap lastmods not
         written yet: each may make a page due in this run, which must not end before."""
-        return bool(self._lastmod_hosts) or any(
-            self.hosts[h].unavailable is None for h in self._active
-        )
+        lastmods = self.writes is not None and self.writes.pending()
+        return lastmods or any(self.hosts[h].unavailable is None for h in self._active)
 
     # -- claiming ---------------------------------------------------------------------------
     def poll(self, now: float) -> None:
@@ -185,7 +181,8 @@ class Revisits:
         self._polled_at = now
         for host in list(self._active):
             self._consider(host, now)
-        self._flush()
+        if self.writes is not None:
+            self.writes.flush()
 
     def after_release(self, host: str, now: float) -> None:
         """A request of ``host`` left: claim more for it if its turn has come."""
@@ -202,7 +199,7 @@ class Revisits:
             self._left(host)
             return
         state = self.frontier.host(host)
-        if state.gated or state.ip is None or host in self._lastmod_hosts:
+        if state.gated or state.ip is None or (self.writes and self.writes.waits(host)):
             return  # robots.txt (and sitemaps' lastmods) first; served here only
         if due.queued >= max(1, self.batch // 4):
             return
@@ -316,17 +313,17 @@ class Revisits:
         budget or the host's state keeps it for a later run (its claim is let go)."""
         self.revisited.add(fingerprint(entry.url))
         self._gone(host_of(entry.url), entry)
+        if self.writes is None:
+            return
         if stat.startswith("govsi/robots/"):
             self.stats.inc_value("govsi/revisit/refused_by_robots")
             if entry.kind == KIND_PAGE:
-                self._refused.setdefault(reason, []).append(entry.url)
+                self.writes.refused(entry.url, reason)
             else:
-                self._let_go.append(entry.url)  # a picture keeps its bytes, as they were
+                self.writes.let_go(entry.url)  # a picture keeps its bytes, as they were
         else:
             self.stats.inc_value("govsi/revisit/not_fetched")
-            self._let_go.append(entry.url)
-        if len(self._let_go) + sum(map(len, self._refused.values())) >= WRITE_BATCH:
-            self._flush()
+            self.writes.let_go(entry.url)
 
     def _gone(self, host: str, entry: Entry) -> None:
         self._claimed_at.pop(entry.url, None)
@@ -340,67 +337,16 @@ class Revisits:
         (``META_LASTMOD``) after a stored page's last visit, the page is due now. Its
         host's revisits wait until this is written."""
         when = parse_lastmod(request.meta.get(META_LASTMOD))
-        if self.rows is None or when is None:
+        if self.writes is None or when is None:
             return
         url: str = request.meta.get(META_URL, request.url)
-        host = host_of(url)
-        self._lastmods.append((url, when))
-        self._lastmod_hosts.setdefault(host, url)
-        if len(self._lastmods) >= WRITE_BATCH:
-            self._flush()
+        self.writes.lastmod(url, host_of(url), when)
 
-    # -- writes -----------------------------------------------------------------------------
-    def _take_writes(
-        self,
-    ) -> tuple[dict[str, list[str]], list[str], list[tuple[str, datetime]]]:
-        taken = (self._refused, self._let_go, self._lastmods)
-        self._refused, self._let_go, self._lastmods = {}, [], []
-        return taken
-
-    def _write(
-        self,
-        refused: dict[str, list[str]],
-        let_go: list[str],
-        lastmods: list[tuple[str, datetime]],
-    ) -> int:
-        assert self.rows is not None
-        for reason, urls in refused.items():
-            self.rows.refused(urls, reason)
-        if let_go:
-            self.rows.let_go(let_go)
-        return self.rows.sitemap_lastmods(lastmods) if lastmods else 0
-
-    def _flush(self) -> None:
-        if self._writing or self.rows is None:
-            return
-        if not (self._refused or self._let_go or self._lastmods):
-            return
-        self._writing = True
-        writes = self._take_writes()
-        # Until written, these hosts' revisits wait (a lastmod may make more of them due).
-        hosts = {host: url for host, url in self._lastmod_hosts.items()}
-        d = deferToThread(self._write, *writes)
-        d.addCallbacks(self._written, self._write_failed, (hosts,), {}, (hosts,))
-
-    def _written(self, due_now: int, hosts: dict[str, str]) -> None:
-        self._writing = False
-        for host in hosts:
-            self._lastmod_hosts.pop(host, None)
-        if due_now:
-            self.stats.inc_value("govsi/revisit/sitemap_lastmod", due_now)
-            # Claimed again, whether or not they had due rows before (a claim that finds
-            # none ends the host's revisits again).
-            for host, url in hosts.items():
-                due = self._track(host, url)
-                due.pages = due.overdue = due.images = True
-                due.image_cursor = ""  # their pictures are due with them
-                self._left(host)
-        self.cb.wake()
-
-    def _write_failed(self, failure: Failure, hosts: dict[str, str]) -> None:
-        self._writing = False
-        for host in hosts:
-            self._lastmod_hosts.pop(host, None)
-        logger.warning("recording revisits not sent failed (%s); they are due again next run",
-                       failure.getErrorMessage())  # fmt: skip
-        self.stats.inc_value("govsi/revisit/write_failed")
+    def _made_due(self, hosts: dict[str, str]) -> None:
+        """Lastmods written made pages of ``hosts`` due: claimed again, whether or not they
+        had due rows before (a claim that finds none ends the host's revisits again)."""
+        for host, url in hosts.items():
+            due = self._track(host, url)
+            due.pages = due.overdue = due.images = True
+            due.image_cursor = ""  # their pictures are due with them
+            self._left(host)

@@ -15,6 +15,7 @@ import govsi.frontier.hostsetup as hostsetup_module
 import govsi.frontier.inflight as inflight_module
 import govsi.frontier.refills as refills_module
 import govsi.frontier.revisits as revisits_module
+import govsi.frontier.revisitwrites as revisitwrites_module
 import govsi.frontier.scheduler as scheduler_module
 import govsi.frontier.waking as waking_module
 from govsi.frontier.config import SchedulerConfig
@@ -154,7 +155,7 @@ class Harness:
         for module in (scheduler_module, hostsetup_module, refills_module, revisits_module,
                        waking_module, inflight_module):  # fmt: skip
             monkeypatch.setattr(module, "time", self.clock)
-        for module in (hostsetup_module, refills_module, revisits_module):
+        for module in (hostsetup_module, refills_module, revisits_module, revisitwrites_module):
             # crawldb calls answer at once (in a crawl they run in a worker thread).
             monkeypatch.setattr(module, "deferToThread", defer.maybeDeferred)
         for module in (waking_module, hostsetup_module):

@@ -1,0 +1,124 @@
+"""What the scheduler's revisits write to crawldb, in batches off the reactor: revisits
+robots.txt now forbids (the page keeps its copy and gets the reason), claims let go (a
+budget, a host given up on, a picture robots.txt forbids), and sitemap lastmods that make
+stored pages due. A host with lastmods not written yet waits (``waits``): they may make more
+of its pages due in this run, which must not end before (``pending``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+from scrapy.statscollectors import StatsCollector
+from twisted.internet.threads import deferToThread
+from twisted.python.failure import Failure
+
+from govsi.store.revisits import RevisitRows
+
+__all__ = ["WRITE_BATCH", "RevisitWrites"]
+
+logger = logging.getLogger(__name__)
+
+# Refusals and lastmods are written in batches of this many (or at the next tick).
+WRITE_BATCH = 200
+_Writes = tuple[dict[str, list[str]], list[str], list[tuple[str, datetime]]]
+
+
+class RevisitWrites:
+    """``made_due(hosts)``: lastmods written made pages of ``hosts`` (each with a URL of
+    it) due now; ``wake()``: a batch was written."""
+
+    def __init__(
+        self,
+        rows: RevisitRows,
+        stats: StatsCollector,
+        *,
+        made_due: Callable[[dict[str, str]], None],
+        wake: Callable[[], None],
+    ) -> None:
+        self.rows = rows
+        self.stats = stats
+        self.made_due = made_due
+        self.wake = wake
+        self._refused: dict[str, list[str]] = {}
+        self._let_go: list[str] = []
+        self._lastmods: list[tuple[str, datetime]] = []
+        # Hosts whose lastmods are not written yet, each with a URL of it.
+        self._lastmod_hosts: dict[str, str] = {}
+        self._writing = False
+
+    def refused(self, url: str, reason: str) -> None:
+        """A page robots.txt now forbids."""
+        self._refused.setdefault(reason, []).append(url)
+        self._full()
+
+    def let_go(self, url: str) -> None:
+        self._let_go.append(url)
+        self._full()
+
+    def lastmod(self, url: str, host: str, when: datetime) -> None:
+        self._lastmods.append((url, when))
+        self._lastmod_hosts.setdefault(host, url)
+        if len(self._lastmods) >= WRITE_BATCH:
+            self.flush()
+
+    def waits(self, host: str) -> bool:
+        return host in self._lastmod_hosts
+
+    def pending(self) -> bool:
+        return bool(self._lastmod_hosts)
+
+    def _full(self) -> None:
+        if len(self._let_go) + sum(map(len, self._refused.values())) >= WRITE_BATCH:
+            self.flush()
+
+    def write_now(self) -> None:
+        """What is buffered, written now (blocking: the crawl is over)."""
+        self._write(*self._take())
+
+    def flush(self) -> None:
+        """What is buffered, written in a thread (unless a write is under way)."""
+        if self._writing or not (self._refused or self._let_go or self._lastmods):
+            return
+        self._writing = True
+        writes = self._take()
+        # Until written, these hosts' revisits wait (a lastmod may make more of them due).
+        hosts = dict(self._lastmod_hosts)
+        d = deferToThread(self._write, *writes)
+        d.addCallbacks(self._written, self._write_failed, (hosts,), {}, (hosts,))
+
+    def _take(self) -> _Writes:
+        taken = (self._refused, self._let_go, self._lastmods)
+        self._refused, self._let_go, self._lastmods = {}, [], []
+        return taken
+
+    def _write(
+        self,
+        refused: dict[str, list[str]],
+        let_go: list[str],
+        lastmods: list[tuple[str, datetime]],
+    ) -> int:
+        for reason, urls in refused.items():
+            self.rows.refused(urls, reason)
+        if let_go:
+            self.rows.let_go(let_go)
+        return self.rows.sitemap_lastmods(lastmods) if lastmods else 0
+
+    def _written(self, due_now: int, hosts: dict[str, str]) -> None:
+        self._writing = False
+        for host in hosts:
+            self._lastmod_hosts.pop(host, None)
+        if due_now:
+            self.stats.inc_value("govsi/revisit/sitemap_lastmod", due_now)
+            self.made_due(hosts)
+        self.wake()
+
+    def _write_failed(self, failure: Failure, hosts: dict[str, str]) -> None:
+        self._writing = False
+        for host in hosts:
+            self._lastmod_hosts.pop(host, None)
+        logger.warning("recording revisits not sent failed (%s); they are due again next run",
+                       failure.getErrorMessage())  # fmt: skip
+        self.stats.inc_value("govsi/revisit/write_failed")
