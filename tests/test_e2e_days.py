@@ -229,11 +229,6 @@ def _due_in(db_url: str, page: Key, seconds: float) -> None:
         engine.dispose()
 
 
-@pytest.mark.xfail(
-    reason="REVISIT_WAIT's wake needs a new revisit round in the scheduler (a host tracked "
-    "earlier in the run is not read again by Revisits.open): frontier/revisits.py, issue 51",
-    strict=True,
-)
 def test_revisit_wait_keeps_the_crawl_open_for_the_next_due_visit(
     days: Days, tmp_path: Path
 ) -> None:
