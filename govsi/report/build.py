@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Engine, event, inspect
+from sqlalchemy import Connection, Engine, event, inspect, text
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from govsi.report import queries
@@ -91,6 +91,10 @@ def snapshot(engine: Engine) -> Iterator[Connection]:
     if engine.dialect.name == "postgresql":
         options = {"isolation_level": "REPEATABLE READ", "postgresql_readonly": True}
     with engine.connect().execution_options(**options) as conn, conn.begin() as tx:
+        if engine.dialect.name == "postgresql":
+            # PostgreSQL compiles a costly-looking query (JIT) first: seconds spent for a
+            # report's aggregates that run in less (bench/README.md, report_speed).
+            conn.execute(text("SET LOCAL jit = off"))
         try:
             yield conn
         finally:

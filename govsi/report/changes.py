@@ -82,15 +82,11 @@ def last_round(conn: Connection, scope: Scope, dialect: Dialect) -> Table:
     original = f"(SELECT {html} FROM page o WHERE o.id = p.duplicate_of)"
     size = f"coalesce({dialect.octets('p.html_content')}, {document}, {original})"
     since = f"'{start:%Y-%m-%d %H:%M:%S.%f}'"
-    # One scan of page: the round's rows and every fetched page's first fetch of its
-    # stored version (``seen``), which the discovery latency looks linking pages up in.
     sql = f"""
-    WITH visited AS (
-      SELECT p.id, p.site_id, p.visit_outcome, p.visit_time, p.duplicate_of,
-        coalesce(p.changed_time, p.accessed_time) AS seen,
-        CASE WHEN p.visit_outcome = 'not_modified' AND p.visit_time >= {since}
-          THEN {size} END AS saved
-      FROM page p WHERE p.accessed_time IS NOT NULL OR p.visit_time IS NOT NULL
+    WITH visited AS {dialect.lookup_cte} (
+      SELECT id, site_id, visit_outcome, visit_time, duplicate_of,
+        coalesce(changed_time, accessed_time) AS seen
+      FROM page WHERE accessed_time IS NOT NULL
     ),
     latency AS ({_latency(since, scope, dialect)}
     )
@@ -98,11 +94,12 @@ def last_round(conn: Connection, scope: Scope, dialect: Dialect) -> Table:
       sum(CASE WHEN p.visit_outcome = 'new' THEN 1 ELSE 0 END) AS new,
       sum(CASE WHEN p.visit_outcome <> 'new' THEN 1 ELSE 0 END) AS revisited,
 {counts},
-      coalesce(sum(p.saved), 0) AS bytes_saved_by_304,
+      coalesce(sum(CASE WHEN p.visit_outcome = 'not_modified' THEN {size} END), 0)
+        AS bytes_saved_by_304,
       coalesce(max(l.pages), 0) AS discovery_latency_pages,
       max(l.median) AS discovery_latency_median_h,
       max(l.p90) AS discovery_latency_p90_h
-    FROM visited p JOIN site s ON s.id = p.site_id
+    FROM page p JOIN site s ON s.id = p.site_id
     LEFT JOIN latency l ON l.site_id = s.id
     WHERE p.visit_time >= {since}{scope.pages()}
     GROUP BY s.id, s.domain
@@ -117,8 +114,9 @@ def _latency(since: str, scope: Scope, dialect: Dialect) -> str:
     percentile in hours (nearest rank: the ceil(q n)-th smallest, in integer arithmetic,
     as SQLite has no percentile function)."""
     hours = f"({dialect.epoch('n.visit_time')} - {dialect.epoch('min(f.seen)')}) / 3600.0"
-    # From the linking pages through link's primary key (from_page, to_page), which holds
-    # both ends: from the new pages, each link would be a lookup in the table.
+    # ``visited``: the fetched pages' columns the figure needs. On SQLite, a table of its
+    # own, read from the linking pages through link's primary key (from_page, to_page),
+    # which holds both ends: page's rows, with their HTML, are slow to look up one by one.
     return f"""
       SELECT site_id, count(*) AS pages,
         round(CAST(max(CASE WHEN r = (cnt + 1) / 2 THEN hours END) AS NUMERIC), 2) AS median,

@@ -84,6 +84,13 @@ class Dialect:
         may pick a far slower one for a JOIN of several tables; PostgreSQL's is free."""
         return "CROSS JOIN" if self.sqlite else "JOIN"
 
+    @property
+    def lookup_cte(self) -> str:
+        """A CTE of a table's few columns that a query looks rows up in: a table of its own
+        on SQLite (a row lookup in the table reads past its wide columns), folded into
+        the query on PostgreSQL (whose planner then has the table's statistics)."""
+        return "" if self.sqlite else "NOT MATERIALIZED"
+
     def floor(self, expr: str) -> str:
         # Bucket numbers are never negative, where truncation is floor.
         return f"CAST({expr} AS INTEGER)" if self.sqlite else f"floor({expr})"
