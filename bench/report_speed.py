@@ -12,7 +12,8 @@ What the generated crawldb looks like (deterministic): pages spread over the sit
 round-robin; 10 % FRONTIER, 2 % BINARY (with page_data), 2.5 % DUPLICATE (alternately an
 exact and a near copy of the site's page before), the rest HTML with ``--html-bytes`` of
 incompressible content, one fetch every 0.2 s, depth growing with the page number, 1 %
-404s; two images per HTML page out of a pool of 50 per site; per page ``links/pages``
+404s; the last round started halfway (its pages' first visits, the earlier ones' visits
+before it); two images per HTML page out of a pool of 50 per site; per page ``links/pages``
 links, nine in ten to pages of the same site and one in ten to one of 20 hub sites (as
 .gov.si links mostly go to gov.si). Writes bench/results/report_speed.json; exits 1 when
 the report took longer than ``--limit`` seconds; the reports are kept in
@@ -27,6 +28,7 @@ import shutil
 import sys
 import tempfile
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,7 @@ from sqlalchemy import Engine, text
 from bench.lib.postgres import start_postgres
 from bench.lib.results import RESULTS, write_run
 from govsi.store import database
+from govsi.store.rounds import STARTED
 from tests.support.crawl import run_report
 from tests.support.pgcluster import PgCluster
 
@@ -93,7 +96,8 @@ def generate(engine: Engine, sites: int, pages: int, links: int, html_bytes: int
         ))  # fmt: skip
         conn.execute(text(
             "INSERT INTO page (id, site_id, page_type_code, url, html_content, http_status_code, "
-            "accessed_time, depth, content_type, content_hash, rendered) "
+            "accessed_time, depth, content_type, content_hash, rendered, "
+            "changed_time, visit_time, visit_outcome) "
             f"SELECT q.g, 1 + (q.g - 1) % {sites}, {kind}, "
             f"'https://urad-' || (1 + (q.g - 1) % {sites}) || '.gov.si/stran-' || q.g, "
             f"CASE WHEN {kind} = 'HTML' THEN {filler(d, html_bytes)} END, "
@@ -102,7 +106,10 @@ def generate(engine: Engine, sites: int, pages: int, links: int, html_bytes: int
             f"CASE WHEN {m} % 10 <> 9 THEN 'text/html' END, "
             f"CASE WHEN {m} % 10 <> 9 THEN 'h' || "
             f"(q.g - CASE WHEN {m} % 80 = 3 THEN {sites} ELSE 0 END) END, "
-            f"q.g % 7 = 0 "
+            f"q.g % 7 = 0, "
+            f"CASE WHEN {m} % 10 <> 9 THEN {at} END, CASE WHEN {m} % 10 <> 9 THEN {at} END, "
+            f"CASE WHEN {m} % 10 = 9 THEN NULL WHEN q.g > {pages // 2} THEN 'new' "
+            "ELSE 'same' END "
             f"FROM {series(d, pages)}"
         ))  # fmt: skip
         conn.execute(text(
@@ -130,6 +137,12 @@ def generate(engine: Engine, sites: int, pages: int, links: int, html_bytes: int
             f"FROM {series(d, pages)} "
             f"CROSS JOIN {series(d, fanout, 'k')} "
             f"WHERE {m} % 10 <> 9{conflict}"
+        ))  # fmt: skip
+        # The last round started halfway: the later half's pages are its new ones.
+        started = datetime(2026, 1, 1) + timedelta(seconds=pages // 2 / 5)
+        conn.execute(text(
+            f"INSERT INTO crawl_meta (key, value) VALUES ('{STARTED}', "
+            f"'{started:%Y-%m-%d %H:%M:%S.%f}')"
         ))  # fmt: skip
         counts = {
             t: int(conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one())
