@@ -146,6 +146,48 @@ def test_numbers_agree_with_plain_sql(reported: tuple[str, Path, dict[str, Any]]
     assert sum(r["pages"] for r in rate) == sum(len(v) for v in times.values())
 
 
+def test_discovery_latency_counts_the_new_pages_a_fetched_page_linked_to_first(
+    reported: tuple[str, Path, dict[str, Any]],
+) -> None:
+    """The change table's discovery latency, worked out again in Python from the rows: a
+    first crawl's pages are all new, and each one a fetched page linked to before it was
+    fetched (not itself, not a copy of it) has a figure."""
+    db_url, _, report = reported
+    [(started,)] = query(db_url, "SELECT value FROM crawl_meta WHERE key = 'round_started'")
+    at = lambda v: v if isinstance(v, datetime) or v is None else datetime.fromisoformat(v)  # noqa: E731
+    rows = query(
+        db_url,
+        "SELECT p.id, s.domain, p.visit_outcome, p.visit_time, p.duplicate_of, "
+        "coalesce(p.changed_time, p.accessed_time) FROM page p JOIN site s ON s.id = p.site_id",
+    )
+    page = {pid: (domain, found, at(when), copy, at(seen))
+            for pid, domain, found, when, copy, seen in rows}  # fmt: skip
+    linked: dict[int, list[datetime]] = {}
+    round_start = datetime.fromisoformat(started)
+    for source, target in query(db_url, "SELECT from_page, to_page FROM link"):
+        _, _, _, copy, seen = page[source]
+        _, found, when, _, _ = page[target]
+        new = found == "new" and when is not None and when >= round_start
+        if new and source != target and copy != target and seen is not None and seen <= when:
+            linked.setdefault(target, []).append(seen)
+    hours: dict[str, list[float]] = {}
+    for target, seen in linked.items():
+        domain, _, when, _, _ = page[target]
+        hours.setdefault(domain, []).append((when - min(seen)).total_seconds() / 3600)
+    table = records(report, "all", "last_round")
+    assert sum(1 for r in table if r["discovery_latency_pages"]) > len(table) / 2  # most hosts
+    for row in table:
+        waited = sorted(hours.get(row["host"], []))
+        assert row["discovery_latency_pages"] == len(waited) <= row["new"]
+        if waited:  # nearest rank
+            median, p90 = (
+                waited[(len(waited) + 1) // 2 - 1],
+                waited[(9 * len(waited) + 9) // 10 - 1],
+            )
+            assert row["discovery_latency_median_h"] == pytest.approx(median, abs=0.006)
+            assert row["discovery_latency_p90_h"] == pytest.approx(p90, abs=0.006)
+
+
 def test_csv_files_hold_the_same_rows(reported: tuple[str, Path, dict[str, Any]]) -> None:
     _, out, report = reported
     for scope in ("seed", "all"):
