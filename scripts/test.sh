@@ -52,8 +52,10 @@ fi
 # Strict (pyproject.toml's [tool.mypy]): every function typed, closed sets checked.
 "$PY" -m mypy govsi
 # Two workers (pytest-xdist) on a two-core machine: the end-to-end tests mostly wait on
-# politeness delays and child processes, so two at once take about half the time. Tests are
-# grouped (tests/conftest.py) so each shared crawl runs once. TEST_WORKERS=0 runs serially.
+# politeness delays and child processes, so two at once take about half the time. A file's
+# tests stay on one worker (loadfile), so a module's shared crawl runs once; loadgroup's
+# groups are lost under pytest 9 (xdist 3.6-3.8 mark them in Item._nodeid, which pytest 9's
+# nodeid no longer reads). TEST_WORKERS=0 runs serially.
 workers=${TEST_WORKERS:-$(nproc 2>/dev/null || echo 2)}
 [ "$workers" -gt 4 ] && workers=4
-exec "$PY" -m pytest -n "$workers" --dist loadgroup "$@"
+exec "$PY" -m pytest -n "$workers" --dist loadfile "$@"

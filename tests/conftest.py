@@ -24,7 +24,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.name.startswith("test_e2e_"):
             item.add_marker(pytest.mark.e2e)
-        item.add_marker(pytest.mark.xdist_group(xdist_group(item)))
 
 
 def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
@@ -33,16 +32,6 @@ def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str)
     if isinstance(val, bytes) and not (val.isascii() and val.decode().isprintable()):
         return f"{argname}-{len(val)}-bytes"
     return None
-
-
-def xdist_group(item: pytest.Item) -> str:
-    """The worker group of a test under `pytest -n N --dist loadgroup` (scripts/test.sh):
-    a module's tests share its module-scoped fixtures, so they stay on one worker; a test of
-    the shared crawl goes where that database's crawl is, so each crawl runs once."""
-    callspec = getattr(item, "callspec", None)
-    if callspec is not None and "crawled" in callspec.params:
-        return f"crawled-{callspec.params['crawled']}"
-    return item.path.name
 
 
 @pytest.fixture(scope="session")
