@@ -17,6 +17,7 @@ measures slower per entry and larger (``bench.feed_parsers``, bench/README.md).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -59,6 +60,9 @@ _JSON_VERSIONS = ("https://jsonfeed.org/version/", "http://jsonfeed.org/version/
 NOT_A_JSON_FEED = "not a JSON feed"
 
 _FEED_LINKS = etree.XPath("//link[@href and @type and @rel]")
+# JSON's whitespace, skipped in one C-level match: a Python loop per character took seconds
+# over a body of 8 MiB of spaces.
+_JSON_SPACE = re.compile(r"[ \t\r\n]*")
 
 
 def feed_type(declared: str) -> FeedFormat | None:
@@ -209,8 +213,7 @@ class _JsonItems:
         return True
 
     def _skip_space(self) -> None:
-        while self.pos < len(self.text) and self.text[self.pos] in " \t\r\n":
-            self.pos += 1
+        self.pos = _JSON_SPACE.match(self.text, self.pos).end()  # type: ignore[union-attr]
 
     def _peek(self) -> str:
         self._skip_space()
