@@ -3,7 +3,7 @@ spends one budget (REVISIT_HOST_SHARE): one ``crawl_meta`` row per host, ``revis
 <hash of the host>`` = ``<UTC day>|<claimed>``.
 
 ``HostBudget.take`` runs inside the claim's transaction: it locks the host's row (on
-PostgreSQL ``SELECT ... FOR UPDATE``: two workers claiming for one host take turns; SQLite
+PostgreSQL an upsert that updates it: two workers claiming for one host take turns; SQLite
 has one writer at a time), says how many may be claimed, and ``spent`` adds what was. A
 new day starts from 0. A value it cannot read fails closed: the day's budget counts as
 spent (logged), and the row is written anew.
@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass
 from datetime import date
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from govsi.revisit.due import revisits_allowed
@@ -58,14 +58,19 @@ class HostBudget:
 
     def take(self, conn: Connection, wanted: int) -> int:
         """Lock the host's row; how many of ``wanted`` may still be claimed today."""
-        key = budget_key(self.host)
         insert = (postgresql if conn.dialect.name == "postgresql" else sqlite).insert
         fresh = f"{self.day.isoformat()}|0"
-        conn.execute(insert(CRAWL_META).values(key=key, value=fresh).on_conflict_do_nothing())
-        query = select(CRAWL_META.c.value).where(CRAWL_META.c.key == key)
-        if conn.dialect.name == "postgresql":
-            query = query.with_for_update()
-        value = conn.execute(query).scalar()
+        # One round trip: the row made, or kept as it is (an update that locks it on
+        # PostgreSQL, as SELECT ... FOR UPDATE would) and read back.
+        upsert = (
+            insert(CRAWL_META)
+            .values(key=budget_key(self.host), value=fresh)
+            .on_conflict_do_update(
+                index_elements=[CRAWL_META.c.key], set_={"value": CRAWL_META.c.value}
+            )
+            .returning(CRAWL_META.c.value)
+        )
+        value = conn.execute(upsert).scalar()
         spent = read_spent(value, self.day)
         if spent is None:
             logger.warning("%s: its revisit budget reads %r; spent for today", self.host, value)
