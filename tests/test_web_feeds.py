@@ -199,6 +199,28 @@ def test_a_json_feed_is_read_within_its_byte_bound(monkeypatch: pytest.MonkeyPat
     assert read_feed(gzip.compress(body), FEED) == read
 
 
+def test_a_json_feed_is_read_within_its_item_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted, not timed: linkless items count toward JSON_MAX_ITEMS, and reading stops
+    there with the entries taken before it."""
+    monkeypatch.setattr(feeds, "JSON_MAX_ITEMS", 100)
+    seen: list[int] = []
+    real = feeds._JsonItems._take
+
+    def counted(self: feeds._JsonItems, item: dict[str, object]) -> bool:
+        seen.append(1)
+        return real(self, item)
+
+    monkeypatch.setattr(feeds._JsonItems, "_take", counted)
+    items = b'{"url": "/n/1"},' + b"{}," * 20_000 + b'{"url": "/n/2"}'
+    body = b'{"version": "https://jsonfeed.org/version/1.1", "items": [' + items + b"]}"
+    read = read_feed(body, FEED)
+    assert read.entries == ["https://www.gov.si/n/1"] and read.truncated
+    assert read.error is None and len(seen) == 100  # the bound, not the 20 002 items
+    # A feed of exactly the bound's items is read whole.
+    whole = read_feed(json_feed(100), FEED)
+    assert len(whole.entries) == 100 and not whole.truncated
+
+
 def test_a_50_mb_feed_is_read_within_its_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
     """Counted, not timed: the XML reader stops at its element bound, having taken the one
     entry before it; a 50 MB JSON Feed is looked at only up to JSON_MAX_BYTES."""

@@ -55,6 +55,9 @@ MAX_FEEDS_PER_PAGE = 10
 # Bytes of a JSON Feed read: a JSON value costs about ten times its bytes in memory, so the
 # XML reader's 50 MB would be half a gigabyte. 500 entries with their full HTML text fit.
 JSON_MAX_BYTES = 8 * 1024 * 1024
+# Items of a JSON Feed looked at, with or without a link: 8 MiB of ``{},`` are 2.8 M items,
+# 7 s of reading, and list nothing. Twenty per entry taken leaves room for linkless ones.
+JSON_MAX_ITEMS = 20 * MAX_ENTRIES
 # What a JSON Feed's ``version`` starts with (jsonfeed.org/version/1, /version/1.1).
 _JSON_VERSIONS = ("https://jsonfeed.org/version/", "http://jsonfeed.org/version/")
 NOT_A_JSON_FEED = "not a JSON feed"
@@ -129,7 +132,8 @@ def read_feed(body: bytes, url: str, *, max_entries: int = MAX_ENTRIES) -> FeedR
 
 def read_json_feed(body: bytes, url: str, *, max_entries: int = MAX_ENTRIES) -> FeedRead:
     """A JSON Feed's items' ``url`` (resolved against the feed's ``url``), in order, at most
-    ``max_entries``, from at most JSON_MAX_BYTES of the (inflated) body: each item decoded
+    ``max_entries``, from at most JSON_MAX_BYTES of the (inflated) body and its first
+    JSON_MAX_ITEMS items: each item decoded
     alone, so what is held is one item and the entries so far. A document whose
     ``version`` is not a JSON Feed's is "not a JSON feed"; one cut by the bound keeps the
     items read whole before the cut."""
@@ -138,7 +142,7 @@ def read_json_feed(body: bytes, url: str, *, max_entries: int = MAX_ENTRIES) -> 
     cut = len(data) > limit
     window = data[:limit]
     text = window.decode("utf-8", "ignore" if cut else "replace").lstrip("\ufeff \t\r\n")
-    reader = _JsonItems(text, url, max(0, max_entries))
+    reader = _JsonItems(text, url, max(0, max_entries), JSON_MAX_ITEMS)
     error = reader.read()
     if reader.version is None or not reader.version.startswith(_JSON_VERSIONS):
         return FeedRead([], False, NOT_A_JSON_FEED, read_bytes=len(window))
@@ -152,13 +156,13 @@ class _JsonItems:
     """The top-level object of a JSON Feed walked key by key with ``raw_decode``: ``items``
     an element at a time, every other value decoded and dropped (``version`` kept)."""
 
-    def __init__(self, text: str, url: str, most: int) -> None:
-        self.text, self.url, self.most = text, url, most
+    def __init__(self, text: str, url: str, most: int, most_items: int) -> None:
+        self.text, self.url, self.most, self.most_items = text, url, most, most_items
         self.pos = 0
         self.version: str | None = None
         self.entries: dict[str, None] = {}
         self.lastmod: dict[str, str] = {}
-        self.full = False  # stopped at ``most`` entries
+        self.full = False  # stopped at ``most`` entries or ``most_items`` items
         self._decoder = json.JSONDecoder()
 
     def read(self) -> str | None:
@@ -184,12 +188,13 @@ class _JsonItems:
             return f"json: {exc}"[:300]
 
     def _items(self) -> bool:
-        """Read the ``items`` array; False once ``most`` entries are taken."""
+        """Read the ``items`` array; False once ``most`` entries are taken or ``most_items``
+        items looked at."""
         self._expect("[")
         if self._peek() == "]":
             self.pos += 1
             return True
-        while True:
+        for _ in range(self.most_items):
             item = self._value()
             if isinstance(item, dict) and not self._take(item):
                 self.full = True
@@ -198,6 +203,8 @@ class _JsonItems:
                 self.pos += 1
                 return True
             self._expect(",")
+        self.full = True
+        return False
 
     def _take(self, item: dict[str, Any]) -> bool:
         link = item.get("url")
