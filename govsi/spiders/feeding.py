@@ -248,7 +248,7 @@ class FeedPolling:
         except Exception as exc:  # the worker died or could not start: skip this feed
             logger.error("feed %s: not read, the worker failed: %r", url, exc)
             self.count("govsi/feeds/errors")
-            return [*self.polled(response, error=f"worker: {exc!r}")]
+            return self.polled(response, error=f"worker: {exc!r}")
         if read.error:
             logger.warning("feed %s: %s", url, read.error)
             self.count("govsi/feeds/errors")
@@ -286,7 +286,7 @@ class FeedPolling:
         status = response.status
         location = response.headers.get("Location")
         if not 300 <= status < 400 or status == 304:
-            return [*self.polled(response)]
+            return self.polled(response)
         url: str = response.meta[META_URL]
         hops: Hops = list(response.meta.get(META_FEED_HOPS) or [])
         resolved = resolve(response.url, location.decode("latin-1")) if location else None
@@ -306,7 +306,7 @@ class FeedPolling:
             refusal = f"redirect to {target}: not requested again in this run"[:300]
         logger.warning("%s %s: %s", response.meta[META_FEED][0], url, refusal)
         self.count("govsi/feeds/redirects_refused")
-        return [*self.polled(response, error=refusal, arrived=False)]
+        return self.polled(response, error=refusal, arrived=False)
 
     def polled(
         self,

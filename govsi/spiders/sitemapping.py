@@ -111,7 +111,7 @@ class Sitemaps:
         left = self.limits.max_urls - self._urls.get(site, 0)
         if response.status == 304:
             self.count("govsi/sitemaps/not_modified")
-            return [*self.polls.polled(response)]
+            return self.polls.polled(response)
         if 300 <= response.status < 400:
             found_on = response.meta[META_FEED][1]
             return self.polls.redirected(
@@ -119,7 +119,7 @@ class Sitemaps:
             )
         if response.status != 200 or left <= 0:
             self.count("govsi/sitemaps/skipped")
-            return [*self.polls.polled(response)]
+            return self.polls.polled(response)
         room = self._room(site)
         try:
             read = await maybe_deferred_to_future(
@@ -129,7 +129,7 @@ class Sitemaps:
             logger.error("sitemap %s: not read, the sitemap worker failed: %r", url, exc)
             self.count("govsi/sitemaps/errors")
             self.count("govsi/sitemaps/worker_failed")
-            return [*self.polls.polled(response, error=f"worker: {exc!r}")]
+            return self.polls.polled(response, error=f"worker: {exc!r}")
         out = list(self._outputs(site, url, read))
         new = sum(isinstance(o, DiscoveredPage) and self.polls.is_new(o.url) for o in out)
         return [*self.polls.polled(response, len(read.sitemap.urls), new, read.sitemap.error),
