@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final, Literal, get_args
 
+from govsi.revisit.waiting import page_due_at
+
 __all__ = [
     "REVISIT_MODES",
     "DueRule",
@@ -106,9 +108,9 @@ class DueRule:
             return False
         if self.mode == MODE_ALL:
             return accessed is None or accessed < self.round_start
-        if accessed is not None and accessed > self.floor:
-            return False
-        return self.scheduled(next_visit, accessed) <= self.now
+        # The wait's due time (one statement of it), at or before now.
+        when = page_due_at(next_visit, accessed, interval=self.min_interval, shortest=self.shortest)
+        return when <= self.now
 
     def is_overdue(self, next_visit: datetime | None, accessed: datetime | None) -> bool:
         return self.is_due(next_visit, accessed) and (
