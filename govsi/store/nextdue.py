@@ -10,7 +10,7 @@ and so wait for them.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import Engine, and_, or_, select
 
@@ -28,14 +28,13 @@ def due_times(
     """The due times up to ``horizon`` of stored pages nobody holds (at most ``limit``)
     and of feeds and sitemaps, soonest first. ``min_interval``: REVISIT_MIN_INTERVAL;
     ``shortest``: the shortest interval any page gets (a hub's)."""
-    rule = DueRule(MODE_DUE, horizon, datetime.min, min_interval, min_interval)
-    floor = horizon - timedelta(seconds=shortest)
+    rule = DueRule(MODE_DUE, horizon, datetime.min, min_interval, min_interval, shortest)
     pages = (
         select(PAGE.c.next_visit, PAGE.c.accessed_time)
         .where(
             STORED,
             PAGE.c.revisit_claim.is_(None),
-            or_(PAGE.c.accessed_time.is_(None), PAGE.c.accessed_time <= floor),
+            or_(PAGE.c.accessed_time.is_(None), PAGE.c.accessed_time <= rule.floor),
             scheduled_by(rule, horizon),
         )
         .order_by(PAGE.c.next_visit)
