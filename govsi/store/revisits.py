@@ -361,15 +361,22 @@ class RevisitRows:
         due now, yet never sooner than the minimum interval after that visit
         (``lastmod_next_visit``); how many are due now."""
         when = now or self.clock()
+        # A URL's latest lastmod (its due time does not depend on which), and one read
+        # per chunk of URLs, not one per URL: a sitemap lists thousands.
+        latest: dict[str, datetime] = {}
+        for url, lastmod in changed:
+            latest[url] = max(lastmod, latest.get(url, lastmod))
         count = 0
         with self.engine.begin() as conn:
-            for url, lastmod in changed:
+            for part in chunks(list(latest)):
                 found = conn.execute(
-                    select(PAGE.c.id, PAGE.c.accessed_time, PAGE.c.next_visit).where(
-                        PAGE.c.url == url, STORED, PAGE.c.accessed_time < lastmod
+                    select(PAGE.c.id, PAGE.c.url, PAGE.c.accessed_time, PAGE.c.next_visit).where(
+                        PAGE.c.url.in_(part), STORED, PAGE.c.accessed_time.is_not(None)
                     )
                 ).all()
-                for page_id, accessed, scheduled in found:
+                for page_id, url, accessed, scheduled in found:
+                    if accessed >= latest[url]:
+                        continue
                     due = lastmod_next_visit(when, accessed, scheduled, self.min_interval)
                     if due is None:
                         continue
