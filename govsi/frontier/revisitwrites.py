@@ -47,6 +47,9 @@ class RevisitWrites:
         self._lastmods: list[tuple[str, datetime]] = []
         # Hosts whose lastmods are not written yet, each with a URL of it.
         self._lastmod_hosts: dict[str, str] = {}
+        # Hosts with a lastmod buffered since the last take: a write under way does not
+        # settle them.
+        self._buffered_hosts: set[str] = set()
         self._writing = False
 
     def refused(self, url: str, reason: str) -> None:
@@ -61,6 +64,7 @@ class RevisitWrites:
     def lastmod(self, url: str, host: str, when: datetime) -> None:
         self._lastmods.append((url, when))
         self._lastmod_hosts.setdefault(host, url)
+        self._buffered_hosts.add(host)
         if len(self._lastmods) >= WRITE_BATCH:
             self.flush()
 
@@ -92,6 +96,7 @@ class RevisitWrites:
     def _take(self) -> _Writes:
         taken = (self._refused, self._let_go, self._lastmods)
         self._refused, self._let_go, self._lastmods = {}, [], []
+        self._buffered_hosts = set()
         return taken
 
     def _write(
@@ -108,17 +113,20 @@ class RevisitWrites:
 
     def _written(self, due_now: int, hosts: dict[str, str]) -> None:
         self._writing = False
-        for host in hosts:
-            self._lastmod_hosts.pop(host, None)
+        self._settle(hosts)
         if due_now:
             self.stats.inc_value("govsi/revisit/sitemap_lastmod", due_now)
             self.made_due(hosts)
         self.wake()
 
+    def _settle(self, hosts: dict[str, str]) -> None:
+        """``hosts``' lastmods written (or given up), but for those with another buffered."""
+        for host in hosts.keys() - self._buffered_hosts:
+            self._lastmod_hosts.pop(host, None)
+
     def _write_failed(self, failure: Failure, hosts: dict[str, str]) -> None:
         self._writing = False
-        for host in hosts:
-            self._lastmod_hosts.pop(host, None)
+        self._settle(hosts)
         logger.warning("recording revisits not sent failed (%s); they are due again next run",
                        failure.getErrorMessage())  # fmt: skip
         self.stats.inc_value("govsi/revisit/write_failed")
