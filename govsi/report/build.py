@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, event, inspect, text
@@ -107,7 +108,7 @@ def check_schema(conn: Connection) -> None:
     seen = inspect(conn)
     missing: list[str] = []
     # The standard tables, and the extensions a table of the report reads by name.
-    for name in (*schema.STANDARD_TABLES, "page_version", "page_version_content"):
+    for name in (*schema.STANDARD_TABLES, "page_version", "page_version_content", "feed"):
         model = schema.METADATA.tables[f"{schema.SCHEMA}.{name}"]
         if not seen.has_table(name, schema=schema_name):
             missing.append(name)
@@ -127,13 +128,15 @@ def build_report(
     site: str | None = None,
     max_sites: int = 300,
     max_pages: int = 300,
+    now: datetime | None = None,
 ) -> Report:
     """The report of ``engine``'s crawldb. ``seeds``: host names or URLs of the seed sites
     (default: the sites of the crawl's depth-0 pages); ``site``: whose page graph to draw
-    (default: the seed site with most pages)."""
+    (default: the seed site with most pages); ``now``: the time it reports as of (UTC,
+    naive; default: the clock), which what is overdue is counted against."""
     with snapshot(engine) as conn:
         check_schema(conn)
-        now = schema.utcnow().isoformat(sep=" ", timespec="seconds")
+        at = now or schema.utcnow()
         hosts = [host_of(s) for s in seeds if host_of(s)]
         seed_rows = site_ids_of(conn, hosts) if hosts else seed_site_ids(conn)
         seed_ids = [i for i, _ in seed_rows]
@@ -143,12 +146,12 @@ def build_report(
             Scope("seed", "Seed sites", seed_ids, seed_names),
             Scope("all", "Whole database"),
         ]
-        tables = [(scope, queries.scope_tables(conn, scope, dialect)) for scope in scopes]
+        tables = [(scope, queries.scope_tables(conn, scope, dialect, at)) for scope in scopes]
         domains = domain_graph(conn, set(seed_ids), max_sites)
         chosen = _site(conn, site, domains, seed_ids)
         pages = site_graph(conn, chosen[0], chosen[1], max_pages) if chosen else None
     return Report(
-        generated_at=now,
+        generated_at=at.isoformat(sep=" ", timespec="seconds"),
         crawldb=database.display_url(engine.url),
         seed_sites=seed_names,
         scopes=tables,

@@ -11,10 +11,13 @@ The plumbing (``Table``, ``Scope``, ``Dialect``, running SQL) is ``govsi.report.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlalchemy import Connection, text
 
 from govsi.items import STANDARD_PAGE_TYPES
 from govsi.report.changes import last_round
+from govsi.report.feeds import feed_problems, feeds_per_host
 from govsi.report.history import history
 from govsi.report.sql import (
     Dialect,
@@ -335,7 +338,8 @@ def crawl_rate(conn: Connection, scope: Scope, dialect: Dialect) -> Table:
     )
 
 
-def scope_tables(conn: Connection, scope: Scope, dialect: Dialect) -> list[Table]:
+def scope_tables(conn: Connection, scope: Scope, dialect: Dialect, now: datetime) -> list[Table]:
+    """Every table of ``scope``, as of ``now`` (UTC, naive: the report's time)."""
     return [
         summary(conn, scope),
         pages_by_type(conn, scope),
@@ -354,5 +358,7 @@ def scope_tables(conn: Connection, scope: Scope, dialect: Dialect) -> list[Table
         hosts(conn, scope, dialect),
         last_round(conn, scope, dialect),
         history(conn, scope),
+        feeds_per_host(conn, scope, dialect, now),
+        feed_problems(conn, scope),
         crawl_rate(conn, scope, dialect),
     ]

@@ -27,6 +27,9 @@ class Table:
     rows: list[list[Any]]
     sql: str
     note: str = ""
+    # A line of this scope's own under the table (its totals, what was left out), shown in
+    # place of "None." when it has no row.
+    caption: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -34,6 +37,7 @@ class Table:
             "columns": self.columns,
             "rows": self.rows,
             "note": self.note,
+            "caption": self.caption,
             "sql": self.sql,
         }
 
