@@ -1,4 +1,5 @@
-"""crawldb's tables, as SQLAlchemy Core ``Table`` objects, and the crawl's id.
+"""crawldb's tables, as SQLAlchemy Core ``Table`` objects, and the crawl's id: the standard
+tables here, govsi's own in ``pagetables`` and ``crawltables``, all imported from here.
 
 The standard part of the schema (docs/crawldb.md) is shared
 with other crawlers' analysis scripts, so its names, types, keys and index names follow
@@ -14,7 +15,6 @@ each of the crawl's processes that write or read crawldb.
 from __future__ import annotations
 
 import logging
-import uuid
 from datetime import UTC, datetime
 
 from sqlalchemy import (
@@ -22,7 +22,6 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
-    Engine,
     Float,
     ForeignKey,
     Index,
@@ -34,17 +33,56 @@ from sqlalchemy import (
     String,
     Table,
     Text,
-    select,
 )
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.schema import BLANK_SCHEMA
+
+from govsi.store.crawltables import (
+    CRAWL_LIMIT,
+    CRAWL_META,
+    CRAWL_WORKER,
+    FEED,
+    IP_LEASE,
+    crawl_id,
+)
+from govsi.store.metadata import METADATA, SCHEMA
+from govsi.store.pagetables import (
+    PAGE_LSH,
+    PAGE_TEXT,
+    PAGE_VERSION,
+    PAGE_VERSION_CONTENT,
+    WARC_CAPTURE,
+)
+
+__all__ = [
+    "CRAWL_LIMIT",
+    "CRAWL_META",
+    "CRAWL_WORKER",
+    "DATA_TYPE",
+    "DEFAULT_CRAWLDB_URL",
+    "FEED",
+    "IMAGE",
+    "IP_LEASE",
+    "LINK",
+    "METADATA",
+    "PAGE",
+    "PAGE_DATA",
+    "PAGE_LSH",
+    "PAGE_TEXT",
+    "PAGE_TYPE",
+    "PAGE_VERSION",
+    "PAGE_VERSION_CONTENT",
+    "SCHEMA",
+    "SITE",
+    "STANDARD_TABLES",
+    "WARC_CAPTURE",
+    "crawl_id",
+    "unqualified_metadata",
+    "utcnow",
+]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA = "crawldb"
 DEFAULT_CRAWLDB_URL = "sqlite:///crawldb.sqlite3"
-METADATA = MetaData(schema=SCHEMA)
 
 
 def utcnow() -> datetime:
@@ -211,84 +249,6 @@ IMAGE = Table(
 )
 
 
-# govsi extension: the HTML of a page's earlier versions, each distinct content once per
-# page (govsi/store/history.py): a page flipping between two contents holds two rows.
-PAGE_VERSION_CONTENT = Table(
-    "page_version_content",
-    METADATA,
-    Column("id", Integer, autoincrement=True, nullable=False),
-    Column(
-        "page_id",
-        ForeignKey(f"{SCHEMA}.page.id", name="fk_page_version_content_page", ondelete="RESTRICT"),
-        nullable=False,
-    ),
-    # SHA-256 (hex) of the HTML's UTF-8 bytes, and their number.
-    Column("html_hash", String(64), nullable=False),
-    Column("html_content", Text, nullable=False),
-    Column("size", Integer, nullable=False),
-    PrimaryKeyConstraint("id", name="pk_page_version_content_id"),
-    Index("idx_page_version_content_page_hash", "page_id", "html_hash", unique=True),
-)
-
-
-# govsi extension: one row per earlier version of a page that a change replaced (of
-# main content, status or type) and that retention keeps (HISTORY_KEEP_VERSIONS,
-# HISTORY_KEEP_MONTHS); ``page`` always holds the current one.
-PAGE_VERSION = Table(
-    "page_version",
-    METADATA,
-    Column("id", Integer, autoincrement=True, nullable=False),
-    Column(
-        "page_id",
-        ForeignKey(f"{SCHEMA}.page.id", name="fk_page_version_page", ondelete="RESTRICT"),
-        nullable=False,
-    ),
-    # The replaced version as it was: its last visit, status and content key.
-    Column("accessed_time", DateTime(timezone=False)),
-    Column("http_status_code", Integer),
-    Column("content_hash", String(64)),
-    # govsi extensions: its type, and when it was first seen.
-    Column("page_type_code", String(20)),
-    Column("changed_time", DateTime(timezone=False)),
-    # Its HTML, shared with the page's other versions of the same bytes (NULL for a
-    # document, whose bytes are not copied again: content_hash names them; or no HTML).
-    Column(
-        "content_id",
-        ForeignKey(
-            f"{SCHEMA}.page_version_content.id",
-            name="fk_page_version_content",
-            ondelete="RESTRICT",
-        ),
-    ),
-    PrimaryKeyConstraint("id", name="pk_page_version_id"),
-    Index("idx_page_version_page_id", "page_id", "accessed_time"),
-)
-
-
-# govsi extension: where each capture of a page lies in the WARC archive (WARC_DIR):
-# its response or revisit record, and a rendered page's DOM (conversion); one row per
-# record, so a page revisited in several rounds has several.
-WARC_CAPTURE = Table(
-    "warc_capture",
-    METADATA,
-    Column("id", Integer, autoincrement=True, nullable=False),
-    Column(
-        "page_id",
-        ForeignKey(f"{SCHEMA}.page.id", name="fk_warc_capture_page", ondelete="RESTRICT"),
-        nullable=False,
-    ),
-    Column("warc_file", String(255), nullable=False),
-    Column("warc_offset", BigInteger, nullable=False),
-    Column("warc_length", BigInteger, nullable=False),
-    Column("record_id", String(100), nullable=False),
-    Column("record_type", String(20), nullable=False),
-    Column("captured_at", DateTime(timezone=False)),
-    PrimaryKeyConstraint("id", name="pk_warc_capture_id"),
-    Index("idx_warc_capture_page_id", "page_id", "captured_at"),
-    Index("idx_warc_capture_record_id", "record_id", unique=True),
-)
-
-
 LINK = Table(
     "link",
     METADATA,
@@ -306,163 +266,6 @@ LINK = Table(
     Index("idx_link_from_page", "from_page"),
     Index("idx_link_to_page", "to_page"),
 )
-
-
-# govsi extension: LSH band keys of each original page's signature, so that candidate
-# near copies are found by an indexed lookup rather than by comparing with every page.
-PAGE_LSH = Table(
-    "page_lsh",
-    METADATA,
-    Column("band_key", BigInteger, nullable=False),
-    Column(
-        "page_id",
-        ForeignKey(f"{SCHEMA}.page.id", name="fk_page_lsh_page", ondelete="RESTRICT"),
-        nullable=False,
-    ),
-    PrimaryKeyConstraint("band_key", "page_id", name="pk_page_lsh"),
-)
-
-
-# govsi extension: the text of a page (TEXT_EXTRACTION), for search and SQL: an HTML
-# page's main text (without its site's template) or a document's text, its title,
-# language and own date, and how reading it ended (``status``, ``reason``). One row per
-# page, replaced when a revisit finds a new version; none for duplicates, errors and
-# pages not fetched. ``extracted_at`` is when the row was written: what an index
-# updated since then has to read again.
-PAGE_TEXT = Table(
-    "page_text",
-    METADATA,
-    Column(
-        "page_id",
-        ForeignKey(f"{SCHEMA}.page.id", name="fk_page_text_page", ondelete="RESTRICT"),
-        nullable=False,
-    ),
-    # HTML or the document's type (PDF, DOC, DOCX, PPT, PPTX)
-    Column("kind", String(20), nullable=False),
-    # ok, empty, encrypted, failed, timeout or memory (govsi/text/limits.py)
-    Column("status", String(20), nullable=False),
-    Column("reason", Text),
-    Column("title", Text),
-    Column("language", String(8)),
-    Column("text", Text),
-    Column("truncated", Boolean, nullable=False, default=False),
-    Column("document_date", DateTime(timezone=False)),
-    Column("extracted_at", DateTime(timezone=False), nullable=False),
-    PrimaryKeyConstraint("page_id", name="pk_page_text"),
-    Index("idx_page_text_extracted_at", "extracted_at"),
-)
-
-
-# govsi extension: which crawler process serves an IP address (and so every host on
-# it) now, until when, and when a request last reached that address. Several processes
-# on one crawldb take addresses from here; see govsi/sharing/leases.py.
-IP_LEASE = Table(
-    "ip_lease",
-    METADATA,
-    Column("ip", String(64), primary_key=True),
-    Column("worker", String(200), nullable=False),
-    # Seconds since the epoch on the database's clock: the one clock all workers share.
-    Column("expires_at", Float, nullable=False),
-    Column("last_arrival", Float),
-    # Given back by its worker (expires_at is then the moment it was given back).
-    Column("released", Boolean, nullable=False, default=False),
-    # When another worker last asked for it in vain: its holder gives back addresses
-    # beyond its share of the work when others want them.
-    Column("wanted_at", Float),
-)
-
-
-# govsi extension: the crawler processes that worked on this crawldb (PostgreSQL), one
-# row per process run, with its figures as of its last heartbeat. Alive: ``ended_at`` is
-# NULL and ``seen_at`` within LEASE_TTL. Times are seconds since the epoch, database clock.
-CRAWL_WORKER = Table(
-    "crawl_worker",
-    METADATA,
-    Column("worker", String(200), primary_key=True),
-    Column("seen_at", Float, nullable=False),
-    # The scrapyd job it ran as (the spider's ``_job`` argument), if any.
-    Column("job", String(200)),
-    Column("started_at", Float),
-    Column("ended_at", Float),
-    # Responses it turned into page rows, of them fetch failures, and ERROR log lines.
-    Column("pages", Integer),
-    Column("fetch_errors", Integer),
-    Column("log_errors", Integer),
-    # IP addresses it holds a lease on, and the hosts on them it knows.
-    Column("addresses", Integer),
-    Column("hosts", Integer),
-)
-
-
-# govsi extension: the feeds (RSS, Atom) and sitemaps the crawl polls, each on its own
-# interval (FEED_POLL_INTERVAL, SITEMAP_POLL_INTERVAL) with a conditional request from its
-# validators (``govsi.spiders.feeding``): where it was first found (a page declaring it, or
-# robots.txt), its last poll's time, status (NULL: no response; ``poll_error`` says why)
-# and entries (read, and new to the crawl), and when it is polled next.
-FEED = Table(
-    "feed",
-    METADATA,
-    Column("id", Integer, autoincrement=True, nullable=False),
-    Column("site_id", ForeignKey(f"{SCHEMA}.site.id", name="fk_feed_site", ondelete="RESTRICT")),
-    Column("url", String(3000), nullable=False),
-    Column("kind", String(10), nullable=False),  # items.FeedKind: feed or sitemap
-    Column("found_on", String(3000)),
-    Column("found_at", DateTime(timezone=False)),
-    Column("etag", String(1000)),
-    Column("last_modified", String(200)),
-    Column("polled_at", DateTime(timezone=False)),
-    Column("poll_status", Integer),
-    Column("poll_error", Text),
-    Column("entries", Integer),
-    Column("new_entries", Integer),
-    Column("next_poll", DateTime(timezone=False)),
-    # Failed polls in a row (0 after a success): the next poll backs off by them.
-    Column("failures", Integer, nullable=False, server_default="0"),
-    # items.FeedStatus: polled (active), parked (gone), moved (to moved_to), unlisted.
-    Column("state", String(10), nullable=False, server_default="active"),
-    Column("moved_to", String(3000)),
-    # When a page or robots.txt last named it: forgotten FEED_FORGET_AFTER later.
-    Column("last_seen", DateTime(timezone=False)),
-    PrimaryKeyConstraint("id", name="pk_feed_id"),
-    Index("idx_feed_url", "url", unique=True),
-    Index("idx_feed_next_poll", "next_poll"),
-)
-
-
-# govsi extension: a limit one crawler run reached, as its stat (``govsi/budget/...``,
-# ``govsi/robots/refused/...``, the reactor's longest stall, ...) and the stat's value when
-# the run ended (``govsi.store.limits``); ``scrapy report`` shows them.
-CRAWL_LIMIT = Table(
-    "crawl_limit",
-    METADATA,
-    Column("run", String(200), primary_key=True),
-    Column("name", String(200), primary_key=True),
-    Column("value", Float, nullable=False),
-    Column("recorded_at", DateTime(timezone=False)),
-)
-
-
-# govsi extension: facts about the crawl this crawldb holds. ``crawl_id`` (a UUID
-# made by the first run) names it, so that a spill file is loaded only into the crawldb
-# it was written for.
-CRAWL_META = Table(
-    "crawl_meta",
-    METADATA,
-    Column("key", String(50), primary_key=True),
-    Column("value", String(200), nullable=False),
-)
-
-
-def crawl_id(engine: Engine) -> str:
-    """This crawldb's crawl id, made on first use; every process on it reads the same."""
-    table = CRAWL_META
-    with engine.begin() as conn:
-        insert = (sqlite_insert if engine.dialect.name == "sqlite" else pg_insert)(table)
-        conn.execute(
-            insert.values(key="crawl_id", value=str(uuid.uuid4())).on_conflict_do_nothing()
-        )
-        value = conn.execute(select(table.c.value).where(table.c.key == "crawl_id")).scalar_one()
-    return str(value)
 
 
 STANDARD_TABLES = ("data_type", "page_type", "site", "page", "page_data", "image", "link")
