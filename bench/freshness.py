@@ -29,10 +29,11 @@ Rules:
 - ``govsi``: ``next_visit`` (``govsi/revisit/schedule.py``) within ``REVISIT_MIN_INTERVAL``
   / ``REVISIT_MAX_INTERVAL`` (1 and 30 days), hubs down to ``--hub-min`` hours
   (``REVISIT_HUB_MIN_INTERVAL``), its ``price`` fitted to the budget once a day by what the
-  crawler itself knows (``age.fit_price``): the intervals it has given (the sum of ``1 /
-  interval`` over the pages is the fetches a day they ask for) and the fetches it made.
-  The crawl does not fit it yet: ``govsi, default price`` keeps the default price and lets
-  the budget cut it, as a crawl does today.
+  crawler itself knows (``age.fit_price``, never below the schedule's default price, as
+  the crawl fits a host's: ``govsi.store.hostbudget``): the intervals it has given (the
+  sum of ``1 / interval`` over the pages is the fetches a day they ask for) and the
+  fetches it made. ``govsi, default price`` keeps the default price and lets the budget
+  cut it (a crawl before the price was fitted).
 - ``uniform``: every page every ``pages / budget`` days.
 - ``Nutch default``: ``DefaultFetchSchedule``, every page every 30 days
   (``db.fetch.interval.default``).
@@ -71,9 +72,9 @@ from typing import Any
 
 from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
-from govsi.revisit.age import PRICE_AT_ONE, age_interval, fit_price
+from govsi.revisit.age import age_interval, fit_price
 from govsi.revisit.rate import optimal_interval
-from govsi.revisit.schedule import next_visit
+from govsi.revisit.schedule import default_price, next_visit
 
 DAY = 86400.0
 MIN_I, MAX_I = 1.0, 30.0  # days: govsi's REVISIT_MIN_INTERVAL and REVISIT_MAX_INTERVAL
@@ -169,7 +170,8 @@ class Govsi(Policy):
         self.history: list[str | None] = [None] * pages
         self.last = [0.0] * pages
         self.base = datetime(2026, 1, 1)
-        self.price = PRICE_AT_ONE * (MIN_I * DAY) ** 2
+        self.floor = default_price(MIN_I * DAY)
+        self.price = self.floor
         # The interval each page was last given, and the fetches a day they add up to.
         self.interval = [MIN_I] * pages
         self.asked = pages / MIN_I
@@ -199,7 +201,9 @@ class Govsi(Policy):
 
     def end_of_day(self) -> None:
         if self.budget is not None:
-            self.price = fit_price(self.price, self.asked, self.budget, self.fetched)
+            self.price = fit_price(
+                self.price, self.asked, self.budget, self.fetched, floor=self.floor
+            )
         self.fetched = 0
 
 

@@ -422,8 +422,9 @@ REVISIT_MAX_INTERVAL = 30 * 24 * 3600
 REVISIT_HUB_MIN_INTERVAL = 3600
 # The share of the fetches a host's delay allows in a day (86 400 / the delay: 17 280 at
 # 5 s) that its revisits may take, every worker's claims counted in crawldb: the soonest due
-# first, the rest stay due for the next run. Half leaves new pages the other half. 0 = no
-# cap.
+# first, the rest stay due for the next run. A host whose pages ask for more has their
+# intervals lengthened by a price fitted to it once a day (docs/stored.md). Half leaves new
+# pages the other half. 0 = no cap (and no fitted price).
 REVISIT_HOST_SHARE = 0.5
 # Seconds an idle crawl stays open for its next due visit (a stored page's next visit, a
 # feed's or sitemap's next poll) instead of ending, when that comes within it: then what

@@ -122,6 +122,23 @@ def test_fit_price(asked: float, budget: float, spent: float, factor: float) -> 
     assert fit_price(DAY**2, asked, budget, spent) == pytest.approx(factor * DAY**2)
 
 
+@pytest.mark.parametrize(
+    ("asked", "budget", "spent", "floor", "factor"),
+    [
+        (10, 1000, 10, 0.95, 0.95),  # asks little: lowered to the floor, no further
+        (10, 1000, 10, 1.0, 1.0),  # at the floor already: kept there
+        (10, 1000, 10, 0.5, 0.9),  # a floor far below: a tenth down, as without one
+        (5000, 1000, 1000, 1.0, 1.1),  # far over: raised, the floor aside
+        (OVERASK * 1000, 0, 0, 2.0, 1.0),  # no budget: not fitted, not even to the floor
+    ],
+)
+def test_fit_price_never_goes_below_the_floor(
+    asked: float, budget: float, spent: float, floor: float, factor: float
+) -> None:
+    fitted = fit_price(DAY**2, asked, budget, spent, floor=floor * DAY**2)
+    assert fitted == pytest.approx(factor * DAY**2)
+
+
 def test_the_fitted_price_spends_the_budget() -> None:
     # Pages from hourly to yearly, hubs among them; each period they ask for the visits
     # their intervals at the price give, and the crawl spends at most the budget.

@@ -21,11 +21,11 @@ rate)^(1/3)``, and a page that neither changes nor yields links ``math.inf`` (th
 longest interval). Unlike the freshness optimum (``rate.optimal_interval``), which gives
 the fastest pages the longest intervals.
 
-``fit_price(price, asked, budget, spent)``: the price for the next period (a day, a run)
+``fit_price(price, asked, budget, spent, floor)``: the price for the next period (a day)
 from what the last one showed: the visits a period the pages' intervals ask for (the sum
-of ``1 / interval``), the budget, and the visits made. It aims at asking ``OVERASK`` times
-the budget, not exactly it: due times come in bursts, and a queue asked for exactly its
-budget runs dry between them and leaves fetches unspent.
+of ``1 / interval``), the budget, and the visits made; never below ``floor``. It aims
+at asking ``OVERASK`` times the budget, not exactly it: due times come in bursts, and a
+queue asked for exactly its budget runs dry between them and leaves fetches unspent.
 """
 
 from __future__ import annotations
@@ -106,14 +106,18 @@ def links_rate(observations: Iterable[tuple[float, int]]) -> float:
     return found / time if time > 0 else 0.0
 
 
-def fit_price(price: float, asked: float, budget: float, spent: float) -> float:
+def fit_price(
+    price: float, asked: float, budget: float, spent: float, floor: float = 0.0
+) -> float:
     """The price for the next period: ``price`` raised when the pages' intervals ask for more
     than ``OVERASK`` times ``budget`` visits a period (``asked``), lowered when they ask for
-    less or fewer than 99 % of ``budget`` were ``spent``; by at most a tenth a period.
+    less or fewer than 99 % of ``budget`` were ``spent``; by at most a tenth a period, and
+    never below ``floor`` (a budget caps the visits, it does not make pages earn more).
     ``price`` unchanged when there is no budget (``budget`` <= 0)."""
     if budget <= 0:
         return price
     ratio = asked / (OVERASK * budget)
     if spent < 0.99 * budget:
         ratio = min(ratio, spent / budget)
-    return price * min(max(math.pow(max(ratio, 0.0), _GAIN), 1 - _STEP), 1 + _STEP)
+    step = min(max(math.pow(max(ratio, 0.0), _GAIN), 1 - _STEP), 1 + _STEP)
+    return max(price * step, floor)

@@ -15,7 +15,9 @@ max_interval]``; a hub (a page whose history found new links) may go down to
 ``hub_min_interval``. It shortens as a page changes faster or yields more links: news
 lists and indexes are visited most, pages that never change drift to ``max_interval``.
 ``price`` (seconds squared) defaults to the one at which a page changing about once per
-``min_interval`` gets ``min_interval``; a larger one spends fewer fetches. A first visit
+``min_interval`` gets ``min_interval`` (``default_price``); a larger one spends fewer
+fetches: a host whose pages ask for more visits than its revisit budget is given a larger
+one, fitted once a day (``age.fit_price``, ``govsi.store.hostbudget``). A first visit
 (``previous`` None) knows nothing yet: ``min_interval``.
 
 ``due_by_lastmod(lastmod, last_visit)``: a sitemap's ``<lastmod>`` later than the last visit
@@ -34,6 +36,7 @@ from govsi.revisit.rate import PRIOR_CHANGES, change_rate
 
 __all__ = [
     "HISTORY_LENGTH",
+    "default_price",
     "due_by_lastmod",
     "format_history",
     "next_visit",
@@ -97,6 +100,12 @@ def _entries(history: str | None) -> list[tuple[str, str, str]]:
     return _ENTRY.findall(" ".join(history.split()[-HISTORY_LENGTH:]))
 
 
+def default_price(min_interval: float) -> float:
+    """The fetch price (seconds squared) at which a page changing once per ``min_interval``
+    gets ``min_interval``: the schedule's own, and the least a host's budget fits."""
+    return PRICE_AT_ONE * min_interval**2
+
+
 def next_visit(
     history: str | None,
     changed: bool,
@@ -113,7 +122,7 @@ def next_visit(
     this one (None on a first visit); ``changed``: the content differed from it;
     ``new_links``: links it found that were not known. ``hub_min_interval``: the shortest
     interval of a hub (default ``min_interval``). ``price``: a fetch's price in seconds
-    squared (``age.age_interval``); default ``PRICE_AT_ONE * min_interval ** 2``."""
+    squared (``age.age_interval``); default ``default_price(min_interval)``."""
     entries = _entries(history)
     if previous is not None:
         elapsed = round((visited - previous).total_seconds())
@@ -123,7 +132,7 @@ def next_visit(
     text = " ".join(d + s + n for d, s, n in entries)
     if previous is None or not entries:
         return visited + timedelta(seconds=min_interval), text
-    cost = PRICE_AT_ONE * min_interval**2 if price is None else price
+    cost = default_price(min_interval) if price is None else price
     observed = parse_history(text)
     quiet = not any(changed for _, changed in observed)
     rate = change_rate(observed, prior_changes=QUIET_PRIOR if quiet else PRIOR_CHANGES)

@@ -256,7 +256,7 @@ class RevisitRows:
             .order_by(IMAGE.c.url)
         )
         with self.engine.begin() as conn:
-            budget, wanted = _budget(host, rule, per_day), limit
+            budget, wanted = _budget(host, rule, per_day, pictures=True), limit
             if budget is not None:
                 limit = budget.take(conn, wanted)
                 if limit <= 0:
@@ -385,8 +385,10 @@ class RevisitRows:
         return count
 
 
-def _budget(host: str, rule: DueRule, per_day: int | None) -> HostBudget | None:
-    return None if per_day is None else HostBudget(host, rule.now.date(), per_day)
+def _budget(
+    host: str, rule: DueRule, per_day: int | None, pictures: bool = False
+) -> HostBudget | None:
+    return None if per_day is None else HostBudget(host, rule, per_day, pictures)
 
 
 def _capped(claimed: Claimed) -> Claimed:

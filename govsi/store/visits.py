@@ -44,6 +44,7 @@ from govsi.store.history import Retention, VersionRow, add_versions, stored_html
 from govsi.store.images import drop_images, insert_images
 from govsi.store.schema import LINK, PAGE, PAGE_DATA, PAGE_LSH, PAGE_TEXT, utcnow
 from govsi.web.contenttypes import filename_of
+from govsi.web.urls import host_of
 
 __all__ = ["PageWrites", "Schedule", "Stored", "outcome_rank", "read_stored"]
 
@@ -105,12 +106,14 @@ class Schedule:
         visited: datetime,
         previous: datetime | None,
         new_links: int = 0,
+        price: float | None = None,
     ) -> tuple[datetime, str | None]:
-        """(the next visit, the history to store: NULL while no interval was observed)."""
+        """(the next visit, the history to store: NULL while no interval was observed).
+        ``price``: the host's fitted one (``govsi.store.hostbudget``); None: the default."""
         due, kept = next_visit(
             history, changed, visited, previous, min_interval=self.min_interval,
             max_interval=self.max_interval, hub_min_interval=self.hub_min_interval,
-            new_links=new_links,
+            new_links=new_links, price=price,
         )  # fmt: skip
         return due, kept or None
 
@@ -248,6 +251,8 @@ class PageWrites:
     schedule: Schedule
     store_binary_data: bool
     retention: Retention = field(default_factory=Retention)
+    # Hosts' fitted prices (host -> seconds squared); a host not in it: the default.
+    prices: dict[str, float] = field(default_factory=dict)
     runs: Runs = field(default_factory=Runs)
     # Versions replaced, in order; the HTML each page written has after its last record.
     replaced_versions: list[_Replaced] = field(default_factory=list)
@@ -285,8 +290,9 @@ class PageWrites:
     def _visit(self, pid: int, stored: Stored, item: FetchedPage) -> None:
         assert item.accessed_time is not None
         due, history = self.schedule.after(
-            stored.history, False, item.accessed_time, stored.accessed_time
-        )
+            stored.history, False, item.accessed_time, stored.accessed_time,
+            price=self._price(item),
+        )  # fmt: skip
         self.runs.add(_VISIT, {
             "b_id": pid, "accessed_time": item.accessed_time, "b_etag": item.etag,
             "b_last_modified": item.last_modified, "next_visit": due,
@@ -294,6 +300,9 @@ class PageWrites:
             "visit_time": item.accessed_time, **_UNCLAIMED,
         })  # fmt: skip
         self.stored[pid] = replace(stored, accessed_time=item.accessed_time, history=history)
+
+    def _price(self, item: FetchedPage) -> float | None:
+        return self.prices.get(host_of(item.url)) if self.prices else None
 
     def _write(
         self, pid: int, stored: Stored, item: FetchedPage, page_id: Callable[[str], int]
@@ -321,7 +330,7 @@ class PageWrites:
             previous = stored.accessed_time if replaces else None
             due, history = self.schedule.after(
                 stored.history, found is not None, item.accessed_time, previous,
-                self.new_links.get(pid, 0),
+                self.new_links.get(pid, 0), self._price(item),
             )  # fmt: skip
             row.update(etag=item.etag, last_modified=item.last_modified,
                        changed_time=changed_time, next_visit=due, revisit_history=history,

@@ -35,6 +35,7 @@ from govsi.store.config import StoreConfig
 from govsi.store.database import chunks
 from govsi.store.feeds import record_feeds
 from govsi.store.history import Retention
+from govsi.store.hostbudget import read_prices
 from govsi.store.images import record_images
 from govsi.store.originals import FindOriginals, settle_copies, stored_originals
 from govsi.store.pageids import PageIds
@@ -285,7 +286,11 @@ class CrawlWriter:
 
         fetched = [page_ids[i.url] for i in batch if isinstance(i, FetchedPage)]
         stored = read_stored(conn, fetched)
-        pages = PageWrites(stored, self.schedule, self.store_binary_data, self.history)
+        # Hosts' fitted revisit prices, for the next visits the batch's pages are given.
+        prices = read_prices(conn, {host_of(i.url) for i in batch if isinstance(i, FetchedPage)})
+        pages = PageWrites(
+            stored, self.schedule, self.store_binary_data, self.history, prices=prices
+        )
         # A visit's new links, which steer its next (a hub's): URLs crawldb had no row of.
         for item in batch:
             if isinstance(item, FetchedPage) and inserted:
