@@ -1,7 +1,8 @@
 """The report's feeds and sitemaps (``govsi.report.feeds``) on a hand-made crawldb (SQLite
 and PostgreSQL) with rows in every state: per host and kind, the counts worked out by hand
 below, the totals line, the problem list (worst first, bounded, errors cut), both scopes;
-the HTML, JSON and CSV files; an empty feed table saying so in a plain line."""
+the HTML, JSON and CSV files; an empty feed table saying so in a plain line; the rows as
+the crawl's writer leaves them after its polls."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, insert
 
+from govsi.items import FeedKind, FeedState
 from govsi.report import feeds
 from govsi.report.build import Report, build_report, report_engine
 from govsi.report.output import write_report
 from govsi.store import schema
+from govsi.store.writer import CrawlWriter
 
 NOW = datetime(2026, 11, 20, 12, 0)  # the report's time
 A, B = "a.gov.si", "b.gov.si"  # A has the seed page: the seed scope is A's
@@ -176,3 +179,45 @@ def test_no_feeds_is_a_plain_line(engine: Engine, tmp_path: Path) -> None:
     page = (tmp_path / "index.html").read_text()
     assert page.count('<p class="empty">No feeds or sitemaps polled') == 2
     assert page.count(f'<p class="empty">{feeds.NO_PROBLEMS}</p>') == 2
+
+
+def test_the_rows_the_writer_leaves(engine: Engine) -> None:
+    """Found, polled, failing, parked, moved, as the spider records them (``FeedState``)."""
+    rss, page, hour = f"https://{A}/rss", f"https://{A}/novice/", timedelta(hours=1)
+    found, failed, gone, was = (f"https://{A}/{p}" for p in ("found", "failed", "gone", "was"))
+    sitemap = f"https://{A}/sitemap.xml"
+    w = CrawlWriter(engine)
+    for u in (rss, found, failed, gone, was):
+        w.add(FeedState(u, A, found_on=page, seen_at=NOW))
+    w.add(FeedState(sitemap, A, "sitemap", found_on=f"https://{A}/robots.txt", seen_at=NOW))
+    assert w.flush()
+    polls: list[tuple[str, FeedKind, dict[str, Any]]] = [
+        (rss, "feed", dict(status=200, entries=5, new_entries=2, next_poll=NOW + hour)),
+        (failed, "feed", dict(error="timeout", failures=3, next_poll=NOW + 8 * hour)),
+        (gone, "feed", dict(status=410, failures=3, state="gone", next_poll=NOW + 1000 * hour)),
+        (was, "feed", dict(status=301, state="moved", moved_to=rss)),
+        (sitemap, "sitemap", dict(status=304, next_poll=NOW + 2 * hour)),
+    ]
+    for u, kind, outcome in polls:
+        w.add(FeedState(u, A, kind, polled_at=NOW, **outcome))
+    assert w.flush()
+    reader = report_engine(engine.url.render_as_string(hide_password=False))
+    try:  # four hours on: the found feed is due since found, the sitemap since NOW + 2 h
+        report = build_report(reader, max_sites=10, max_pages=10, now=NOW + 4 * hour)
+    finally:
+        reader.dispose()
+    good = str(NOW)
+    assert records(report, "all", "feeds") == [
+        dict(host=A, kind="feed", urls=5, active=3, gone=1, moved=1, unlisted=0,
+             never_polled=1, failing=2, most_failures_in_a_row=3, oldest_good_poll=good,
+             overdue=2, most_overdue_h=4, entries=5, new_entries=2),
+        dict(host=A, kind="sitemap", urls=1, active=1, gone=0, moved=0, unlisted=0,
+             never_polled=0, failing=0, most_failures_in_a_row=0, oldest_good_poll=good,
+             overdue=1, most_overdue_h=2, entries=0, new_entries=0),
+    ]  # fmt: skip
+    problems = records(report, "all", "feed_problems")
+    assert [(r["url"], r["state"], r["last_status"], r["last_error"], r["moved_to"])
+            for r in problems] == [
+        (failed, "active", None, "timeout", None), (gone, "gone", 410, None, None),
+        (was, "moved", 301, None, rss),
+    ]  # fmt: skip
