@@ -209,7 +209,7 @@ def test_spill_files_past_their_cap_keep_items_in_memory_and_hold_requests_back(
     for item in pages(1, 2):
         s.add(item)
     s.flush()
-    assert len(spills(tmp_path)) == 1 and s.spill_full()
+    assert len(spills(tmp_path)) == 1 and s.spills.full()
     for item in pages(3):
         s.add(item)
     s.flush()  # crawldb still away, the spill files full: the batch stays in memory
@@ -226,7 +226,7 @@ def test_spill_files_past_their_cap_keep_items_in_memory_and_hold_requests_back(
     monkeypatch.setattr(s.writer, "write", real_write)
     s.flush()
     assert stored(s) == {f"http://a.gov.si/{n}" for n in range(1, 8)}
-    assert spills(tmp_path) == [] and not s.spill_full()
+    assert spills(tmp_path) == [] and not s.spills.full()
     close(s)
 
 

@@ -58,7 +58,7 @@ def test_crawldb_and_its_spills_on_a_full_disk_pause_the_crawl_and_lose_nothing(
 ) -> None:
     caplog.set_level(logging.INFO)
     s = paused(tmp_path)
-    assert s.outage and s.held and s.saturated()  # the scheduler holds new requests
+    assert s.outage and s.spills.held and s.saturated()  # the scheduler holds new requests
     assert len(s.writer.pending) == 2  # kept in memory: nowhere else to go
     for item in pages(3):  # what was in flight still comes
         s.add(item)
@@ -71,7 +71,7 @@ def test_crawldb_and_its_spills_on_a_full_disk_pause_the_crawl_and_lose_nothing(
     # Room in the spill folder again: what was held goes there, and the crawl goes on.
     del s.writer.spill  # the patched one: the writer's own again
     s.flush()
-    assert not s.held and not s.saturated() and s.writer.pending == []
+    assert not s.spills.held and not s.saturated() and s.writer.pending == []
     assert len(spills(tmp_path)) == 1
     # crawldb takes writes again: the spilled items first, then the rest.
     del s.writer.write
@@ -88,10 +88,10 @@ def test_room_in_crawldb_again_ends_the_pause(
 ) -> None:
     caplog.set_level(logging.INFO)
     s = paused(tmp_path)
-    assert s.held
+    assert s.spills.held
     del s.writer.write  # the patched one: the writer's own again
     s.flush()
-    assert not s.held and not s.saturated() and not s.outage
+    assert not s.spills.held and not s.saturated() and not s.outage
     assert stored(s) == {"http://a.gov.si/1", "http://a.gov.si/2"}
     assert said(caplog, "takes items again") == 1
     close(s)
@@ -138,7 +138,7 @@ def test_a_crawl_ending_while_paused_waits_for_room_then_saves_its_last_items(
 ) -> None:
     caplog.set_level(logging.INFO)
     s = paused(tmp_path)
-    assert s.held
+    assert s.spills.held
     waits: list[float] = []
 
     async def sleep(seconds: float) -> None:

@@ -27,13 +27,8 @@ from govsi.store import database, schema
 from govsi.store.config import StoreConfig
 from govsi.store.limits import limits_of, record_limits, run_name
 from govsi.store.reader import CrawlReader, StoredRobots
-from govsi.store.spill import (
-    default_spill_dir,
-    filter_spill,
-    read_spill,
-    replay_spills,
-    set_spills_aside,
-)
+from govsi.store.spill import default_spill_dir, read_spill, replay_spills, set_spills_aside
+from govsi.store.spilling import RunSpills
 from govsi.store.writer import CrawlWriter, item_bytes
 from govsi.store.writerprocess import WriterProcess
 from govsi.store.writesfirst import WritesFirst, barrier, captured
@@ -84,15 +79,15 @@ class CrawlStore:
         self.batch_size = c.batch_size
         self.batch_max_bytes = c.batch_max_bytes
         self.flush_interval = c.flush_interval
-        self.spill_dir = c.spill_dir or str(default_spill_dir(self.url))
+        spill_dir = c.spill_dir or str(default_spill_dir(self.url))
         if c.fresh_start:
             logger.info("FRESH_START: emptying the crawldb tables")
             database.empty_tables(self.engine)
-            set_spills_aside(self.spill_dir)
+            set_spills_aside(spill_dir)
         self.writer.crawl_id = schema.crawl_id(self.engine)
         if not c.fresh_start:
             # What an earlier run could not write goes in before this run reads the frontier.
-            replay_spills(self.spill_dir, self.writer, self.writer.crawl_id)
+            replay_spills(spill_dir, self.writer, self.writer.crawl_id)
         # Who writes the batches: the writer here, or crawldb's writer process (an
         # in-memory SQLite crawldb exists in this process only).
         self.writes: CrawlWriter | WriterProcess = self.writer
@@ -111,16 +106,7 @@ class CrawlStore:
         self.max_bytes = c.buffer_max_bytes
         self._pending_bytes = 0
         self.outage = False
-        # This run's spill files, (stamp, path, items), oldest first: written to crawldb,
-        # in order and before anything newer, as soon as it answers again.
-        self._spilled: list[tuple[int, Path, int]] = []
-        # Bytes of those files on disk, and their cap (DB_SPILL_MAX_BYTES).
-        self._spill_sizes: dict[Path, int] = {}
-        self.spill_max_bytes = c.spill_max_bytes
-        self._spill_full_logged = False
-        # Neither crawldb nor the spill folder takes items (a full disk under both): the
-        # crawl holds new requests until one does, and goes on by itself then.
-        self.held = False
+        self.spills = RunSpills(spill_dir, c.spill_max_bytes, stats)
         # This run's name in crawl_limit (the limits it reached, written when it ends).
         self.run = run_name(time.time(), os.getpid())
         logger.info("crawldb at %s", database.display_url(self.engine.url))
@@ -171,7 +157,7 @@ class CrawlStore:
         self.items_added += 1
         self.writer.add(item)
         self._pending_bytes += item_bytes(item)
-        if self.outage and not self.held and self.saturated():
+        if self.outage and not self.spills.held and self.saturated():
             self._spill_pending()
         elif len(self.writer.pending) >= self.batch_size:
             self.flush()
@@ -180,55 +166,18 @@ class CrawlStore:
         """The buffer is full (the scheduler then takes no new requests): crawldb cannot
         keep up, or is away and the spill folder cannot take the items either, or a
         component its writes wait for (``written_after``) is behind; or neither crawldb
-        nor the spill folder takes items (``held``)."""
+        nor the spill folder takes items (``RunSpills.held``)."""
         return (
-            self.held
+            self.spills.held
             or (0 < self.max_items <= len(self.writer.pending))
             or (0 < self.max_bytes <= self._pending_bytes)
             or any(first.backlogged() for first in self.written_after)
         )
 
-    def spill_full(self) -> bool:
-        """This run's spill files not yet written back have reached DB_SPILL_MAX_BYTES."""
-        return 0 < self.spill_max_bytes <= sum(self._spill_sizes.values())
-
     def _spill_pending(self, stamp: int = 0, final: bool = False) -> None:
-        """Save what is pending to a spill file. Past DB_SPILL_MAX_BYTES the items stay in
-        memory instead, where the full buffer holds new requests back (nothing is dropped);
-        the ``final`` save when the crawl closes goes to disk all the same, since memory
-        is about to go (it adds at most one buffer, DB_BUFFER_MAX_BYTES)."""
-        pending = len(self.writer.pending)
-        if not pending:
-            return
-        if self.spill_full() and not final:
-            if not self._spill_full_logged:
-                self._spill_full_logged = True
-                self.stats.inc_value("govsi/budget/spill_bytes")
-                logger.warning(
-                    "spill files reached DB_SPILL_MAX_BYTES (%d bytes): %d items stay in "
-                    "memory; once the buffer is full no new requests go out until crawldb "
-                    "answers", self.spill_max_bytes, pending,
-                )  # fmt: skip
-            return
-        stamp = stamp or time.time_ns()
-        try:
-            path = self.writer.spill(self.spill_dir, stamp)
-        except OSError as e:
-            if not self.held:
-                self.held = True
-                self.stats.inc_value("govsi/db_held")
-                logger.error("crawldb did not take the last write and the spill folder %s "
-                             "cannot take it either (%s): the crawl pauses, no new requests "
-                             "go out, and it goes on by itself once either has room; %d items "
-                             "wait in memory", self.spill_dir, e, pending)  # fmt: skip
-            return
-        if path is not None:
-            self._resume()
+        """Save what is pending to a spill file (``RunSpills.save``)."""
+        if self.spills.save(self.writer, stamp, final):
             self._pending_bytes = 0
-            self._spill_sizes[path] = _size(path)
-            self._spilled.append((stamp, path, pending))
-            self._spilled.sort()
-            self.stats.inc_value("govsi/db_spilled_items", pending)
 
     def _write_round(self, batch: list[Item], spilled: list[tuple[int, Path, int]]) -> int:
         """In a worker thread: this run's spill files first, oldest first, then the
@@ -259,22 +208,22 @@ class CrawlStore:
         self._pending_bytes = (
             max(0, self._pending_bytes - sum(map(item_bytes, batch))) if self.writer.pending else 0
         )
-        spilled = list(self._spilled)
+        spilled = list(self.spills.files)
         if not batch and not spilled:
             return succeed(None)
 
         def done(written: int) -> None:
             self._writing = None
             for _stamp, path, n in spilled[:written]:
-                self._spill_sizes.pop(path, None)
+                self.spills.sizes.pop(path, None)
                 self.items_written += n
                 self.stats.inc_value("govsi/db_items_written", n)
-            del self._spilled[: min(written, len(spilled))]
+            del self.spills.files[: min(written, len(spilled))]
             if written > len(spilled):
                 if self.outage:
                     logger.warning("crawldb answers again; what was saved meanwhile is in")
                 self.outage = False
-                self._resume()
+                self.spills.resume()
                 self.items_written += len(batch)
                 self.stats.inc_value("govsi/db_items_written", len(batch))
                 if self.writes.copies_settled:
@@ -285,7 +234,7 @@ class CrawlStore:
                 for kind, n in self.writes.changes.items():
                     # Revisits that found a change, by kind (govsi.revisit.change).
                     self.stats.set_value(f"govsi/revisit/changed/{kind}", n)
-                self._spill_full_logged = False
+                self.spills.full_logged = False
                 if len(self.writer.pending) >= self.batch_size or (
                     0 < self.batch_max_bytes <= self._pending_bytes
                 ):
@@ -322,11 +271,6 @@ class CrawlStore:
         d.addCallbacks(done, crashed)
         return d
 
-    def _resume(self) -> None:
-        if self.held:
-            self.held = False
-            logger.warning("crawldb or the spill folder takes items again: the crawl goes on")
-
     def _leave_lost(self, batch: list[Item]) -> None:
         """Drop from ``batch`` (in place) the pages whose records a ``written_after``
         component could not write: left unfetched in crawldb, the next run fetches them
@@ -347,18 +291,6 @@ class CrawlStore:
             logger.warning("left %d fetched pages for the next run to fetch again: the "
                            "archive could not write their records", pages)  # fmt: skip
 
-    def _leave_lost_in_spills(self) -> None:
-        """As the crawl ends: this run's spill files keep no page whose records were lost,
-        for the next run, which loads them, knows nothing of it."""
-        if not self.written_after:
-            return
-        for _stamp, path, _n in self._spilled:
-            try:
-                self._left_unfetched(filter_spill(path, self._captured, self.writer.crawl_id))
-            except OSError as e:
-                logger.error("%s may hold pages whose WARC records were lost (%s): they are "
-                             "not fetched again", path, e)  # fmt: skip
-
     def _before_write(self) -> Deferred[Any]:
         return barrier(self.written_after)
 
@@ -378,16 +310,18 @@ class CrawlStore:
         await maybe_deferred_to_future(self.flush())
         while self.writer.pending and not self.outage:
             await maybe_deferred_to_future(self.flush())
-        if self.spill_full() and self.writer.pending:
+        if self.spills.full() and self.writer.pending:
             logger.warning("the crawl ends with crawldb away: its last %d items are saved "
                            "beyond DB_SPILL_MAX_BYTES", len(self.writer.pending))  # fmt: skip
         self._spill_pending(final=True)
         await self._wait_for_room()
-        self._leave_lost_in_spills()
-        if self._spilled:
+        if self.written_after:
+            # This run's spill files keep no page whose records were lost.
+            self.spills.leave_lost(self._captured, self._left_unfetched, self.writer.crawl_id)
+        if self.spills.files:
             # Loaded by the next run on this crawldb, before it reads the frontier.
-            self.stats.set_value("govsi/db_spill_file", str(self._spilled[-1][1]))
-            self.stats.set_value("govsi/db_spill_files", len(self._spilled))
+            self.stats.set_value("govsi/db_spill_file", str(self.spills.files[-1][1]))
+            self.stats.set_value("govsi/db_spill_files", len(self.spills.files))
         if isinstance(self.writes, WriterProcess):
             self.writes.close()
         self._record_limits()
@@ -398,11 +332,11 @@ class CrawlStore:
     async def _wait_for_room(self) -> None:
         """At the end: what neither crawldb nor the spill folder took is tried again
         every DB_FLUSH_INTERVAL until one does (a second Ctrl-C gives it up)."""
-        if self.held and self.writer.pending:
+        if self.spills.held and self.writer.pending:
             logger.error("the crawl has ended, but %d items wait for room in crawldb or in %s: "
                          "free some space (a second Ctrl-C gives them up)",
-                         len(self.writer.pending), self.spill_dir)  # fmt: skip
-        while self.held and self.writer.pending:
+                         len(self.writer.pending), self.spills.dir)  # fmt: skip
+        while self.spills.held and self.writer.pending:
             await sleep(self.flush_interval)
             await maybe_deferred_to_future(self.flush())
             self._spill_pending(final=True)
@@ -416,10 +350,3 @@ class CrawlStore:
         except SQLAlchemyError as e:
             logger.warning("the limits this run reached are in its stats only: crawldb did "
                            "not take them (%s)", type(e).__name__)  # fmt: skip
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
