@@ -3,10 +3,11 @@
 It reads its settings once (``SpiderConfig``) and holds its parts as objects, built in
 ``from_crawler`` from plain values: ``Admission`` (which URLs the crawl takes), ``HtmlPages``
 (an HTML page read, rendered when its plan says, checked for copies by ``Copies``),
-``Rendering`` (the render plan), ``Sitemaps``. The spider makes the requests (the
-scheduler's ``RequestFactory``) and turns redirects, documents, images and failures into
-records. The decisions all of them rely on (canonical form, scope, link extraction, what a
-response is) live in ``govsi.web``; this module only wires them to Scrapy.
+``Rendering`` (the render plan), ``Sitemaps``, ``Records`` (images and failed requests).
+The spider makes the requests (the scheduler's ``RequestFactory``) and turns redirects and
+documents into records. The decisions all of them rely on (canonical form, scope, link
+extraction, what a response is) live in ``govsi.web``; this module only wires them to
+Scrapy.
 """
 
 from __future__ import annotations
@@ -26,22 +27,23 @@ from twisted.python.failure import Failure
 from govsi.archive.capture import dom_rendered
 from govsi.frontier.seen import KnownUrls, seen_key
 from govsi.frontier.traps import TrapGuard
-from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, Revisit, outcome_stat
+from govsi.items import DiscoveredPage, FetchedPage, Revisit, outcome_stat
 from govsi.net.guard import AddressGuard
 from govsi.render.decide import RenderPlanner
 from govsi.render.renderer import Renderer
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_REVISIT, META_URL, Kind
-from govsi.revisit.change import answer, bytes_key
+from govsi.revisit.change import answer
 from govsi.revisit.conditional import conditional_headers
 from govsi.spiders.admission import Admission
 from govsi.spiders.config import SpiderConfig
 from govsi.spiders.copies import Copies
 from govsi.spiders.documents import DocumentTexts
-from govsi.spiders.failures import failure_reason, forbidden_by_robots
+from govsi.spiders.failures import failure_reason
 from govsi.spiders.feeding import FeedPolling
 from govsi.spiders.pages import HtmlPages
+from govsi.spiders.records import Records, header
 from govsi.spiders.render import Rendering
-from govsi.spiders.revisits import conditional, content_key, kept_image, kept_page, visit
+from govsi.spiders.revisits import conditional, content_key, kept_page, visit
 from govsi.spiders.sitemapping import Sitemaps
 from govsi.spiders.workerbound import MemoryBoundRefused, require_bound
 from govsi.spiders.workers import WorkerPool
@@ -58,11 +60,6 @@ def _send_rendered(crawler: Crawler, url: str, html: str, response: Response) ->
     crawler.signals.send_catch_log(dom_rendered, url=url, html=html, response=response)
 
 
-def header(response: Response, name: str) -> str | None:
-    value = response.headers.get(name)
-    return value.decode("latin-1").strip() if value else None
-
-
 class GovsiSpider(Spider):
     name = "govsi"
     # Built in from_crawler.
@@ -76,6 +73,7 @@ class GovsiSpider(Spider):
     sitemaps: Sitemaps
     feeds: FeedPolling
     documents: DocumentTexts | None  # TEXT_EXTRACTION's reader of documents
+    records: Records
     # Extensions (built after the spider), looked up in start.
     known: KnownUrls
     store: CrawlStore
@@ -113,6 +111,7 @@ class GovsiSpider(Spider):
         spider.rendering = Rendering(planner, c.scope.suffixes, count)
         spider.rendering.on_rendered = partial(_send_rendered, crawler)
         spider.copies = Copies(c.duplicates, count)
+        spider.records = Records(count, spider.failure_reason)
         spider.pages = HtmlPages(
             c.reading,
             c.scope.robots_token,
@@ -338,29 +337,7 @@ class GovsiSpider(Spider):
         return chain((record,), self._requests_of(record))
 
     def page_failed(self, failure: Failure) -> Iterator[Any]:
-        request = failure.request  # type: ignore[attr-defined]
-        url: str = request.meta[META_URL]
-        depth: int = request.meta["depth"]
-        # On a revisit the stored copy stays; the record carries the reason (the store).
-        stored: Revisit | None = request.meta.get(META_REVISIT)
-        if forbidden_by_robots(failure):
-            # Not fetched: it stays in the frontier, with the reason.
-            yield FetchedPage(
-                url=url,
-                depth=depth,
-                page_type="FRONTIER",
-                accessed_time=None,
-                fetch_error=str(failure.value) or "ignored",
-                revisit=stored,
-            )
-            return
-        error = self.failure_reason(failure)
-        logger.warning("fetching %s failed: %s", url, error)
-        self.count(outcome_stat("error"))
-        yield FetchedPage(
-            url=url, depth=depth, page_type="ERROR", accessed_time=utcnow(), fetch_error=error,
-            revisit=stored,
-        )  # fmt: skip
+        return self.records.page_failed(failure)
 
     def failure_reason(self, failure: Failure) -> str:
         """What went wrong, for page.fetch_error and the log."""
@@ -369,37 +346,7 @@ class GovsiSpider(Spider):
 
     # -- images ---------------------------------------------------------------------------
     def parse_image(self, response: Response) -> Iterator[Any]:
-        self.count("govsi/images")
-        url: str = response.meta[META_URL]
-        stored: Revisit | None = response.meta.get(META_REVISIT)
-        now = utcnow()
-        seen = answer(response.status, conditional=conditional(response.request), stored=stored)
-        if seen.kind == "not_modified" and stored is not None:
-            yield kept_image(url, response, stored, now)
-            return
-        if seen.kind != "fetched":
-            logger.info("image %s: %s", url, seen.reason)
-            self.count("govsi/images/revisit_failed")
-            if stored is None:
-                yield FetchedImage(url=url, accessed_time=now)  # a first visit: failed
-            return  # a revisit: the stored picture stays
-        ok = 200 <= response.status < 300
-        # An error page served for an image URL is not the image.
-        data = response.body if ok and "download_stopped" not in response.flags else None
-        yield FetchedImage(
-            url,
-            content_type=header(response, "Content-Type"),
-            data=data,
-            content_hash=bytes_key(data) if data is not None else None,
-            **visit(response, stored, now),
-        )
+        return self.records.image(response)
 
     def image_failed(self, failure: Failure) -> Iterator[Any]:
-        if forbidden_by_robots(failure):
-            return
-        request = failure.request  # type: ignore[attr-defined]
-        logger.warning("fetching image %s failed: %s", request.url, failure.getErrorMessage())
-        if request.meta.get(META_REVISIT) is not None:
-            self.count("govsi/images/revisit_failed")
-            return  # the stored picture stays
-        yield FetchedImage(url=request.meta[META_URL], accessed_time=utcnow())
+        return self.records.image_failed(failure)
