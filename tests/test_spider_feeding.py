@@ -125,7 +125,7 @@ def response(status: int, url: str = F1, hops: list[tuple[str, int]] | None = No
     [(200, {"ETag": '"e2"'}, '"e2"'), (304, {}, None), (200, {"ETag": "x\x01y"}, None)],
 )
 def test_a_polls_record(status: int, headers: dict[str, str], etag: str | None) -> None:
-    [state] = polling().polled(response(status, **headers), 5, 2)
+    [state] = polling().records.polled(response(status, **headers), 5, 2)
     assert (state.url, state.kind, state.found_on) == (F1, "feed", PAGE)
     assert (state.failures, state.state) == (0, "active")
     assert (state.status, state.etag, state.entries, state.new_entries) == (status, etag, 5, 2)
@@ -145,14 +145,14 @@ def test_a_polls_record(status: int, headers: dict[str, str], etag: str | None) 
 )  # fmt: skip
 def test_a_failing_feed_backs_off(url: str, status: int, entries: int, error: str | None,
                                   failures: int, state: str, wait: timedelta) -> None:  # fmt: skip
-    [record] = polling().polled(response(status, url), entries, 0, error)
+    [record] = polling().records.polled(response(status, url), entries, 0, error)
     assert (record.failures, record.state, record.next_poll) == (failures, state, NOW + wait)
 
 
 def test_a_poll_without_an_answer_backs_off_on_the_row_polled() -> None:
     request = Request(F1, meta={META_URL: F1, META_FEED: ("feed", PAGE),
                                 META_FEED_HOPS: [(F3, 302)]})  # fmt: skip
-    record = polling().poll_failed(request, "TimeoutError")
+    record = polling().records.poll_failed(request, "TimeoutError")
     assert (record.url, record.status, record.error) == (F3, None, "TimeoutError")
     assert (record.failures, record.next_poll) == (3, NOW + 8 * HOUR)
 
@@ -205,14 +205,14 @@ def test_a_feed_moved_to_one_read_in_this_run_already_is_moved_not_failed() -> N
 
 def test_a_feed_moved_for_good_is_recorded_at_its_new_url() -> None:
     new = "https://www.gov.si/novice/rss"
-    records = polling().polled(response(200, new, [(F1, 301), (F2, 308)], ETag='"n"'), 3, 1)
+    records = polling().records.polled(response(200, new, [(F1, 301), (F2, 308)], ETag='"n"'), 3, 1)
     assert [(r.url, r.state, r.moved_to, r.status) for r in records] == [
         (new, "active", None, 200), (F1, "moved", new, 301), (F2, "moved", new, 308)]
     assert records[0].etag == '"n"' and records[0].found_on == PAGE and records[0].seen_at == NOW
 
 
 def test_a_temporary_redirect_records_the_poll_on_the_url_polled() -> None:
-    [record] = polling().polled(response(200, F2, [(F1, 301), (F3, 302)]), 3, 1)
+    [record] = polling().records.polled(response(200, F2, [(F1, 301), (F3, 302)]), 3, 1)
     assert (record.url, record.state, record.entries) == (F1, "active", 3)
 
 

@@ -1,9 +1,10 @@
 """The spider's feed part: feeds pages declare, polled once per run at most and only when
 due (FEED_POLL_INTERVAL), conditionally from the validators crawldb's ``feed`` table holds;
 their entries new to the crawl fetched first; every poll's outcome (a feed's, and a
-sitemap's for ``Sitemaps``) recorded as a ``FeedState``, with its next poll backed off
-after failures (``feedpolicy``), a redirect followed within scope (a permanent one moves
-the row), and the rows no page or robots.txt names any more forgotten at a run's start.
+sitemap's for ``Sitemaps``) recorded as a ``FeedState`` (``pollrecords``), with its next
+poll backed off after failures (``feedpolicy``), a redirect followed within scope (a
+permanent one moves the row), and the rows no page or robots.txt names any more forgotten
+at a run's start.
 
 Feeds are read in the spider's worker process (``govsi.web.feeds.read_feed``), as sitemaps
 are. Their requests are sitemap-kind requests (read whole, never stopped after the headers)
@@ -35,10 +36,10 @@ from govsi.requestmeta import (
     META_SITE,
     META_URL,
 )
-from govsi.revisit.conditional import ETAG_MAX, LAST_MODIFIED_MAX, validator
 from govsi.robots import rules
 from govsi.spiders import feedpolicy
 from govsi.spiders.config import Count, FeedPolls
+from govsi.spiders.pollrecords import Hops, PollRecords
 from govsi.spiders.workers import WorkerPool
 from govsi.store.feeds import StoredFeed, claim_polls, forget_feeds, robots_texts, stored_feeds
 from govsi.store.schema import utcnow
@@ -47,10 +48,8 @@ from govsi.web.urls import host_of, resolve
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FeedPolling", "Follow", "Hops"]
+__all__ = ["FeedPolling", "Follow"]
 
-# The redirects a poll followed: (URL, status) of each, first the URL polled.
-Hops = list[tuple[str, int]]
 # The request for a redirect's target with the hops so far, or None when it is not made.
 Follow = Callable[[str, Hops], Request | None]
 
@@ -83,6 +82,7 @@ class FeedPolling:
         self.failure_reason = failure_reason
         self.record = record
         self.clock = clock
+        self.records = PollRecords(config, count, clock, lambda url: self.stored.get(url))
         # crawldb's feed rows as the run started (``open``), the URLs polled in it, and
         # those named by a page or robots.txt in it (recorded once per run).
         self.stored: dict[str, StoredFeed] = {}
@@ -108,7 +108,7 @@ class FeedPolling:
         listed_by = {host_of(row.found_on or "") for row in due if _from_robots(row)}
         texts = robots_texts(engine, listed_by)
         polled = {row.url: row for row in due if self._still_listed(row, texts)}
-        intervals = {url: self.interval(row.kind) for url, row in polled.items()}
+        intervals = {url: self.records.interval(row.kind) for url, row in polled.items()}
         claimed = claim_polls(engine, intervals, now)
         # A crawl kept open (REVISIT_WAIT) starts again here: what it claims is due again,
         # and what pages name is recorded again.
@@ -155,11 +155,6 @@ class FeedPolling:
             and (row.next_poll is None or row.next_poll <= now)
             and (row.kind == "sitemap" or self.config.follow)
         ]
-
-    def interval(self, kind: FeedKind) -> timedelta:
-        """FEED_POLL_INTERVAL or SITEMAP_POLL_INTERVAL, by what is polled."""
-        seconds = self.config.sitemap_interval if kind == "sitemap" else self.config.feed_interval
-        return timedelta(seconds=max(0.0, seconds))
 
     def headers(self, url: str) -> dict[str, str]:
         """The stored validators of ``url``, as a conditional request sends them."""
@@ -248,7 +243,7 @@ class FeedPolling:
         except Exception as exc:  # the worker died or could not start: skip this feed
             logger.error("feed %s: not read, the worker failed: %r", url, exc)
             self.count("govsi/feeds/errors")
-            return self.polled(response, error=f"worker: {exc!r}")
+            return self.records.polled(response, error=f"worker: {exc!r}")
         if read.error:
             logger.warning("feed %s: %s", url, read.error)
             self.count("govsi/feeds/errors")
@@ -277,7 +272,7 @@ class FeedPolling:
         new = len(pages)
         self.count("govsi/feeds/read")
         self.count("govsi/feeds/new_entries", new)
-        return [*self.polled(response, len(read.entries), new, read.error), *out]
+        return [*self.records.polled(response, len(read.entries), new, read.error), *out]
 
     def redirected(self, response: Response, follow: Follow) -> list[Any]:
         """A poll's answer other than 200: a redirect's target requested (``follow``) when
@@ -286,7 +281,7 @@ class FeedPolling:
         status = response.status
         location = response.headers.get("Location")
         if not 300 <= status < 400 or status == 304:
-            return self.polled(response)
+            return self.records.polled(response)
         url: str = response.meta[META_URL]
         hops: Hops = list(response.meta.get(META_FEED_HOPS) or [])
         resolved = resolve(response.url, location.decode("latin-1")) if location else None
@@ -302,97 +297,18 @@ class FeedPolling:
                 # Its new URL was read in this run already (a page names both): the move
                 # is recorded, and no poll failed.
                 kind, found_on = response.meta[META_FEED]
-                return self._moved(chain, target, kind, found_on)
+                return self.records.moved(chain, target, kind, found_on)
             refusal = f"redirect to {target}: not requested again in this run"[:300]
         logger.warning("%s %s: %s", response.meta[META_FEED][0], url, refusal)
         self.count("govsi/feeds/redirects_refused")
-        return self.polled(response, error=refusal, arrived=False)
-
-    def polled(
-        self,
-        response: Response,
-        entries: int = 0,
-        new: int = 0,
-        error: str | None = None,
-        *,
-        arrived: bool = True,
-    ) -> list[FeedState]:
-        """The records of a poll that was answered (a feed's or a sitemap's): its outcome
-        on the row polled, or on the new URL and each URL it moved from when every
-        redirect to it was permanent and it ``arrived`` (no redirect refused there)."""
-        kind, found_on = response.meta.get(META_FEED, ("sitemap", None))
-        url: str = response.meta[META_URL]
-        hops: Hops = list(response.meta.get(META_FEED_HOPS) or [])
-        moved = arrived and feedpolicy.moved_for_good([status for _, status in hops])
-        polled_url = url if moved or not hops else hops[0][0]
-        origin = self.stored.get(hops[0][0] if hops else url)
-        found_on = found_on or (origin.found_on if origin is not None else None)
-        now = self.clock()
-        failed = feedpolicy.poll_failed(response.status, entries, error)
-        state = self._plan(polled_url, kind, response.status, failed, error)
-        records = [FeedState(
-            polled_url, host_of(polled_url), kind, found_on, polled_at=now,
-            status=response.status, error=error,
-            etag=validator(response.headers.get("ETag"), ETAG_MAX),
-            last_modified=validator(response.headers.get("Last-Modified"), LAST_MODIFIED_MAX),
-            entries=entries, new_entries=new, next_poll=now + state.wait,
-            failures=state.failures, state=state.state, seen_at=now if moved else None,
-        )]  # fmt: skip
-        if moved:
-            records += self._moved(hops, url, kind, found_on)
-        return records
-
-    def _moved(self, hops: Hops, url: str, kind: FeedKind, found_on: str | None) -> list[FeedState]:
-        """The records of the URLs a chain of permanent redirects moved to ``url``."""
-        now = self.clock()
-        records = []
-        for old, status in hops:
-            logger.info("%s %s moved to %s (HTTP %d)", kind, old, url, status)
-            self.count("govsi/feeds/moved")
-            records.append(FeedState(old, host_of(old), kind, found_on, polled_at=now,
-                                     status=status, state="moved", moved_to=url))  # fmt: skip
-        return records
-
-    def poll_failed(self, request: Request, reason: str) -> FeedState:
-        """The record of a poll with no response, on the row polled (its validators stay)."""
-        kind, found_on = request.meta.get(META_FEED, ("sitemap", None))
-        hops: Hops = list(request.meta.get(META_FEED_HOPS) or [])
-        url: str = hops[0][0] if hops else request.meta[META_URL]
-        now = self.clock()
-        state = self._plan(url, kind, None, True, reason)
-        return FeedState(url, host_of(url), kind, found_on, polled_at=now, error=reason,
-                         next_poll=now + state.wait, failures=state.failures,
-                         state=state.state)  # fmt: skip
-
-    def _plan(
-        self, url: str, kind: FeedKind, status: int | None, failed: bool, error: str | None
-    ) -> feedpolicy.PollPlan:
-        """The row's failures in a row, state and wait after this poll; a back-off or a
-        parking logged."""
-        row = self.stored.get(url)
-        plan = feedpolicy.plan_next_poll(
-            self.interval(kind).total_seconds(), row.failures if row is not None else 0,
-            status, failed, self.config.backoff,
-        )  # fmt: skip
-        why = f"HTTP {status}" if status is not None and status != 200 else (error or "failed")
-        if plan.state == "gone":
-            logger.warning(
-                "%s %s: parked after %d failed polls in a row (the last %s); asked again in %s",
-                kind, url, plan.failures, why, plan.wait,
-            )  # fmt: skip
-            self.count("govsi/feeds/parked")
-        elif plan.failures:
-            logger.info("%s %s: poll failed (%s), %d in a row; next poll in %s",
-                        kind, url, why, plan.failures, plan.wait)  # fmt: skip
-            self.count("govsi/feeds/backed_off")
-        return plan
+        return self.records.polled(response, error=refusal, arrived=False)
 
     def failed(self, failure: Failure) -> list[FeedState]:
         request: Request = failure.request  # type: ignore[attr-defined]
         reason = self.failure_reason(failure)
         logger.warning("feed %s: %s", request.url, reason)
         self.count("govsi/feeds/errors")
-        return [self.poll_failed(request, reason)]
+        return [self.records.poll_failed(request, reason)]
 
 
 def _from_robots(row: StoredFeed) -> bool:

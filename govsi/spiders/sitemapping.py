@@ -29,7 +29,8 @@ from govsi.requestmeta import (
     META_URL,
 )
 from govsi.spiders.config import Count, SitemapLimits
-from govsi.spiders.feeding import FeedPolling, Hops
+from govsi.spiders.feeding import FeedPolling
+from govsi.spiders.pollrecords import Hops
 from govsi.spiders.workers import WorkerPool
 from govsi.web import sitemaps
 from govsi.web.urls import host_of
@@ -111,7 +112,7 @@ class Sitemaps:
         left = self.limits.max_urls - self._urls.get(site, 0)
         if response.status == 304:
             self.count("govsi/sitemaps/not_modified")
-            return self.polls.polled(response)
+            return self.polls.records.polled(response)
         if 300 <= response.status < 400:
             found_on = response.meta[META_FEED][1]
             return self.polls.redirected(
@@ -119,7 +120,7 @@ class Sitemaps:
             )
         if response.status != 200 or left <= 0:
             self.count("govsi/sitemaps/skipped")
-            return self.polls.polled(response)
+            return self.polls.records.polled(response)
         room = self._room(site)
         try:
             read = await maybe_deferred_to_future(
@@ -129,11 +130,12 @@ class Sitemaps:
             logger.error("sitemap %s: not read, the sitemap worker failed: %r", url, exc)
             self.count("govsi/sitemaps/errors")
             self.count("govsi/sitemaps/worker_failed")
-            return self.polls.polled(response, error=f"worker: {exc!r}")
+            return self.polls.records.polled(response, error=f"worker: {exc!r}")
         out = list(self._outputs(site, url, read))
         new = sum(isinstance(o, DiscoveredPage) and self.polls.is_new(o.url) for o in out)
-        return [*self.polls.polled(response, len(read.sitemap.urls), new, read.sitemap.error),
-                *out]  # fmt: skip
+        polled = self.polls.records.polled(response, len(read.sitemap.urls), new,
+                                           read.sitemap.error)  # fmt: skip
+        return [*polled, *out]
 
     def _outputs(self, site: str, url: str, read: sitemaps.SitemapRead) -> Iterator[Any]:
         found = read.sitemap
@@ -207,4 +209,4 @@ class Sitemaps:
         reason = self.failure_reason(failure)
         logger.warning("sitemap %s: %s", request.url, reason)
         self.count("govsi/sitemaps/errors")
-        return [self.polls.poll_failed(request, reason)]
+        return [self.polls.records.poll_failed(request, reason)]
