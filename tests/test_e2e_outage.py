@@ -61,7 +61,7 @@ def test_short_outage_loses_nothing(pg_cluster: PgCluster, gov_web: SimWeb, tmp_
     warc = tmp_path / "warc"  # nor a record, nor a page's pointer to its capture
     crawl = start_during_outage(pg_cluster, gov_web, db_url, tmp_path, WARC_DIR=str(warc))
     try:
-        time.sleep(3)
+        wait_for_spills(tmp_path)  # a flush failed: the outage was felt
     finally:
         pg_cluster.start_server()
     run = crawl.wait()
