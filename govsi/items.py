@@ -191,6 +191,10 @@ class SitemapFile:
 
 
 # What a ``feed`` row is: a feed (RSS, Atom) or a sitemap, each polled on its interval.
+# What a visit found that a reader of the copy would call news (page_change.kind): a page
+# fetched for the first time, its main content changed, gone (404/410), moved (a redirect).
+ChangeKind = Literal["new", "changed", "gone", "moved"]
+CHANGE_KINDS: Final[tuple[ChangeKind, ...]] = get_args(ChangeKind)
 FeedKind = Literal["feed", "sitemap"]
 # A feed row's state (crawldb's ``feed.state``): polled when due (active); parked after
 # 404/410 answers in a row (gone: asked again only FEED_FORGET_AFTER later); moved by a

@@ -1,7 +1,7 @@
 """govsi's tables beside ``page`` (``# govsi extension``s, SQLAlchemy Core): a page's
 earlier versions and their HTML, where its captures lie in the WARC archive, the LSH band
-keys of its signature, its text. ``govsi.store.schema`` holds the standard tables they
-refer to, and every table is imported from there."""
+keys of its signature, its text, the changes its visits found. ``govsi.store.schema``
+holds the standard tables they refer to, and every table is imported from there."""
 
 from __future__ import annotations
 
@@ -141,4 +141,31 @@ PAGE_TEXT = Table(
     Column("extracted_at", DateTime(timezone=False), nullable=False),
     PrimaryKeyConstraint("page_id", name="pk_page_text"),
     Index("idx_page_text_extracted_at", "extracted_at"),
+)
+
+
+# govsi extension: what a visit found a page to be, when it was news to a reader of the
+# copy (govsi/store/changes.py): a page fetched for the first time with a copy (``new``),
+# its main content changed (``changed``), now a 404/410 (``gone``), now a redirect
+# (``moved``); items.ChangeKind. A steady page, a 304 or a template-only change adds none.
+# ``title`` is the page's after the visit (a gone or moved page's: before it);
+# ``text_before`` the main text the visit replaced, as page_text held it (NULL for a new
+# page, or once retention let it go): the diff's left side, whose right side is the next
+# change's ``text_before`` or, for the page's latest change, its page_text.
+PAGE_CHANGE = Table(
+    "page_change",
+    METADATA,
+    Column("id", Integer, autoincrement=True, nullable=False),
+    Column(
+        "page_id",
+        ForeignKey(f"{SCHEMA}.page.id", name="fk_page_change_page", ondelete="RESTRICT"),
+        nullable=False,
+    ),
+    Column("visit_time", DateTime(timezone=False), nullable=False),
+    Column("kind", String(10), nullable=False),
+    Column("title", String(1000)),
+    Column("text_before", Text),
+    PrimaryKeyConstraint("id", name="pk_page_change_id"),
+    Index("idx_page_change_time", "visit_time", "id"),
+    Index("idx_page_change_page", "page_id", "visit_time"),
 )

@@ -46,6 +46,7 @@ from govsi.store.crawltables import (
 )
 from govsi.store.metadata import METADATA, SCHEMA
 from govsi.store.pagetables import (
+    PAGE_CHANGE,
     PAGE_LSH,
     PAGE_TEXT,
     PAGE_VERSION,
@@ -65,6 +66,7 @@ __all__ = [
     "LINK",
     "METADATA",
     "PAGE",
+    "PAGE_CHANGE",
     "PAGE_DATA",
     "PAGE_LSH",
     "PAGE_TEXT",
