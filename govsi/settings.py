@@ -578,3 +578,23 @@ SEARCH_SERVE_ADDRESS = "127.0.0.1:8080"
 REPORT_GRAPH_MAX_SITES = 300
 REPORT_SITE_GRAPH_MAX_PAGES = 300
 REPORT_HTML_ROWS = 200
+
+# --- Changes (scrapy changes, the Changes page and feed; docs/changes.md) ---------------
+# A change's diff (its page in scrapy serve): each side's main text is cut to this many
+# characters first (the diff says it was cut), and the search for the fewest words changed
+# stops after this many seconds, leaving the rest as removed and added whole (coarser,
+# never wrong). Bounds what one hostile or huge text costs.
+CHANGES_DIFF_MAX_CHARS = 200_000
+CHANGES_DIFF_TIMEOUT = 1.0
+# The same two bounds for each change of a list (scrapy changes, the Changes page, the
+# feed, notifications), whose diffs only give the first words added and removed: a page
+# of 50 changes stays within 50 times this timeout.
+CHANGES_EXCERPT_DIFF_CHARS = 20_000
+CHANGES_EXCERPT_DIFF_TIMEOUT = 0.05
+# Search words in a changes filter are matched against each candidate change, newest
+# first (their texts are the change's own versions, which the search index no longer
+# holds): a list reads at most this many candidates, then says that more may match
+# further back (narrow the window: --since, --host, --kind, --type).
+CHANGES_SCAN_MAX = 5_000
+# The characters of a candidate's text its search words are matched against.
+CHANGES_MATCH_MAX_CHARS = 50_000
