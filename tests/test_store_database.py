@@ -49,7 +49,7 @@ def test_empty_tables_keeps_lookups(engine: Engine) -> None:
     database.empty_tables(engine)
     assert q(engine, "SELECT count(*) FROM page") == [(0,)]
     assert q(engine, "SELECT count(*) FROM page_type") == [(6,)]
-    for table in ("page_version", "page_version_content", "warc_capture"):
+    for table in ("page_version", "page_version_content", "warc_capture", "page_change"):
         assert q(engine, f"SELECT count(*) FROM {table}") == [(0,)]
 
 

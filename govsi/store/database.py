@@ -365,9 +365,10 @@ def empty_tables(engine: Engine) -> None:
     with engine.begin() as conn:
         # A new crawl_id too: spill files of the emptied crawl belong to it, not to this one.
         # Versions before the contents they point at, both before their pages.
+        # page_change's id sequence is not restarted: Atom feeds name their entries by it.
         tables = ("crawl_meta", "crawl_worker", "ip_lease", "page_lsh", "link", "image",
                   "page_data", "page_text", "page_version", "page_version_content",
-                  "warc_capture")  # fmt: skip
+                  "warc_capture", "page_change")  # fmt: skip
         for table in tables:
             conn.execute(text(f"DELETE FROM {table}"))
         # Duplicates point at their originals: drop those references before the rows.

@@ -39,6 +39,7 @@ from sqlalchemy.sql import Executable
 from govsi.items import FetchedPage, PageText, PageType
 from govsi.revisit.change import Change, Version, change, outcome
 from govsi.revisit.schedule import next_visit
+from govsi.store.changes import ChangeRows, change_kind
 from govsi.store.database import chunks
 from govsi.store.history import Retention, VersionRow, add_versions, stored_html
 from govsi.store.images import drop_images, insert_images
@@ -270,8 +271,13 @@ class PageWrites:
     texts_if_none: dict[int, Row] = field(default_factory=dict)
     lsh: dict[int, list[int]] = field(default_factory=dict)
     changes: Counter[str] = field(default_factory=Counter)
+    # The page_change rows of the batch's visits (govsi.store.changes).
+    news: ChangeRows = field(default_factory=ChangeRows)
     # Per page written: links of its record crawldb had no row of (the writer's count).
     new_links: dict[int, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.news.retention = self.retention
 
     def add(self, pid: int, item: FetchedPage, page_id: Callable[[str], int]) -> None:
         stored = self.stored.get(pid, Stored())
@@ -339,6 +345,9 @@ class PageWrites:
             if replaces:
                 self.replaced.add(pid)
             steady = replaces and found is None
+            news = change_kind(stored.version, after)
+            if news is not None:
+                self.news.add(pid, item.accessed_time, news, item.text)
         self.runs.add(_WRITE, row)
         self.html[pid] = row["html_content"]
         self.stored[pid] = Stored(
@@ -377,11 +386,14 @@ class PageWrites:
             self.texts_gone.add(pid)
         if row is not None:
             self.texts[pid] = row
+        self.news.replaced(pid, item.text)
 
     def execute(self, conn: Connection, insert: Callable[..., Any]) -> None:
         """Write it all, in order. ``insert``: the dialect's (ON CONFLICT DO NOTHING)."""
         # The HTML of versions replaced is read before the rows are written over.
         html_of = stored_html(conn, {r.pid for r in self.replaced_versions if r.from_row})
+        # So are the texts the visits' changes replaced.
+        self.news.write(conn)
         self.runs.execute(conn)
         versions = [r.row(html_of) for r in self.replaced_versions]
         add_versions(conn, insert, versions, self.retention)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from govsi.store.changes import backfill
 from govsi.store.database import alter_schema
 
 revision = "0021"
@@ -44,6 +45,7 @@ def upgrade() -> None:
     )
     op.create_index("idx_page_change_time", "page_change", ["visit_time", "id"], schema=S)
     op.create_index("idx_page_change_page", "page_change", ["page_id", "visit_time"], schema=S)
+    backfill(op.get_bind())
 
 
 def downgrade() -> None:
