@@ -479,6 +479,8 @@ EXTENSIONS = {
     "govsi.spiders.waiting.RevisitWait": 170,
     # Brings the search index up to date as the crawl ends (SEARCH_INDEX set).
     "govsi.search.extension.SearchIndexUpdate": 800,
+    # Sends each saved filter's new changes after the crawl (CHANGES_NOTIFY set).
+    "govsi.changes.notify.ChangesNotify": 810,
     "govsi.store.statsfile.StatsFile": 900,
 }
 # Every record the spider yields goes to crawldb through the crawl's store.
@@ -598,3 +600,21 @@ CHANGES_EXCERPT_DIFF_TIMEOUT = 0.05
 CHANGES_SCAN_MAX = 5_000
 # The characters of a candidate's text its search words are matched against.
 CHANGES_MATCH_MAX_CHARS = 50_000
+
+# --- Changes notifications (docs/changes.md "Notifications") ------------------------------
+# Saved filters whose new changes are sent after each crawl, by name: ChangeFilter's
+# parameters as a query string (q, since, until, host, kind, type), e.g.
+# {"uredbe": "q=uredba&type=pdf"} (-s CHANGES_NOTIFY='{"uredbe": "q=uredba"}'). Empty = off.
+CHANGES_NOTIFY: dict[str, str] = {}
+# The NAME of the environment variable that holds the Apprise URLs the messages go to
+# (separated by spaces or commas: mailtos://..., slack://..., json://...). The URLs hold
+# secrets, so they are never a setting, never logged.
+CHANGES_NOTIFY_URLS_ENV = "GOVSI_NOTIFY_URLS"
+# The newest changes a message lists (the count in its title covers all of them).
+CHANGES_NOTIFY_MAX = 10
+# Seconds one message may take to reach all its services; a send that takes longer fails,
+# and its changes are sent again after the next crawl.
+CHANGES_NOTIFY_TIMEOUT = 60.0
+# Where readers reach scrapy serve (e.g. "https://govsi.example.org"): each message then
+# links to its filter's Changes page and Atom feed. "" = no links.
+CHANGES_NOTIFY_LINK_BASE = ""
