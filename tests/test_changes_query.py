@@ -81,8 +81,8 @@ def db(engine: Engine) -> Engine:
     return engine
 
 
-def ids(engine: Engine, flt: ChangeFilter = ChangeFilter(), **kw: Any) -> list[int]:
-    return [e.id for e in list_changes(engine, flt, **kw)]
+def ids(engine: Engine, flt: ChangeFilter | None = None, **kw: Any) -> list[int]:
+    return [e.id for e in list_changes(engine, flt or ChangeFilter(), **kw)]
 
 
 ALL = [10, 9, 8, 7, 6, 5, 4, 3, 2, 1]
@@ -126,7 +126,11 @@ def test_entries_carry_their_page_and_excerpts(db: Engine) -> None:
     by_id = {e.id: e for e in list_changes(db, ChangeFilter())}
     e = by_id[3]
     assert (e.url, e.host, e.kind, e.title, e.doc_type) == (
-        f"https://{A}/uredba", A, "changed", "Uredba", "html"
+        f"https://{A}/uredba",
+        A,
+        "changed",
+        "Uredba",
+        "html",
     )
     assert e.time == NOW - timedelta(hours=30)
     assert (e.added, e.removed) == ("novo … javnih", "")
@@ -252,6 +256,4 @@ def test_filter_from_bad_params(params: dict[str, str]) -> None:
 
 def test_an_offset_time_is_utc() -> None:
     cet = timezone(timedelta(hours=1))
-    assert parse_since(datetime(2026, 1, 1, 1, tzinfo=cet).isoformat(), NOW) == datetime(
-        2026, 1, 1
-    )
+    assert parse_since(datetime(2026, 1, 1, 1, tzinfo=cet).isoformat(), NOW) == datetime(2026, 1, 1)
