@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,6 +40,8 @@ from govsi.changes.query import ChangeEntry
 from govsi.changes.sending import Sent, Targets
 from govsi.printable import UNPRINTABLE
 from govsi.store.schema import CRAWL_META, PAGE, PAGE_CHANGE, PAGE_DATA, SITE
+from tests.simweb.server import Host, Resource, SimWeb, html
+from tests.support.crawl import start_crawl
 
 T = datetime(2026, 11, 29, 8, 0)
 HOSTILE = "Uredba\x1b]52;c;aGk=\x07 o\n\nNEW · fake line\u202eevil\x9b2J\r\x00<b>x</b>"
@@ -571,3 +574,49 @@ def test_a_crawl_end_sends_through_apprise_and_never_logs_the_urls(
     for secret in (SECRET, TOKEN):
         assert secret not in caplog.text
         assert secret not in repr(ext.config) and secret not in repr(ext.targets)
+
+
+# --- A real crawl ------------------------------------------------------------------
+
+
+def _page(title: str, text: str, links: list[str]) -> Resource:
+    anchors = " ".join(f'<a href="{href}">Stran {n}</a>' for n, href in enumerate(links))
+    return html(f"<html><head><title>{title}</title></head><body><main><h1>{title}</h1>"
+                f"<p>{text}</p>{anchors}</main></body></html>")  # fmt: skip
+
+
+NOTIFY_WEB = {
+    "/": _page("Vlada", "Naslovnica vlade.", ["/uredba-1", "/uredba-2", "/razpis"]),
+    "/uredba-1": _page("Uredba o občinah", "Vlada je sprejela uredbo o občinah.", ["/"]),
+    "/uredba-2": _page("Uredba o cestah", "Nova uredba o cestah velja od jutri.", ["/"]),
+    "/razpis": _page("Razpis", "Razpis za sofinanciranje projektov.", ["/"]),
+}
+
+
+@pytest.mark.e2e
+def test_a_crawl_sends_its_new_pages_for_a_saved_filter_once(hook: Hook, tmp_path: Path) -> None:
+    web = SimWeb([Host("vlada.gov.si", 0, NOTIFY_WEB)]).start()
+    db_url = f"sqlite:///{tmp_path / 'crawldb.sqlite3'}"
+    env = {"GOVSI_NOTIFY_URLS": f"json://127.0.0.1:{hook.port}/{TOKEN}"}
+    settings = {"CHANGES_NOTIFY": '{"uredbe": "q=uredba"}',
+                "CHANGES_NOTIFY_LINK_BASE": "http://127.0.0.1:8080"}  # fmt: skip
+    try:
+        first = start_crawl(web, db_url, tmp_path / "one", ["http://vlada.gov.si/"], env=env,
+                            **settings).wait(240)  # fmt: skip
+        second = start_crawl(web, db_url, tmp_path / "two", ["http://vlada.gov.si/"], env=env,
+                             **settings).wait(240)  # fmt: skip
+    finally:
+        web.stop()
+    assert first.returncode == 0, first.log[-3000:]
+    assert second.returncode == 0, second.log[-3000:]
+    # The crawl's last writes are in: both new decrees, not the tender, in one message.
+    [payload] = hook.payloads()
+    assert payload["title"] == "govsi: 2 changes for 'uredbe'"
+    body = payload["message"]
+    assert "NEW · " in body and "Uredba o občinah" in body and "Uredba o cestah" in body
+    assert "http://vlada.gov.si/uredba-1" in body and "Razpis" not in body
+    assert "Feed: http://127.0.0.1:8080/changes.atom?q=uredba" in body
+    assert "changes notification 'uredbe': 2 changes sent to 1 services" in first.log
+    # The next crawl found nothing new for it: nothing sent again.
+    assert "changes notification 'uredbe': no new changes" in second.log
+    assert TOKEN not in first.log + second.log
