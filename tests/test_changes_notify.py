@@ -317,16 +317,23 @@ def run(ext: ChangesNotify, started: datetime, now: datetime) -> list[Outcome]:
     return ext.notify_all(now)
 
 
+@pytest.fixture
+def everything(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Crawl, FakeTargets, ChangesNotify]:
+    """A crawldb, and the extension with one saved filter, "all", sending to fake targets."""
+    targets = FakeTargets()
+    return Crawl(engine), targets, notifier(engine, {"all": ""}, monkeypatch, targets)
+
+
 def titles(targets: FakeTargets) -> list[str]:
     return [m.title for m in targets.sent]
 
 
 def test_each_change_is_sent_once_and_again_after_a_failure(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, everything: tuple[Crawl, FakeTargets, ChangesNotify]
 ) -> None:
-    crawl = Crawl(engine)
-    targets = FakeTargets()
-    ext = notifier(engine, {"all": ""}, monkeypatch, targets)
+    crawl, targets, ext = everything
     crawl.change("Before the first run", T - timedelta(days=30))
     run1 = T + timedelta(days=1)
     crawl.change("Uredba A", run1 + timedelta(minutes=1))
@@ -400,11 +407,9 @@ def test_workers_closing_one_after_another_send_each_change_once(
 
 
 def test_a_mark_another_worker_holds_is_left_until_its_claim_ends(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, everything: tuple[Crawl, FakeTargets, ChangesNotify]
 ) -> None:
-    crawl = Crawl(engine)
-    targets = FakeTargets()
-    ext = notifier(engine, {"all": ""}, monkeypatch, targets)
+    crawl, targets, ext = everything
     start = T + timedelta(days=1)
     crawl.change("Uredba", start + timedelta(minutes=1))
     now = start + timedelta(hours=1)
@@ -418,11 +423,11 @@ def test_a_mark_another_worker_holds_is_left_until_its_claim_ends(
 
 
 def test_an_unreadable_mark_sends_nothing_and_starts_again(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    engine: Engine,
+    everything: tuple[Crawl, FakeTargets, ChangesNotify],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    crawl = Crawl(engine)
-    targets = FakeTargets()
-    ext = notifier(engine, {"all": ""}, monkeypatch, targets)
+    crawl, targets, ext = everything
     start = T + timedelta(days=1)
     crawl.change("Uredba", start + timedelta(minutes=1))
     ext.started = start
