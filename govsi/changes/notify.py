@@ -249,8 +249,9 @@ class ChangesNotify:
         try:
             return self.notify(engine, saved, now)
         except Exception as e:  # one filter's failure leaves the others
-            logger.error("changes notification %r not sent: %s reading crawldb; its changes "
-                         "wait for the next crawl", saved.name, type(e).__name__)  # fmt: skip
+            logger.error("changes notification %r not sent (%s while its changes were "
+                         "listed); they wait for the next crawl", saved.name,
+                         type(e).__name__)  # fmt: skip
             with contextlib.suppress(Exception):  # else the claim expires (CLAIM)
                 marks.settle(engine, saved.name, self.holder, None)
             return Outcome(saved.name, failed=(f"crawldb: {type(e).__name__}",))
@@ -281,13 +282,13 @@ class ChangesNotify:
             count = f"{o.found}{'' if o.complete else '+'}"
             if o.held:
                 self.stats.inc_value(STAT + "held")
-                logger.info("changes notification %r: another worker is sending it; this "
-                            "crawl's changes go with the next one", o.name)  # fmt: skip
+                logger.info("changes notification %r: its mark is held by another worker "
+                            "sending it (or was unreadable); this crawl's changes go with the "
+                            "next notification", o.name)  # fmt: skip
             elif o.sent:
                 self.stats.inc_value(STAT + "sent")
                 self.stats.inc_value(STAT + "changes_sent", o.found)
-                logger.info("changes notification %r: %s changes sent to %d services",
-                            o.name, count, len(self.targets))  # fmt: skip
+                logger.info("changes notification %r: %s changes sent", o.name, count)
             elif o.failed:
                 self.stats.inc_value(STAT + "failed")
                 if o.found:
