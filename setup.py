@@ -19,6 +19,8 @@ setup(
         "govsi.report": ["templates/*.j2", "static/*"],
         # The search page's template.
         "govsi.search": ["templates/*.j2"],
+        # The Changes pages' templates.
+        "govsi.changes": ["templates/*.j2"],
     },
     entry_points={"scrapy": ["settings = govsi.settings"]},
     zip_safe=False,

@@ -6,10 +6,8 @@ without diacritics, by phrases and filters; another ``scrapy index`` has nothing
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ import pytest
 from tests.simweb.expected import EXPECTED_DOCUMENTS, U, W
 from tests.support.crawl import ROOT, project_env
 from tests.support.govcrawl import Result
+from tests.support.serving import scrapy_serve
 
 pytestmark = pytest.mark.e2e
 
@@ -121,25 +120,9 @@ def test_another_index_run_has_nothing_to_redo(indexed: tuple[Result, Path]) -> 
 
 
 def test_scrapy_serve_answers_on_its_address(indexed: tuple[Result, Path]) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     result, folder = indexed
-    cmd = [sys.executable, "-m", "scrapy", "serve", "--bind", f"127.0.0.1:{port}", "-s",
-           f"CRAWLDB_URL={result.db_url}", "-s", f"SEARCH_INDEX={folder}"]  # fmt: skip
-    server = subprocess.Popen(cmd, cwd=ROOT, env=project_env(), stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                url = f"http://127.0.0.1:{port}/?q=potrdilo+prebivalisca"
-                with urllib.request.urlopen(url, timeout=10) as got:
-                    html = got.read().decode()
-                break
-            except OSError:
-                assert server.poll() is None and time.monotonic() < deadline
-                time.sleep(0.3)
-        assert DOCX in html and "<mark>" in html and "1 zadetkov" in html
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    with scrapy_serve(result.db_url, folder) as served:
+        url = f"{served}/?q=potrdilo+prebivalisca"
+        with urllib.request.urlopen(url, timeout=10) as got:
+            html = got.read().decode()
+    assert DOCX in html and "<mark>" in html and "1 zadetkov" in html

@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, text
 
-from govsi.search.serve import COPY_POLICY, PAGE_POLICY, SearchSite, make_server, server_url
+from govsi.search.serve import COPY_POLICY, PAGE_POLICY, SearchSite
 from govsi.store import database
-from tests.support import searchsite
+from tests.support import searchsite, serving
+from tests.support.serving import exchange, status
 
 
 @pytest.fixture
@@ -88,16 +89,9 @@ def one_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SearchSite]:
     engine.dispose()
 
 
-@contextlib.contextmanager
-def running(site: SearchSite, host: str = "127.0.0.1") -> Iterator[str]:
+def running(site: SearchSite, host: str = "127.0.0.1") -> contextlib.AbstractContextManager[str]:
     """``site`` served on ``host`` at a free port, its URL without the final slash."""
-    server = make_server(site, host, 0, timeout=TIMEOUT, connections=4)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield server_url(server).rstrip("/")
-    finally:
-        server.shutdown()
-        server.server_close()
+    return serving.running(site, host, timeout=TIMEOUT, connections=4)
 
 
 @pytest.fixture(scope="module")
@@ -131,34 +125,18 @@ def test_the_server_is_read_only_and_sends_its_policies(served: str) -> None:
         assert e.value.code in (404, 501)
 
 
-def _exchange(url: str, request: bytes) -> bytes:
-    """What the server at ``url`` answers to the raw ``request``, until it closes (the
-    client's own timeout only keeps a broken test from hanging)."""
-    host, port = url.removeprefix("http://").rsplit(":", 1)
-    with socket.create_connection((host.strip("[]"), int(port)), timeout=30) as conn:
-        conn.sendall(request)
-        answer = b""
-        while chunk := conn.recv(65536):
-            answer += chunk
-    return answer
-
-
 def _served_again(url: str) -> bool:
     """Whether the server at ``url`` answers a request again, once its busy connections
     end (tried for up to 10 s)."""
     for _ in range(100):
-        if _status(_exchange(url, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")) == 200:
+        if status(exchange(url, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")) == 200:
             return True
         threading.Event().wait(0.1)
     return False
 
 
-def _status(answer: bytes) -> int:
-    return int(answer.split(b" ", 2)[1]) if answer else 0
-
-
 @pytest.mark.parametrize(
-    ("request_head", "status"),
+    ("request_head", "expected"),
     [
         (b"GET /?q=obcina HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 200),
         (b"GET / HTTP/1.1\r\nHost: localhost:9000\r\n\r\n", 200),
@@ -179,8 +157,8 @@ def _status(answer: bytes) -> int:
         (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + b"y" * 70_000 + b"\r\n\r\n", 431),
     ],
 )
-def test_bad_requests_get_4xx_answers(server: str, request_head: bytes, status: int) -> None:
-    assert _status(_exchange(server, request_head)) == status
+def test_bad_requests_get_4xx_answers(server: str, request_head: bytes, expected: int) -> None:
+    assert status(exchange(server, request_head)) == expected
 
 
 def test_a_half_sent_request_is_closed_after_the_timeout(
@@ -189,8 +167,8 @@ def test_a_half_sent_request_is_closed_after_the_timeout(
     served = server
     # Without the timeout the server waits for the rest forever, a thread held for it.
     with caplog.at_level(logging.DEBUG, "govsi.search.serve"):
-        assert _exchange(served, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n") == b""
-        assert _exchange(served, b"") == b""
+        assert exchange(served, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n") == b""
+        assert exchange(served, b"") == b""
         # A byte at a time, each within the timeout, is cut off too.
         host, port = served.removeprefix("http://").rsplit(":", 1)
         with socket.create_connection((host, int(port)), timeout=30) as conn:
@@ -215,7 +193,7 @@ def test_connections_are_bounded_and_a_gone_client_is_one_quiet_line(
         held = [socket.create_connection((host, int(port)), timeout=30) for _ in range(4)]
         try:
             # The fifth is closed at once, while the four are held.
-            assert _exchange(served, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == b""
+            assert exchange(served, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") == b""
         finally:
             for conn in held:
                 conn.close()
@@ -245,7 +223,7 @@ def test_the_server_listens_on_ipv6(one_site: SearchSite) -> None:
         with urllib.request.urlopen(f"{url}/?q=obcina", timeout=10) as got:
             assert "<mark>" in got.read().decode()
         request = b"GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n"
-        assert _status(_exchange(url, request)) == 421
+        assert status(exchange(url, request)) == 421
 
 
 def test_an_index_gone_under_the_server_is_a_503_and_stays_gone(
@@ -254,7 +232,7 @@ def test_an_index_gone_under_the_server_is_a_503_and_stays_gone(
     gone = tmp_path / "gone"
     site = SearchSite(one_site.engine, dataclasses.replace(one_site.config, folder=gone))
     with running(site) as url:
-        answer = _exchange(url, b"GET /?q=obcina HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-    assert _status(answer) == 503 and b"run scrapy index" in answer
+        answer = exchange(url, b"GET /?q=obcina HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    assert status(answer) == 503 and b"run scrapy index" in answer
     assert not gone.exists()  # never made again by a reader
     assert "Traceback" not in caplog.text

@@ -3,6 +3,9 @@
 scrapy serve                                   # http://127.0.0.1:8080/
 scrapy serve --bind 127.0.0.1:9000
 scrapy serve --bind [::1]:8080
+
+http://127.0.0.1:8080/changes?q=uredba&since=7d     # the Changes page
+http://127.0.0.1:8080/changes.atom?q=uredba&type=pdf  # its Atom feed, for a feed reader
 """
 
 from __future__ import annotations
@@ -30,13 +33,15 @@ class Command(ScrapyCommand):
         return "[--bind HOST:PORT]"
 
     def short_desc(self) -> str:
-        return "Serve the search page of the crawl (after scrapy index)"
+        return "Serve the search page and the Changes page of the crawl (after scrapy index)"
 
     def long_desc(self) -> str:
         return (
             "A local, read-only web page over SEARCH_INDEX's index and CRAWLDB_URL's crawldb: "
             "query box, ranked results with marked snippets, facets by type and host, paging, "
-            "each result's stored copy (sandboxed). SEARCH_SERVE_ADDRESS or --bind says where "
+            "each result's stored copy (sandboxed); the Changes page (/changes: what the "
+            "crawl found new, changed, gone or moved, filtered, each change's diff) and its "
+            "Atom feed (/changes.atom?q=...&type=pdf). SEARCH_SERVE_ADDRESS or --bind says where "
             "(default 127.0.0.1:8080). docs/search.md."
         )
 
@@ -46,6 +51,8 @@ class Command(ScrapyCommand):
                             help="address to listen on (default SEARCH_SERVE_ADDRESS)")  # fmt: skip
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        from govsi.changes.config import ChangesConfig
+        from govsi.changes.pages import ChangesSite
         from govsi.search.config import SearchConfig
         from govsi.search.hostnames import bind_address
         from govsi.search.serve import SearchSite, make_server, server_url
@@ -68,17 +75,20 @@ class Command(ScrapyCommand):
         if engine is None:
             return
         try:
+            changes = ChangesSite(engine, ChangesConfig.from_settings(self.settings))
             server = make_server(
-                SearchSite(engine, config), host, port,
+                SearchSite(engine, config, links=(("Spremembe", "/changes"),)), host, port,
                 timeout=self.settings.getfloat("SEARCH_SERVE_TIMEOUT"),
                 connections=self.settings.getint("SEARCH_SERVE_CONNECTIONS"),
+                routes=(changes.route,),
             )  # fmt: skip
         except OSError as e:
             logger.error("cannot listen on %s port %d: %s", host, port, e)
             engine.dispose()
             self.exitcode = 1
             return
-        logger.info("search page on %s (Ctrl-C to stop)", server_url(server))
+        logger.info("search page on %s, changes on %schanges, their feed %schanges.atom "
+                    "(Ctrl-C to stop)", *[server_url(server)] * 3)  # fmt: skip
         try:
             server.serve_forever()
         except KeyboardInterrupt:

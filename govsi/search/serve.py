@@ -8,9 +8,10 @@ The server answers only requests for itself (``hostnames.host_verdict``: 400 wit
 ``Host``, 421 for another name, so DNS rebinding finds nothing), reads each request whole
 within ``timeout`` seconds or closes the connection, serves at most ``connections`` at once
 (one more is closed at once), listens on IPv4 or IPv6, and answers 404 to any path but its
-own. It never writes the index (``SearchIndex.open`` reads it; an index deleted or of
-another version under it is a 503 that says so). A client that goes away is a line in the
-debug log, never a traceback.
+own or an extra route's (``make_server``'s ``routes``: other pages served the same way,
+such as the Changes page, without this module knowing them). It never writes the index
+(``SearchIndex.open`` reads it; an index deleted or of another version under it is a 503
+that says so). A client that goes away is a line in the debug log, never a traceback.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -51,6 +53,9 @@ PAGE_POLICY = (
 COPY_POLICY = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 # A stored copy's path: a page id crawldb can hold (a 64-bit integer), else not found.
 _COPY_PATH = re.compile(r"/copy/([0-9]{1,18})")
+# An extra route: (path, query string, the Host the client named, already checked) to
+# (status, content type, body) with the page policy, or None when the path is not its.
+Route = Callable[[str, str, str], "tuple[int, str, str] | None"]
 # What a client that went away, or never finished its request, raises.
 _GONE = (ConnectionError, TimeoutError)
 
@@ -64,11 +69,15 @@ def _environment() -> Environment:
 
 class SearchSite:
     """The pages of the search site, as functions of the request (testable without a
-    server): ``page(query_string)`` and ``copy(page_id)``."""
+    server): ``page(query_string)`` and ``copy(page_id)``. ``links``: (label, path) pairs
+    the page's header links to, such as an extra route's page."""
 
-    def __init__(self, engine: Engine, config: SearchConfig) -> None:
+    def __init__(
+        self, engine: Engine, config: SearchConfig, links: Sequence[tuple[str, str]] = ()
+    ) -> None:
         self.engine = engine
         self.config = config
+        self.links = tuple(links)
         self.template = _environment().get_template("search.html.j2")
         # Tantivy's reader and the state file are opened per search; one at a time keeps
         # the SQLite state connection to one thread.
@@ -81,7 +90,9 @@ class SearchSite:
             page = max(1, min(1000, int((args.get("page") or ["1"])[0])))
         except ValueError:
             page = 1
-        context: dict[str, Any] = {"query": query, "page": page, "results": None}
+        context: dict[str, Any] = {
+            "query": query, "page": page, "results": None, "links": self.links
+        }  # fmt: skip
         if query:
             with self._lock:
                 found = search_page(self.engine, self.config, query, page, PER_PAGE)
@@ -156,6 +167,7 @@ class _RequestReader(io.RawIOBase):
 
 class _Handler(BaseHTTPRequestHandler):
     site: SearchSite
+    routes: tuple[Route, ...]
     bind_host: str
     timeout = 10.0  # make_server's
     server_version = "govsi-search"
@@ -183,7 +195,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(HTTPStatus.MISDIRECTED_REQUEST, "text/plain; charset=utf-8",
                            "not this server's name", PAGE_POLICY, body)  # fmt: skip
                 return
-            self._found(urlsplit(self.path), body)
+            self._found(urlsplit(self.path), self._host() or "", body)
         except _GONE as e:
             logger.debug("search page %s: the client went away (%s)", self.path[:200], e)
         except SearchIndexError as e:
@@ -196,17 +208,22 @@ class _Handler(BaseHTTPRequestHandler):
             logger.exception("search page %s failed", self.path[:200])
             with contextlib.suppress(*_GONE):
                 self._send(HTTPStatus.INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
-                           "the search failed; see the log", PAGE_POLICY, body)  # fmt: skip
+                           "the page failed; see the log", PAGE_POLICY, body)  # fmt: skip
 
     def _host(self) -> str | None:
         hosts = self.headers.get_all("Host") or []
         return hosts[0] if len(hosts) == 1 else None  # none, or two: not a request
 
-    def _found(self, url: Any, body: bool) -> None:
+    def _found(self, url: Any, host: str, body: bool) -> None:
         if url.path == "/":
             self._send(HTTPStatus.OK, "text/html; charset=utf-8",
                        self.site.page(url.query), PAGE_POLICY, body)  # fmt: skip
             return
+        for route in self.routes:
+            if (routed := route(url.path, url.query, host)) is not None:
+                status, ctype, content = routed
+                self._send(HTTPStatus(status), ctype, content, PAGE_POLICY, body)
+                return
         copy = _COPY_PATH.fullmatch(url.path)
         found = self.site.copy(int(copy.group(1))) if copy else None
         if found is not None:
@@ -265,14 +282,22 @@ class _Server(ThreadingHTTPServer):
 
 
 def make_server(
-    site: SearchSite, host: str, port: int, timeout: float = 10.0, connections: int = 16
+    site: SearchSite,
+    host: str,
+    port: int,
+    timeout: float = 10.0,
+    connections: int = 16,
+    routes: Sequence[Route] = (),
 ) -> ThreadingHTTPServer:
     """A server of ``site`` on ``host:port`` (an IPv4 or IPv6 address, or a name; port 0:
     any free one), ``serve_forever`` runs it: each request read within ``timeout`` seconds,
-    at most ``connections`` at once. OSError when it cannot listen there."""
+    at most ``connections`` at once. ``routes``: asked in order for a path that is not the
+    search page's, under the same checks. OSError when it cannot listen there."""
     family = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
                                 flags=socket.AI_PASSIVE)[0][0]  # fmt: skip
-    handler = type("Handler", (_Handler,), {"site": site, "bind_host": host, "timeout": timeout})
+    handler = type("Handler", (_Handler,), {
+        "site": site, "routes": tuple(routes), "bind_host": host, "timeout": timeout
+    })  # fmt: skip
 
     class Server(_Server):
         address_family = family
