@@ -189,3 +189,28 @@ def test_pictures_claimed_are_counted_as_such(engine: Engine) -> None:
     value = q(engine, f"SELECT value FROM crawl_meta WHERE key = '{budget_key('c.gov.si')}'")
     row = read_budget(value[0][0])
     assert row is not None and (row.spent, row.pictures) == (3, 2)
+
+
+def test_day_after_day_a_host_over_its_budget_is_priced_up_and_kept_within_it(
+    engine: Engine,
+) -> None:
+    # 60 pages changing at every visit, 20 revisits a day: claim, revisit, write; the next
+    # day's first claim refits the price, and the writer schedules at it. (Pages that
+    # never change would soon ask for fewer than the budget: back to the default price.)
+    urls = stored(engine, "c.gov.si", 60)
+    prices = []
+    for day in range(1, 9):
+        now = T + timedelta(days=day, hours=1)
+        got = claims(engine, now).claim("c.gov.si", 500, per_day=20, now=now)
+        assert len(got) <= 20
+        w = CrawlWriter(engine)
+        for row in got:
+            html = f"<p>{row.url}: news of day {day}</p>"
+            w.add(FetchedPage(row.url, 1, "HTML", now, 200, html_content=html,
+                              content_hash=f"{row.url} {day}"))  # fmt: skip
+        assert w.flush()
+        prices.append(price_of(engine, "c.gov.si") or FLOOR)
+    assert len(urls) == 60
+    assert prices == sorted(prices) and prices[-1] > 1.5 * FLOOR  # up, day by day
+    with engine.connect() as conn:
+        assert asked_per_day(conn, "c.gov.si", 3600) < 60
