@@ -23,7 +23,7 @@ from diff_match_patch import diff_match_patch
 
 from govsi.printable import printable
 
-__all__ = ["DiffOp", "WordDiff", "excerpt", "word_diff"]
+__all__ = ["MAX_CHARS", "DiffOp", "WordDiff", "excerpt", "tokens", "word_diff"]
 
 DiffOp = Literal["equal", "insert", "delete"]
 _OPS: dict[int, DiffOp] = {
@@ -60,11 +60,16 @@ class WordDiff:
     timed_out: bool = False  # the time bound stopped the search: a coarser diff
 
 
-def _codes(tokens: Iterable[str]) -> dict[str, str]:
+def _codes(units: Iterable[str]) -> dict[str, str]:
     """A character for each distinct token (the surrogates skipped), in map() and join()
     at C speed: a Python loop per token cost ~1 s a side at 200 000 characters."""
     points = chain(range(0xD800), range(0xE000, 0x110000))
-    return dict(zip(dict.fromkeys(tokens), map(chr, points), strict=False))
+    return dict(zip(dict.fromkeys(units), map(chr, points), strict=False))
+
+
+def tokens(text: str) -> list[str]:
+    """The diff's units of ``text``: words, single other characters, runs of whitespace."""
+    return _TOKEN.findall(text)
 
 
 def word_diff(
@@ -79,9 +84,9 @@ def word_diff(
     before, after = before[:max_chars], after[:max_chars]
     # The deadline counts from here: the tokens' coding (linear) is part of the time.
     deadline = time.time() + timeout if timeout > 0 else None
-    tokens = _TOKEN.findall(before), _TOKEN.findall(after)
-    codes = _codes(chain(*tokens))
-    left, right = ("".join(map(codes.__getitem__, side)) for side in tokens)
+    sides = tokens(before), tokens(after)
+    codes = _codes(chain(*sides))
+    left, right = ("".join(map(codes.__getitem__, side)) for side in sides)
     dmp = _Bounded()
     dmp.Diff_Timeout = timeout
     found = dmp.diff_main(left, right, checklines=False, deadline=deadline)
