@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import Engine, select, text
 from sqlalchemy.exc import OperationalError
 
@@ -21,9 +19,9 @@ from govsi.revisit.change import Version
 from govsi.store import database, writer
 from govsi.store.changes import change_kind, months_before
 from govsi.store.history import Retention
-from govsi.store.schema import PAGE_CHANGE, SCHEMA
+from govsi.store.schema import PAGE_CHANGE
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import T, q
+from tests.support.crawldb import T, q, upgrade_to
 
 URL = "https://www.gov.si/novice/razpis"
 DAY = timedelta(days=1)
@@ -250,16 +248,6 @@ def test_retention_bounds_each_page_alone(engine: Engine) -> None:
 
 
 # -- backfill (migration 0021) ------------------------------------------------------------------
-
-
-def upgrade_to(engine: Engine, revision: str) -> None:
-    cfg = Config()
-    cfg.set_main_option("script_location", str(database.migrations_dir()))
-    with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            conn.execute(text(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}"))
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, revision)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

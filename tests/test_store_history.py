@@ -10,17 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import Engine, text
 
 from govsi.dedup.signature import exact_key
 from govsi.items import FetchedPage
 from govsi.store import database
 from govsi.store.history import Kept, Retention, html_hash, to_drop
-from govsi.store.schema import SCHEMA
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import T, q
+from tests.support.crawldb import T, q, upgrade_to
 from tests.support.govpages import NEWS_1, NEWS_2, semantic
 
 URL = "https://www.gov.si/novica"
@@ -156,16 +153,6 @@ def test_a_document_version_has_no_html(engine: Engine) -> None:
 
 
 # -- migration 0017 ---------------------------------------------------------------------------
-
-
-def upgrade_to(engine: Engine, revision: str, down: bool = False) -> None:
-    cfg = Config()
-    cfg.set_main_option("script_location", str(database.migrations_dir()))
-    with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            conn.execute(text(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}"))
-        cfg.attributes["connection"] = conn
-        (command.downgrade if down else command.upgrade)(cfg, revision)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

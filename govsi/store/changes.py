@@ -153,10 +153,14 @@ class ChangeRows:
                 "title": title[:TITLE_CHARS] if title else None, "text_before": before[1],
             })  # fmt: skip
         conn.execute(insert(PAGE_CHANGE), rows)
+        # A page found new had no rows before (a row never goes back to unanswered): its
+        # one row is kept whole. So a first crawl pays nothing for retention.
         latest: dict[int, datetime] = {}
         for p in self.pending:
-            latest[p.page_id] = max(latest.get(p.page_id, p.visit_time), p.visit_time)
-        _retain(conn, latest, self.retention)
+            if p.kind != "new":
+                latest[p.page_id] = max(latest.get(p.page_id, p.visit_time), p.visit_time)
+        if latest:
+            _retain(conn, latest, self.retention)
         return len(rows)
 
 
