@@ -157,24 +157,46 @@ class _Unsent:
 def _unsent(
     engine: Engine, flt: ChangeFilter, after: int, keep: int, config: ChangesConfig
 ) -> _Unsent:
-    """The changes under ``flt`` with an id above ``after``: the newest ``keep``, how
-    many, the highest id; reading at most CHANGES_SCAN_MAX."""
-    newest: list[ChangeEntry] = []
+    """The changes under ``flt`` with an id above ``after``: the newest ``keep`` with
+    their excerpts, how many, the highest id; reading at most CHANGES_SCAN_MAX."""
+    # Counted without excerpts (a diff each: most of a list's cost), then the newest
+    # ``keep`` listed again with theirs.
+    counting = replace(config, excerpt_max_chars=1, excerpt_timeout=0.0)
+    wanted: set[int] = set()
     total, top, scanned, before = 0, after, 0, None
+    complete = False
     while True:
-        page = find_changes(engine, flt, limit=PAGE, before=before, config=config)
+        page = find_changes(engine, flt, limit=PAGE, before=before, config=counting)
         for entry in page.entries:
             if entry.id > after:
                 total += 1
                 top = max(top, entry.id)
-                if len(newest) < keep:
-                    newest.append(entry)
+                if len(wanted) < keep:
+                    wanted.add(entry.id)
         scanned += page.scanned
         if page.next_before is None:
-            return _Unsent(newest, total, top, True)
+            complete = True
+            break
         if scanned >= config.scan_max:
-            return _Unsent(newest, total, top, False)
+            break
         before = page.next_before
+    return _Unsent(_listed(engine, flt, wanted, config), total, top, complete)
+
+
+def _listed(
+    engine: Engine, flt: ChangeFilter, ids: set[int], config: ChangesConfig
+) -> list[ChangeEntry]:
+    """The changes ``ids`` under ``flt`` with their excerpts, newest first (the newest of
+    the filter's changes: read from the top, ``len(ids)`` at a time, until all are found)."""
+    found: list[ChangeEntry] = []
+    before = None
+    while len(found) < len(ids):
+        page = find_changes(engine, flt, limit=max(len(ids), 10), before=before, config=config)
+        found += [e for e in page.entries if e.id in ids]
+        if page.next_before is None:
+            break
+        before = page.next_before
+    return found
 
 
 class ChangesNotify:
