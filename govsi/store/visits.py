@@ -22,7 +22,9 @@ page happen one after the other) and makes one of four writes:
 
 Every visit but a skipped one sets ``next_visit`` and ``revisit_history``
 (``govsi.revisit.schedule``), records what it found and when (``visit_outcome``:
-``govsi.revisit.change.outcome``; ``visit_time``) and clears the row's revisit claim.
+``govsi.revisit.change.outcome``; ``visit_time``) and clears the row's revisit claim. A
+write that was news (new, changed, gone, moved) adds its ``page_change`` row, with the
+text it replaced (``govsi.store.changes``).
 """
 
 from __future__ import annotations
