@@ -16,7 +16,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -25,8 +25,10 @@ from urllib.parse import urlsplit
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
+from govsi.changes.query import change_detail
 from govsi.search.index import SearchIndex
 from govsi.search.searcher import Searcher
+from govsi.store.database import make_engine
 from tests.simweb import revisitweb
 from tests.simweb.expected import E2E_SETTINGS
 from tests.simweb.revisitweb import A, J, M, U
@@ -35,6 +37,7 @@ from tests.support.clock import move_clock
 from tests.support.crawl import (
     CrawlRun,
     query,
+    run_changes,
     run_crawl,
     start_crawl,
 )
@@ -471,3 +474,67 @@ def test_a_due_round_two_days_later_revisits_every_picture(tmp_path: Path) -> No
         assert all(asked[k] == 1 for k in pictures | pages), asked
     finally:
         web.stop()
+
+
+def second_round_changes(r: Revisited, *args: str) -> list[dict[str, Any]]:
+    """``scrapy changes --json`` of the second round only (after the first's last visit)."""
+    first_done = datetime.fromisoformat(r.first_done) + timedelta(microseconds=1)
+    return run_changes(r.db_url, "--since", first_done.isoformat(), "--limit", "1000", *args)
+
+
+def test_scrapy_changes_lists_what_the_second_round_found(revisited: Revisited) -> None:
+    r = revisited
+    found = second_round_changes(r)
+    listed = {(c["change"], *key(c["url"])) for c in found}
+    assert len(listed) == len(found)  # each change once
+    types = {key(u): t for u, t in query(r.db_url, "SELECT url, page_type_code FROM page")}
+    # New: fetched for the first time with a copy (not the sitemap's copy of a page).
+    new = {k for k in revisitweb.NEW if types.get(k) in ("HTML", "BINARY")}
+    expected = (
+        {("new", *k) for k in new}
+        | {("changed", *k) for k in revisitweb.MAIN_CHANGED | revisitweb.REPLACED_DOCUMENTS}
+        | {("gone", *k) for k in revisitweb.GONE}
+        | {("moved", *k) for k in revisitweb.MOVED}
+    )
+    # Template-only changes, pages robots.txt now forbids and unchanged ones: none.
+    assert listed == expected
+    times = [c["time"] for c in found]
+    assert times == sorted(times, reverse=True)  # newest first
+    for c in found:
+        if c["change"] == "changed" and key(c["url"]) in revisitweb.MAIN_CHANGED:
+            assert c["added"] and c["removed"], c  # words in and out of its main text
+        assert c["title"] is None or isinstance(c["title"], str)
+
+
+def test_a_changed_pages_diff_shows_the_words_added_and_removed(revisited: Revisited) -> None:
+    r = revisited
+    page = sorted(k for k in revisitweb.MAIN_CHANGED if k[0] == M)[0]
+    [entry] = [c for c in second_round_changes(r) if key(c["url"]) == page]
+    engine = make_engine(r.db_url)
+    try:
+        detail = change_detail(engine, int(entry["id"]))
+    finally:
+        engine.dispose()
+    assert detail is not None and detail.diff is not None
+    ops = detail.diff.ops
+    before = "".join(t for op, t in ops if op != "insert")
+    after = "".join(t for op, t in ops if op != "delete")
+    host, path = page
+    index = int(path.rsplit("/", 1)[1])
+    # The two versions' main texts, word for word (revisitweb writes them).
+    assert " ".join(words(revisitweb.main_text_words(host, index, 1))) in " ".join(words(before))
+    assert " ".join(words(revisitweb.main_text_words(host, index, 2))) in " ".join(words(after))
+    assert any(op == "insert" for op, _ in ops) and any(op == "delete" for op, _ in ops)
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def test_a_search_filter_narrows_the_changes_to_its_pages(revisited: Revisited) -> None:
+    # The moved pages' new addresses (/preseljeno/<i>) are the only changes naming it.
+    found = second_round_changes(revisited, "preseljeno")
+    expected = {("new", h, f"/preseljeno/{i}") for h, p in revisitweb.MOVED
+                for i in [p.rsplit("/", 1)[1]]}  # fmt: skip
+    assert {(c["change"], *key(c["url"])) for c in found} == expected
+    assert second_round_changes(revisited, "preseljeno", "--kind", "changed") == []

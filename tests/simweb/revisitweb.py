@@ -125,6 +125,12 @@ def _main_text(host: str, i: int, version: int) -> str:
     return "".join(f"<p>{_words(f'{host}/{i}/{version}/{k}', 30)}.</p>" for k in range(3))
 
 
+def main_text_words(host: str, i: int, version: int) -> str:
+    """Page ``/stran/<i>``'s main-text sentences in ``version`` (a main change's own), as
+    text: what a diff of its versions compares."""
+    return " ".join(f"{_words(f'{host}/{i}/{version}/{k}', 30)}." for k in range(3))
+
+
 def _template(title: str, main: str, version: int) -> str:
     """A page in the hosts' shared template: the header, menu, banner and footer are the
     template (what the main-text key leaves out); ``version`` varies only them."""

@@ -125,6 +125,17 @@ def run_report(
     )
 
 
+def run_changes(db_url: str, *args: str, timeout: float | None = 300) -> list[dict[str, Any]]:
+    """``scrapy changes --json`` of ``db_url`` with ``args``, as a user runs it: its list."""
+    cmd = [sys.executable, "-m", "scrapy", "changes", "--json", "-s", f"CRAWLDB_URL={db_url}"]
+    done = subprocess.run(
+        [*cmd, *args], cwd=ROOT, env=project_env(), capture_output=True, text=True, timeout=timeout
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found: list[dict[str, Any]] = json.loads(done.stdout)
+    return found
+
+
 def run_warc_pack(
     db_url: str, warc_dir: Path, *args: str, timeout: float | None = 300
 ) -> subprocess.CompletedProcess[str]:
