@@ -620,6 +620,7 @@ def test_a_crawl_sends_its_new_pages_for_a_saved_filter_once(hook: Hook, tmp_pat
     body = payload["message"]
     assert "NEW · " in body and "Uredba o občinah" in body and "Uredba o cestah" in body
     assert "http://vlada.gov.si/uredba-1" in body and "Razpis" not in body
+    assert "\n+ Uredba o občinah Vlada je sprejela uredbo" in body  # what the new page added
     assert "Feed: http://127.0.0.1:8080/changes.atom?q=uredba" in body
     assert "changes notification 'uredbe': 2 changes sent" in first.log
     # The next crawl found nothing new for it: nothing sent again.
