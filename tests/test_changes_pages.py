@@ -12,6 +12,7 @@ import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import feedparser
@@ -23,6 +24,7 @@ from govsi.changes import atom
 from govsi.changes.diff import WordDiff
 from govsi.changes.diffview import CONTEXT, inline, side_by_side
 from govsi.changes.pages import PER_PAGE, ChangesSite
+from govsi.changes.query import ChangeEntry
 from govsi.changes.showing import link_target, shown
 from govsi.printable import UNPRINTABLE
 from govsi.search.config import SearchConfig
@@ -417,6 +419,22 @@ def test_feed_and_entry_ids() -> None:
         crawl, {"q": "javna naročila", "type": "html,pdf", "before": "7"}
     )
     assert atom.entry_id(crawl, 42) == f"tag:govsi,2026:{crawl}/change/42"
+
+
+def test_a_feed_of_rows_crawldb_should_not_hold_is_still_valid() -> None:
+    odd = ChangeEntry(
+        7, 1, "javascript:alert(1)", "h", "weird\x1b", datetime(2026, 1, 2, 3, 4, 5),  # type: ignore[arg-type]
+        "\x00\x1f\ud800\ufffe" + "<" * 10_000, "\x85pdf", "\x00" * 3000, "\u202e",
+    )  # fmt: skip
+    xml = atom.feed_document([odd], crawl_id="c", params={"q": "\x00"}, base="http://h",
+                             now=datetime(2026, 1, 1))  # fmt: skip
+    _hostile_free(xml.decode())
+    feed = parsed(xml)
+    (entry,) = feed.entries
+    assert entry.title.startswith("weird\\x1b: \\x00\\x1f\\ud800<<<") and len(entry.title) < 400
+    assert [link.rel for link in entry.links] == ["related"]  # no link to javascript:
+    assert entry.updated == "2026-01-02T03:04:05Z" and len(entry.summary) < 7000
+    assert [t.term for t in entry.tags] == ["weird\\x1b", "\\x85pdf"]
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from lxml import etree
 from lxml.builder import ElementMaker
 
 from govsi.changes.query import ChangeEntry
-from govsi.changes.showing import KIND_LABELS, link_target, shown
+from govsi.changes.showing import kind_label, link_target, shown
 
 __all__ = [
     "ATOM_TYPE",
@@ -81,7 +81,7 @@ def _time(t: datetime) -> str:
 
 def summary(entry: ChangeEntry) -> str:
     """What an entry says of its change: its kind, and the words added and removed."""
-    parts = [f"Stran {KIND_LABELS[entry.kind]}."]
+    parts = [f"Stran {kind_label(entry.kind)}."]
     if entry.added:
         parts.append(f"Dodano: {shown(entry.added, 1000)}")
     if entry.removed:
@@ -93,15 +93,15 @@ def _entry(entry: ChangeEntry, crawl_id: str, base: str) -> etree._Element:
     title = shown(entry.title, _TITLE_CHARS) or shown(entry.url, _TITLE_CHARS)
     element = _A.entry(
         _A.id(entry_id(crawl_id, entry.id)),
-        _A.title(f"{KIND_LABELS[entry.kind]}: {title}", type="text"),
+        _A.title(f"{kind_label(entry.kind)}: {title}", type="text"),
         _A.updated(_time(entry.time)),
     )
     if (href := link_target(entry.url)) is not None:
         element.append(_A.link(rel="alternate", href=href))
     element.append(_A.link(rel="related", type="text/html", href=f"{base}/changes/{entry.id}",
                            title="razlike"))  # fmt: skip
-    element.append(_A.category(term=entry.kind, scheme=_SCHEME + "kind",
-                               label=KIND_LABELS[entry.kind]))  # fmt: skip
+    element.append(_A.category(term=shown(entry.kind, 20), scheme=_SCHEME + "kind",
+                               label=kind_label(entry.kind)))  # fmt: skip
     if entry.doc_type:
         element.append(_A.category(term=shown(entry.doc_type, 20), scheme=_SCHEME + "type"))
     element.append(_A.summary(summary(entry), type="text"))

@@ -29,7 +29,7 @@ from govsi.changes.config import DEFAULT_CONFIG, ChangesConfig
 from govsi.changes.diffview import inline, side_by_side
 from govsi.changes.filters import DOC_TYPES
 from govsi.changes.query import ChangeFilter, change_detail, find_changes
-from govsi.changes.showing import KIND_LABELS, link_target, shown
+from govsi.changes.showing import KIND_LABELS, kind_label, link_target, shown
 from govsi.store import schema
 
 __all__ = ["PER_PAGE", "ChangesSite"]
@@ -143,7 +143,7 @@ class ChangesSite:
         return {
             "id": entry.id,
             "kind": entry.kind,
-            "label": KIND_LABELS.get(entry.kind, shown(entry.kind, 20)),
+            "label": kind_label(entry.kind),
             "time": entry.time.strftime("%Y-%m-%d %H:%M"),
             "iso": entry.time.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "url": shown(entry.url, _URL_CHARS),

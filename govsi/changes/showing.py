@@ -17,7 +17,7 @@ from typing import Final
 from govsi.items import ChangeKind
 from govsi.printable import UNPRINTABLE, printable
 
-__all__ = ["KIND_LABELS", "MAX_HREF", "link_target", "shown"]
+__all__ = ["KIND_LABELS", "MAX_HREF", "kind_label", "link_target", "shown"]
 
 KIND_LABELS: Final[dict[ChangeKind, str]] = {
     "new": "nova",
@@ -50,3 +50,8 @@ def link_target(url: str | None) -> str | None:
     if url and len(url) <= MAX_HREF and _LINKABLE.fullmatch(url):
         return url
     return None
+
+
+def kind_label(kind: str) -> str:
+    """A change kind's label; a kind crawldb should not hold, shown as it is (bounded)."""
+    return next((v for k, v in KIND_LABELS.items() if k == kind), None) or shown(kind, 20)
