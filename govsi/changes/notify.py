@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qsl
 
 from scrapy import signals
@@ -42,8 +42,10 @@ from govsi.changes.config import ChangesConfig
 from govsi.changes.filters import ChangeFilter
 from govsi.changes.message import build_message, changes_links
 from govsi.changes.query import ChangeEntry, find_changes
-from govsi.changes.sending import Targets
 from govsi.store import database
+
+if TYPE_CHECKING:
+    from govsi.changes.sending import Targets
 
 __all__ = ["ChangesNotify", "NotifyConfig", "Outcome", "SavedFilter", "saved_filters"]
 
@@ -227,6 +229,9 @@ class ChangesNotify:
             logger.error("changes notifications are off: crawldb is in memory, so no "
                          "notification could remember what it sent")  # fmt: skip
             raise NotConfigured("crawldb in memory")
+        # Imported here: a crawl that sends nothing never loads Apprise (~4 MB).
+        from govsi.changes.sending import Targets
+
         targets = Targets.from_environment(config.urls_env, os.environ)
         if targets is None:
             raise NotConfigured("no Apprise URL in the environment")
