@@ -434,7 +434,9 @@ REVISIT_WAIT = 0.0
 # Each page's earlier versions kept (page_version; their HTML once per distinct content):
 # its last HISTORY_KEEP_VERSIONS, and the last one seen in each calendar month of the
 # HISTORY_KEEP_MONTHS up to its latest change (that month included); the others go when
-# the page next changes. At most the sum of both per page; 0 and 0 keep none.
+# the page next changes. At most the sum of both per page; 0 and 0 keep none. They bound a
+# page's changes (page_change) too: the last HISTORY_KEEP_VERSIONS keep the text each
+# replaced, and changes more than HISTORY_KEEP_MONTHS months before its latest go.
 HISTORY_KEEP_VERSIONS = 10
 HISTORY_KEEP_MONTHS = 24
 
