@@ -43,8 +43,8 @@ def html_hash(html: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Retention:
-    """How much of each page's history is kept (HISTORY_KEEP_VERSIONS, HISTORY_KEEP_MONTHS).
-    Values below 0 count as 0."""
+    """How much of each page's history is kept (HISTORY_KEEP_VERSIONS, HISTORY_KEEP_MONTHS),
+    its versions here and its changes in ``govsi.store.changes``. Values below 0 count as 0."""
 
     versions: int = 10
     months: int = 24
