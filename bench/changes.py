@@ -238,7 +238,7 @@ def scan(changes: int) -> list[dict[str, Any]]:
                 started = time.perf_counter()
                 page = find_changes(engine, ChangeFilter(query=query), config=config)
                 seconds = time.perf_counter() - started
-                per = 1000 * seconds / page.scanned
+                per = 1e6 * seconds / page.scanned
                 print(f"scan {query!r} ({run} caches): {page.scanned} candidates, "
                       f"{seconds:.2f} s, {per:.0f} ms per 1 000 (texts {chars:.0f} characters "
                       "on average)", flush=True)  # fmt: skip

@@ -591,10 +591,11 @@ REPORT_HTML_ROWS = 200
 CHANGES_DIFF_MAX_CHARS = 200_000
 CHANGES_DIFF_TIMEOUT = 1.0
 # The same two bounds for each change of a list (scrapy changes, the Changes page, the
-# feed, notifications), whose diffs only give the first words added and removed: a page
-# of 50 changes stays within 50 times this timeout.
+# feed, notifications), whose diffs only give the first words added and removed (a diff
+# stopped early still starts at the first word that differs): a page of 50 changes takes
+# at most 50 times this timeout.
 CHANGES_EXCERPT_DIFF_CHARS = 20_000
-CHANGES_EXCERPT_DIFF_TIMEOUT = 0.05
+CHANGES_EXCERPT_DIFF_TIMEOUT = 0.02
 # Search words in a changes filter are matched against each candidate change, newest
 # first (their texts are the change's own versions, which the search index no longer
 # holds): a list reads at most this many candidates, then says that more may match

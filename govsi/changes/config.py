@@ -14,7 +14,7 @@ class ChangesConfig:
     diff_max_chars: int = 200_000  # CHANGES_DIFF_MAX_CHARS: a change's diff, each side
     diff_timeout: float = 1.0  # CHANGES_DIFF_TIMEOUT: its search, seconds
     excerpt_max_chars: int = 20_000  # CHANGES_EXCERPT_DIFF_CHARS: a listed change's sides
-    excerpt_timeout: float = 0.05  # CHANGES_EXCERPT_DIFF_TIMEOUT: its diff's search
+    excerpt_timeout: float = 0.02  # CHANGES_EXCERPT_DIFF_TIMEOUT: its diff's search
     scan_max: int = 5_000  # CHANGES_SCAN_MAX: changes a search-word filter reads at most
     match_max_chars: int = 50_000  # CHANGES_MATCH_MAX_CHARS: a text's part matched
 

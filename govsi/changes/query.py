@@ -154,17 +154,26 @@ class _Sides:
     after: str | None
 
 
-def _texts(conn: Connection, rows: Sequence[Any], max_chars: int) -> dict[int, _Sides]:
+def _ended(row: Any) -> bool:
+    """A gone or moved page's change: nothing after it."""
+    return row.kind in ("gone", "moved")
+
+
+def _texts(
+    conn: Connection, rows: Sequence[Any], max_chars: int, matched_only: bool = False
+) -> dict[int, _Sides]:
     """Each change's two sides, cut to ``max_chars`` + 1 characters (so that a diff knows
-    it was cut), in three statements per chunk."""
+    it was cut), in two statements per chunk of ids; ``matched_only``: only the side its
+    search words are matched against (after it, or a gone or moved page's before)."""
     cut = max_chars + 1
+    ids = {r.next_id for r in rows if r.next_id is not None and not _ended(r)}
+    ids |= {r.id for r in rows if r.kind != "new" and (_ended(r) or not matched_only)}
     befores: dict[int, str | None] = {}
-    ids = {r.id for r in rows} | {r.next_id for r in rows if r.next_id is not None}
     for part in chunks(sorted(ids)):
         text = func.substr(_C.c.text_before, 1, cut)
         for id_, value in conn.execute(select(_C.c.id, text).where(_C.c.id.in_(part))):
             befores[id_] = value
-    latest = sorted({r.page_id for r in rows if r.next_id is None})
+    latest = sorted({r.page_id for r in rows if r.next_id is None and not _ended(r)})
     current: dict[int, str | None] = {}
     text_ = schema.PAGE_TEXT.c
     for part in chunks(latest):
@@ -174,7 +183,7 @@ def _texts(conn: Connection, rows: Sequence[Any], max_chars: int) -> dict[int, _
     sides = {}
     for r in rows:
         before = "" if r.kind == "new" else befores.get(r.id)
-        if r.kind in ("gone", "moved"):
+        if _ended(r):
             after: str | None = ""
         else:
             after = current.get(r.page_id) if r.next_id is None else befores.get(r.next_id)
@@ -207,10 +216,10 @@ def _matching(
     conn: Connection, rows: Sequence[Any], flt: ChangeFilter, config: ChangesConfig
 ) -> Iterable[Any]:
     wanted = query_words(flt.query)
-    sides = _texts(conn, rows, config.match_max_chars)
+    sides = _texts(conn, rows, config.match_max_chars, matched_only=True)
     for r in rows:
         side = sides[r.id]
-        text = side.before if r.kind in ("gone", "moved") else side.after
+        text = side.before if _ended(r) else side.after
         if matches(wanted, r.title or "", r.url or "", text or ""):
             yield r
 
