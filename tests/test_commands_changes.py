@@ -23,20 +23,22 @@ SINCE = ["--since", "2026-11-01"]
 
 @pytest.fixture(scope="module")
 def db_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    url = f"sqlite:///{tmp_path_factory.mktemp('changes') / 'crawldb.sqlite3'}"
-    engine: Engine = database.make_engine(url)
+    db = f"sqlite:///{tmp_path_factory.mktemp('changes') / 'crawldb.sqlite3'}"
+    engine: Engine = database.make_engine(db)
     database.migrate(engine)
     fill(engine)
     with engine.begin() as conn:  # a hostile page, changed after all the others
-        conn.execute(insert(schema.PAGE), [{"id": 99, "site_id": 1, "page_type_code": "HTML",
-                                            "url": "https://a.gov.si/\x1b]52;c;QQ==\x07"}])  # fmt: skip
-        conn.execute(insert(schema.PAGE_TEXT), [{"page_id": 99, "kind": "HTML", "status": "ok",
-                                                 "text": "x \x1b[2J\u202e zlo", "extracted_at": NOW}])  # fmt: skip
-        conn.execute(insert(schema.PAGE_CHANGE), [{"id": 99, "page_id": 99, "kind": "changed",
-                                                   "visit_time": NOW, "title": "T\x1b[31m\u202eX",
-                                                   "text_before": "x"}])  # fmt: skip
+        url = "https://a.gov.si/\x1b]52;c;QQ==\x07"
+        page = {"id": 99, "site_id": 1, "page_type_code": "HTML", "url": url}
+        conn.execute(insert(schema.PAGE), [page])
+        text = {"page_id": 99, "kind": "HTML", "status": "ok", "text": "x \x1b[2J\u202e zlo",
+                "extracted_at": NOW}  # fmt: skip
+        conn.execute(insert(schema.PAGE_TEXT), [text])
+        change = {"id": 99, "page_id": 99, "kind": "changed", "visit_time": NOW,
+                  "title": "T\x1b[31m\u202eX", "text_before": "x"}  # fmt: skip
+        conn.execute(insert(schema.PAGE_CHANGE), [change])
     engine.dispose()
-    return url
+    return db
 
 
 def changes(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -97,6 +99,7 @@ def test_filters_and_search_words(db_url: str) -> None:
         5,
     ]
     assert ids("--until", "2026-11-28") == [2, 1]
+    assert ids("--host", "c.gov.si, B.gov.si", "--type", "pdf,html", "--kind", "moved") == [6]
     assert ids("--since", "2026-11-29T09:30") == [99, 10, 9]  # the later --since wins
 
 
