@@ -257,3 +257,11 @@ def test_filter_from_bad_params(params: dict[str, str]) -> None:
 def test_an_offset_time_is_utc() -> None:
     cet = timezone(timedelta(hours=1))
     assert parse_since(datetime(2026, 1, 1, 1, tzinfo=cet).isoformat(), NOW) == datetime(2026, 1, 1)
+
+
+def test_small_chunks_read_the_same(db: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    whole = list_changes(db, ChangeFilter())
+    searched = ids(db, ChangeFilter(query="uredba"))
+    monkeypatch.setattr("govsi.changes.query.SCAN_CHUNK", 3)
+    assert list_changes(db, ChangeFilter()) == whole
+    assert ids(db, ChangeFilter(query="uredba")) == searched == [3, 1]

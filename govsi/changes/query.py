@@ -207,9 +207,14 @@ def _diff(sides: _Sides, max_chars: int, timeout: float) -> WordDiff | None:
 
 
 def _entries(conn: Connection, rows: Sequence[Any], config: ChangesConfig) -> list[ChangeEntry]:
-    sides = _texts(conn, rows, config.excerpt_max_chars)
+    """The entries of ``rows`` with their excerpts, their texts read ``SCAN_CHUNK`` rows at
+    a time (a long list never holds all its texts)."""
     limits = config.excerpt_max_chars, config.excerpt_timeout
-    return [_entry(r, _diff(sides[r.id], *limits)) for r in rows]
+    entries = []
+    for part in chunks(rows, SCAN_CHUNK):
+        sides = _texts(conn, part, config.excerpt_max_chars)
+        entries += [_entry(r, _diff(sides[r.id], *limits)) for r in part]
+    return entries
 
 
 def _matching(

@@ -26,7 +26,8 @@ from govsi.store import database
 
 __all__ = ["Command", "to_json", "to_terminal"]
 
-MAX_LIMIT = 10_000
+# A list's excerpts take at most MAX_LIMIT times CHANGES_EXCERPT_DIFF_TIMEOUT.
+MAX_LIMIT = 1_000
 
 
 class Command(ScrapyCommand):
