@@ -146,6 +146,18 @@ def test_feed_ids_are_stable_across_server_runs_and_processes(
     assert first.feed.id == again.feed.id == other.feed.id
 
 
+def test_scrapy_serve_without_a_search_index_serves_the_changes(built: Built) -> None:
+    # A user following a topic by its feed needs no search index.
+    folder = built[2]
+    crawldb = f"sqlite:///{folder / 'crawldb.sqlite3'}"
+    with serving.scrapy_serve(crawldb, folder / "no-index-yet") as url:
+        assert len(parsed(get(url + "/changes.atom?kind=changed")[2]).entries) == 4
+        assert get(url + "/changes")[0] == 200
+        code, _, body = get(url + "/?q=uredba")  # a search: not until scrapy index
+        assert code == 503 and b"scrapy index" in body
+    assert not (folder / "no-index-yet").exists()
+
+
 @pytest.mark.parametrize(
     ("params", "expected"),
     [

@@ -33,7 +33,7 @@ class Command(ScrapyCommand):
         return "[--bind HOST:PORT]"
 
     def short_desc(self) -> str:
-        return "Serve the search page and the Changes page of the crawl (after scrapy index)"
+        return "Serve the search page (after scrapy index) and the Changes page of the crawl"
 
     def long_desc(self) -> str:
         return (
@@ -67,9 +67,9 @@ class Command(ScrapyCommand):
         except ValueError:
             raise UsageError("--bind HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080") from None
         if not (config.folder / "state.sqlite3").is_file():
-            logger.error("no search index in %s: run scrapy index first", config.folder)
-            self.exitcode = 1
-            return
+            # The Changes page and its feed need crawldb only; a search answers 503.
+            logger.warning("no search index in %s yet: searches wait for scrapy index; "
+                           "the Changes page works without it", config.folder)  # fmt: skip
         url = database.crawldb_url_of(self.settings)
         engine = read_crawldb(self, url, logger.error)
         if engine is None:
