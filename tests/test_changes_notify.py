@@ -623,6 +623,9 @@ def test_a_crawl_sends_its_new_pages_for_a_saved_filter_once(hook: Hook, tmp_pat
     assert "\n+ Uredba o občinah Vlada je sprejela uredbo" in body  # what the new page added
     assert "Feed: http://127.0.0.1:8080/changes.atom?q=uredba" in body
     assert "changes notification 'uredbe': 2 changes sent" in first.log
+    # Its counts reach STATS_FILE, written once more as the process stops.
+    assert first.stats.get("govsi/notify/sent") == 1
+    assert first.stats.get("govsi/notify/changes_sent") == 2
     # The next crawl found nothing new for it: nothing sent again.
     assert "changes notification 'uredbe': no new changes" in second.log
     assert TOKEN not in first.log + second.log

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from scrapy import signals
 from scrapy.crawler import Crawler
@@ -29,6 +30,15 @@ class StatsFile:
         return cls(crawler, path)
 
     def engine_stopped(self) -> None:
+        self.write()
+        # engine_stopped handlers run side by side too: what one adds after this (the
+        # changes' notifications) is written once more as the process stops.
+        from twisted.internet import reactor  # here: importing it installs one
+
+        running: Any = reactor  # its stubs' interface methods take no self
+        running.addSystemEventTrigger("before", "shutdown", self.write)
+
+    def write(self) -> None:
         stats = dict(self.crawler.stats.get_stats())
         with open(self.path, "w", encoding="utf-8") as fh:
             json.dump(stats, fh, indent=1, sort_keys=True, default=str)
