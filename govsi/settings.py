@@ -592,10 +592,12 @@ CHANGES_DIFF_MAX_CHARS = 200_000
 CHANGES_DIFF_TIMEOUT = 1.0
 # The same two bounds for each change of a list (scrapy changes, the Changes page, the
 # feed, notifications), whose diffs only give the first words added and removed (a diff
-# stopped early still starts at the first word that differs): a page of 50 changes takes
-# at most 50 times this timeout.
+# stopped early still starts at the first word that differs, but takes more words with
+# it), and the seconds all of a list's diffs may take together: past them, the rest of
+# the list's diffs stop at once (coarse excerpts), so a list costs at most about this.
 CHANGES_EXCERPT_DIFF_CHARS = 20_000
-CHANGES_EXCERPT_DIFF_TIMEOUT = 0.02
+CHANGES_EXCERPT_DIFF_TIMEOUT = 0.2
+CHANGES_EXCERPT_BUDGET = 1.0
 # Search words in a changes filter are matched against each candidate change, newest
 # first (their texts are the change's own versions, which the search index no longer
 # holds): a list reads at most this many candidates, then says that more may match

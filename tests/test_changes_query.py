@@ -265,3 +265,14 @@ def test_small_chunks_read_the_same(db: Engine, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr("govsi.changes.query.SCAN_CHUNK", 3)
     assert list_changes(db, ChangeFilter()) == whole
     assert ids(db, ChangeFilter(query="uredba")) == searched == [3, 1]
+
+
+def test_a_spent_excerpt_budget_still_lists_every_change(db: Engine) -> None:
+    """Past CHANGES_EXCERPT_BUDGET the diffs stop at once: their common start and end are
+    still trimmed, so a small change keeps its exact excerpt."""
+    spent = {
+        e.id: e for e in list_changes(db, ChangeFilter(), config=ChangesConfig(excerpt_budget=0))
+    }
+    assert sorted(spent) == sorted(ALL)
+    assert (spent[9].added, spent[9].removed) == ("Tretja", "Druga")
+    assert spent[2].added.startswith("Javni razpis")

@@ -16,6 +16,7 @@ diff (``ChangeDetail.diff`` None).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -46,6 +47,8 @@ __all__ = [
 EXCERPT_CHARS = 200
 # Candidates read per statement while search words are matched.
 SCAN_CHUNK = 200
+# A diff's timeout once the list's budget is spent (0 would mean none).
+_AT_ONCE = 1e-6
 _C, _P, _S = schema.PAGE_CHANGE, schema.PAGE, schema.SITE
 
 
@@ -208,12 +211,18 @@ def _diff(sides: _Sides, max_chars: int, timeout: float) -> WordDiff | None:
 
 def _entries(conn: Connection, rows: Sequence[Any], config: ChangesConfig) -> list[ChangeEntry]:
     """The entries of ``rows`` with their excerpts, their texts read ``SCAN_CHUNK`` rows at
-    a time (a long list never holds all its texts)."""
-    limits = config.excerpt_max_chars, config.excerpt_timeout
+    a time (a long list never holds all its texts), their diffs within
+    CHANGES_EXCERPT_DIFF_TIMEOUT each and CHANGES_EXCERPT_BUDGET in all."""
+    ends = time.monotonic() + config.excerpt_budget
     entries = []
     for part in chunks(rows, SCAN_CHUNK):
         sides = _texts(conn, part, config.excerpt_max_chars)
-        entries += [_entry(r, _diff(sides[r.id], *limits)) for r in part]
+        for r in part:
+            # Past the list's budget a diff stops at once: its common start and end
+            # trimmed, the rest removed and added whole (a coarse excerpt, linear).
+            left = max(ends - time.monotonic(), _AT_ONCE)
+            timeout = min(config.excerpt_timeout, left) if config.excerpt_timeout else left
+            entries.append(_entry(r, _diff(sides[r.id], config.excerpt_max_chars, timeout)))
     return entries
 
 

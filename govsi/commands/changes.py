@@ -26,7 +26,8 @@ from govsi.store import database
 
 __all__ = ["Command", "to_json", "to_terminal"]
 
-# A list's excerpts take at most MAX_LIMIT times CHANGES_EXCERPT_DIFF_TIMEOUT.
+# Changes one list shows at most: their texts are read and diffed (within
+# CHANGES_EXCERPT_BUDGET) even when the budget is spent.
 MAX_LIMIT = 1_000
 
 
