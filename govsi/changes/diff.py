@@ -8,8 +8,8 @@ make one run; joining the runs of one side gives that side back.
 
 Google's diff-match-patch (Myers' O(ND) bisection with a deadline: the fewest words
 changed) over the units mapped to one character each (its lines-to-chars trick): difflib's
-SequenceMatcher has no deadline, runs past 60 s on hostile texts and marks 9 % to 4 times
-more words changed on real ones (bench/README.md, "Which word-level diff").
+SequenceMatcher has no deadline, goes quadratic on hostile texts and marks more words
+changed on real ones (bench/README.md, "Which word-level diff").
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ _WORD = re.compile(r"\S+")
 
 class _Bounded(diff_match_patch):  # type: ignore[misc]
     """diff-match-patch without its half-match speed-up, which runs before the deadline is
-    looked at and is quadratic in repeated words (200 000 characters of "in je": 4 s)."""
+    looked at and is quadratic in repeated words (bench/README.md)."""
 
     def diff_halfMatch(self, text1: str, text2: str) -> None:
         return None

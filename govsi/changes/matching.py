@@ -17,7 +17,7 @@ __all__ = ["Words", "matches", "query_words"]
 # Each query word's keys: a text matches when it has one of each.
 Words = tuple[frozenset[str], ...]
 # analysis.words' pattern, applied here to find each distinct word once: analysis.words
-# keeps every occurrence, and the scan's time went there (bench/README.md "changes").
+# keeps every occurrence, and the scan's time went there (bench/README.md, "changes filter").
 _WORD = re.compile(r"[^\W_]+")
 # word_keys cached as a C call: the scan asks it for every distinct word of every text.
 _keys = lru_cache(maxsize=262_144)(word_keys)
@@ -37,6 +37,6 @@ def matches(wanted: Words, *texts: str) -> bool:
     for text in texts:
         distinct.update(_WORD.findall(text.lower()))
     # Every key of every distinct word at once, in C loops: a check per word and query
-    # word cost twice as much (bench/README.md "changes").
+    # word was the scan's main cost (bench/README.md, "changes filter").
     keys = set(chain.from_iterable(map(_keys, (w for w in distinct if len(w) <= MAX_WORD))))
     return all(not w.isdisjoint(keys) for w in wanted)
