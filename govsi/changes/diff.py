@@ -64,7 +64,7 @@ class WordDiff:
 
 def _codes(units: Iterable[str]) -> dict[str, str]:
     """A character for each distinct token (the surrogates skipped), in map() and join()
-    at C speed: a Python loop per token cost ~1 s a side at 200 000 characters."""
+    at C speed: a Python loop per token took most of the time budget (bench/README.md)."""
     points = chain(range(0xD800), range(0xE000, 0x110000))
     return dict(zip(dict.fromkeys(units), map(chr, points), strict=False))
 
