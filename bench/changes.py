@@ -13,7 +13,9 @@
   ``--limit`` seconds;
 - ``scan``: a search-word filter's cost per 1 000 candidate changes read (``find_changes``
   over an SQLite crawldb of ``--changes`` changes whose texts are real main texts, a query
-  that matches none, so that every candidate is read and matched).
+  that matches none, so that every candidate is read and matched);
+- ``listing``: a page of 50 and the next under each filter without search words (SQL and
+  the texts read; excerpts' diffs off: CHANGES_EXCERPT_BUDGET 0) from ``--listed`` changes.
 
     PYTHONPATH=. python -m bench.changes                     # ~3 min
     PYTHONPATH=. python -m bench.changes --parts scan --changes 5000
@@ -36,7 +38,7 @@ from typing import Any
 
 from bench.lib.results import RESULTS, write_run
 
-PARTS = ("quality", "adversarial", "scan")
+PARTS = ("quality", "adversarial", "scan", "listing")
 N = 200_000
 
 
@@ -253,12 +255,67 @@ def scan(changes: int) -> list[dict[str, Any]]:
     return rows
 
 
+def listing(changes: int) -> list[dict[str, Any]]:
+    from sqlalchemy import insert
+
+    from govsi.changes.config import ChangesConfig
+    from govsi.changes.query import ChangeFilter, find_changes
+    from govsi.store import database, schema
+
+    now = datetime(2026, 11, 29)
+    pages = range(1, changes + 1)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        engine = database.make_engine(f"sqlite:///{Path(tmp) / 'crawldb.sqlite3'}")
+        database.migrate(engine)
+        with engine.begin() as conn:  # one page in 50 on b.gov.si, one in 7 a PDF
+            conn.execute(insert(schema.SITE), [{"id": 1, "domain": "a.gov.si"},
+                                               {"id": 2, "domain": "b.gov.si"}])  # fmt: skip
+            conn.execute(insert(schema.PAGE), [
+                {"id": i, "site_id": 2 if i % 50 == 0 else 1, "url": f"https://a.gov.si/p{i}",
+                 "page_type_code": "BINARY" if i % 7 == 0 else "HTML"} for i in pages
+            ])  # fmt: skip
+            conn.execute(insert(schema.PAGE_DATA), [
+                {"page_id": i, "data_type_code": "PDF"} for i in pages if i % 7 == 0
+            ])  # fmt: skip
+            conn.execute(insert(schema.PAGE_TEXT), [
+                {"page_id": i, "kind": "HTML", "status": "ok", "text": f"besedilo {i}",
+                 "extracted_at": now} for i in pages
+            ])  # fmt: skip
+            conn.execute(insert(schema.PAGE_CHANGE), [
+                {"page_id": i, "visit_time": now - timedelta(minutes=i), "kind": "changed",
+                 "title": f"Stran {i}", "text_before": f"besedilo {i - 1}"} for i in pages
+            ])  # fmt: skip
+        config = ChangesConfig(excerpt_budget=0)
+        filters = {
+            "none": ChangeFilter(),
+            "since 7 days": ChangeFilter(since=now - timedelta(days=7)),
+            "host (1 in 50)": ChangeFilter(hosts=("b.gov.si",)),
+            "type pdf (1 in 7)": ChangeFilter(types=("pdf",)),
+            "until 30 days ago": ChangeFilter(until=now - timedelta(days=30)),
+        }
+        for name, flt in filters.items():
+            times = []
+            before = None
+            for _ in range(2):
+                started = time.perf_counter()
+                page = find_changes(engine, flt, limit=50, before=before, config=config)
+                times.append(1000 * (time.perf_counter() - started))
+                before = page.next_before
+            print(f"listing, filter {name}: first page {times[0]:.0f} ms, next {times[1]:.0f} ms",
+                  flush=True)  # fmt: skip
+            rows.append({"filter": name, "first_ms": times[0], "next_ms": times[1]})
+        engine.dispose()
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--parts", default=",".join(PARTS))
     parser.add_argument("--pairs", type=int, default=300, help="real texts edited (quality)")
     parser.add_argument("--limit", type=float, default=60.0, help="seconds per adversarial run")
     parser.add_argument("--changes", type=int, default=3000, help="changes in the scan's crawldb")
+    parser.add_argument("--listed", type=int, default=50000, help="changes in the listing's")
     args = parser.parse_args()
     results: list[dict[str, Any]] = []
     parts = args.parts.split(",")
@@ -268,6 +325,8 @@ def main() -> None:
         results += [{"part": "adversarial", **r} for r in adversarial(args.limit)]
     if "scan" in parts:
         results += [{"part": "scan", **r} for r in scan(args.changes)]
+    if "listing" in parts:
+        results += [{"part": "listing", **r} for r in listing(args.listed)]
     write_run(RESULTS / "changes.json", args, results)
 
 
