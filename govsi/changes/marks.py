@@ -24,10 +24,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Connection, Engine, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Connection, Engine, func, select
 
-from govsi.store.schema import CRAWL_META, PAGE_CHANGE
+from govsi.store import meta
+from govsi.store.schema import PAGE_CHANGE
 
 __all__ = ["Mark", "claim", "mark_key", "open_marks", "read_mark", "settle"]
 
@@ -76,19 +76,12 @@ def read_mark(value: str | None) -> Mark | None:
     return Mark(last_id, floor, parts[2], until)
 
 
-def _insert(conn: Connection) -> postgresql.Insert | sqlite.Insert:
-    if conn.dialect.name == "postgresql":
-        return postgresql.insert(CRAWL_META)
-    return sqlite.insert(CRAWL_META)
-
-
 def open_marks(engine: Engine, names: Iterable[str], start: datetime) -> None:
     """The rows of filters that have none, starting from ``start`` (this run's start; a
     row an earlier or concurrent run made is kept)."""
     with engine.begin() as conn:
         for name in names:
-            row = {"key": mark_key(name), "value": Mark(0, start).value()}
-            conn.execute(_insert(conn).values(**row).on_conflict_do_nothing())
+            meta.add(conn, mark_key(name), Mark(0, start).value())
 
 
 def claim(
@@ -99,17 +92,7 @@ def claim(
     A filter without a row starts from ``start``."""
     key = mark_key(name)
     with engine.begin() as conn:
-        # One round trip: the row made, or kept as it is (an update that locks it on
-        # PostgreSQL, as SELECT ... FOR UPDATE would) and read back.
-        upsert = (
-            _insert(conn)
-            .values(key=key, value=Mark(0, start).value())
-            .on_conflict_do_update(
-                index_elements=[CRAWL_META.c.key], set_={"value": CRAWL_META.c.value}
-            )
-            .returning(CRAWL_META.c.value)
-        )
-        value = conn.execute(upsert).scalar()
+        value = meta.lock(conn, key, Mark(0, start).value())
         mark = read_mark(value)
         if mark is None:
             newest = conn.execute(select(func.max(PAGE_CHANGE.c.id))).scalar() or 0
@@ -130,7 +113,7 @@ def settle(engine: Engine, name: str, holder: str, sent: Mark | None) -> bool:
     expired and another worker took it over): nothing is written."""
     key = mark_key(name)
     with engine.begin() as conn:
-        value = conn.execute(select(CRAWL_META.c.value).where(CRAWL_META.c.key == key)).scalar()
+        value = meta.read(conn, key)
         mark = read_mark(value)
         if mark is None or mark.holder != holder:
             return False
@@ -139,7 +122,4 @@ def settle(engine: Engine, name: str, holder: str, sent: Mark | None) -> bool:
 
 
 def _write(conn: Connection, key: str, mark: Mark, was: str | None = None) -> None:
-    stmt = update(CRAWL_META).where(CRAWL_META.c.key == key)
-    if was is not None:
-        stmt = stmt.where(CRAWL_META.c.value == was)
-    conn.execute(stmt.values(value=mark.value()))
+    meta.write(conn, key, mark.value(), was)

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, case, extract, func, literal, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import ColumnElement, Connection, case, extract, func, literal, select
 
 from govsi.revisit.age import fit_price
 from govsi.revisit.due import DAY, MODE_DUE, DueRule, revisits_allowed
 from govsi.revisit.schedule import default_price
+from govsi.store import meta
 from govsi.store.schema import CRAWL_META, PAGE, SITE
 
 __all__ = [
@@ -150,18 +150,7 @@ class HostBudget:
     def take(self, conn: Connection, wanted: int) -> int:
         """Lock the host's row; how many of ``wanted`` may still be claimed today."""
         day = self.rule.now.date()
-        insert = (postgresql if conn.dialect.name == "postgresql" else sqlite).insert
-        # One round trip: the row made, or kept as it is (an update that locks it on
-        # PostgreSQL, as SELECT ... FOR UPDATE would) and read back.
-        upsert = (
-            insert(CRAWL_META)
-            .values(key=budget_key(self.host), value=BudgetRow(day).value())
-            .on_conflict_do_update(
-                index_elements=[CRAWL_META.c.key], set_={"value": CRAWL_META.c.value}
-            )
-            .returning(CRAWL_META.c.value)
-        )
-        value = conn.execute(upsert).scalar()
+        value = meta.lock(conn, budget_key(self.host), BudgetRow(day).value())
         stored = read_budget(value)
         if stored is None:
             logger.warning("%s: its revisit budget reads %r; spent for today", self.host, value)
@@ -196,8 +185,4 @@ class HostBudget:
         t = self.today
         pictures = t.pictures + (claimed if self.pictures else 0)
         self.today = BudgetRow(t.day, t.spent + claimed, pictures, t.price)
-        conn.execute(
-            update(CRAWL_META)
-            .where(CRAWL_META.c.key == budget_key(self.host))
-            .values(value=self.today.value())
-        )
+        meta.write(conn, budget_key(self.host), self.today.value())

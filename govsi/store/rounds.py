@@ -22,8 +22,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from sqlalchemy import Connection, delete, exists, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
+from govsi.store import meta
 from govsi.store.schema import CRAWL_META, PAGE
 
 __all__ = ["STARTED", "end_round", "join_round", "mark_round", "round_started", "touch_round"]
@@ -37,7 +37,7 @@ def _value(start: datetime, last: datetime) -> str:
 
 
 def _read(conn: Connection) -> tuple[str, datetime, datetime] | None:
-    value = conn.execute(select(CRAWL_META.c.value).where(CRAWL_META.c.key == KEY)).scalar()
+    value = meta.read(conn, KEY)
     if value is None:
         return None
     try:
@@ -57,14 +57,9 @@ def join_round(conn: Connection, now: datetime, alive_within: float) -> datetime
         return found[1]
     fresh = _value(now, now)
     if found is None:
-        insert = (postgresql if conn.dialect.name == "postgresql" else sqlite).insert
-        conn.execute(insert(CRAWL_META).values(key=KEY, value=fresh).on_conflict_do_nothing())
+        meta.add(conn, KEY, fresh)
     else:  # a dead round: replaced, unless another worker replaced it first
-        conn.execute(
-            update(CRAWL_META)
-            .where(CRAWL_META.c.key == KEY, CRAWL_META.c.value == found[0])
-            .values(value=fresh)
-        )
+        meta.write(conn, KEY, fresh, was=found[0])
     joined = _read(conn)
     return now if joined is None else joined[1]
 
@@ -103,7 +98,7 @@ def mark_round(conn: Connection, start: datetime, now: datetime, min_interval: f
     """Record in ``round_started`` the round a run starting at ``now`` belongs to
     (``round_started``'s rule) and return its start. Run inside a transaction; of workers
     starting at once, the first to write wins and the others join it."""
-    found = conn.execute(select(CRAWL_META.c.value).where(CRAWL_META.c.key == STARTED)).scalar()
+    found = meta.read(conn, STARTED)
     try:
         existing = None if found is None else datetime.fromisoformat(found)
     except ValueError:
@@ -111,13 +106,8 @@ def mark_round(conn: Connection, start: datetime, now: datetime, min_interval: f
     value = round_started(existing, start, now, min_interval)
     text = value.isoformat(sep=" ", timespec="microseconds")
     if found is None:
-        insert = (postgresql if conn.dialect.name == "postgresql" else sqlite).insert
-        conn.execute(insert(CRAWL_META).values(key=STARTED, value=text).on_conflict_do_nothing())
+        meta.add(conn, STARTED, text)
     elif text != found:
-        conn.execute(
-            update(CRAWL_META)
-            .where(CRAWL_META.c.key == STARTED, CRAWL_META.c.value == found)
-            .values(value=text)
-        )
-    stored = conn.execute(select(CRAWL_META.c.value).where(CRAWL_META.c.key == STARTED)).scalar()
+        meta.write(conn, STARTED, text, was=found)
+    stored = meta.read(conn, STARTED)
     return value if stored is None else datetime.fromisoformat(stored)
