@@ -24,6 +24,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.name.startswith("test_e2e_"):
             item.add_marker(pytest.mark.e2e)
+    # The end-to-end files first (a stable sort: each file's tests keep their order): they
+    # are the longest, and the workers (loadfile) then end together on short unit files
+    # instead of one of them running a long crawl alone at the end.
+    items.sort(key=lambda item: not item.path.name.startswith("test_e2e_"))
 
 
 def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
