@@ -88,7 +88,7 @@ DUPLICATE_DETECTION = True
 NEAR_DUPLICATE_THRESHOLD = 0.75
 # HTML pages of at least this many characters are read whole (parsed; their links made
 # canonical, render plan, main text and signature) in the spider's worker processes
-# (govsi/spiders/workers.py), as sitemaps always are, so that the reactor thread only
+# (govsi/workers/pool.py), as sitemaps always are, so that the reactor thread only
 # downloads, schedules and stores, and the other cores work. 1 = every page: unthrottled on
 # 2 KB pages of 3 links, `off` makes 175 pages/s against 157 with pages under 4 KB read on
 # the reactor; on 48 KB pages 112 against 81 (bench/render_cost.py --page-chars).

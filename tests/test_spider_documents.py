@@ -15,8 +15,8 @@ from twisted.internet import defer
 from govsi.middlewares import StopUnwantedBodiesMiddleware
 from govsi.requestmeta import KIND_PAGE
 from govsi.spiders.documents import DocumentTexts
-from govsi.spiders.workers import WorkerFailed
 from govsi.text.limits import TextLimits
+from govsi.workers.pool import WorkerFailed
 from tests.simweb.documents import make_docx, make_pdf
 from tests.support.spiders import parse, respond, spider
 

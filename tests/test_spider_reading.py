@@ -22,10 +22,10 @@ from govsi.spiders.copies import Copies
 from govsi.spiders.pages import HtmlPages
 from govsi.spiders.reading import PlanInputs, canonical_links, read_html, read_tree
 from govsi.spiders.render import Rendering
-from govsi.spiders.workers import WorkerFailed
 from govsi.store.config import DuplicateConfig
 from govsi.web.extract import ExtractedLinks, cut_markup, parse_html
 from govsi.web.scope import Scope
+from govsi.workers.pool import WorkerFailed
 from tests.support.govpages import NEWS_1, semantic
 from tests.support.stats import DictStats
 

@@ -88,8 +88,10 @@ def per_core_busy() -> list[float]:
 
 # The crawler's own helper processes, by what their command line names; any other
 # process below the crawler is the browser or its driver.
+# The worker pool's older names: govsi.spiders.workerloop before the pool moved to
+# govsi/workers/, multiprocessing before da5b1a2.
 HELPERS = {
-    "worker_pool": (b"govsi.spiders.workerloop", b"multiprocessing"),  # the latter before da5b1a2
+    "worker_pool": (b"govsi.workers.loop", b"govsi.spiders.workerloop", b"multiprocessing"),
     "crawldb_writer": (b"govsi.store.writerprocess",),
     "archive": (b"govsi.archive.child",),
 }

@@ -1,5 +1,5 @@
 """30 MiB hostile pages read the way the crawl reads a large page: handed to a worker
-process (``govsi.spiders.workers.WorkerPool``, over its pipes) and read whole by
+process (``govsi.workers.pool.WorkerPool``, over its pipes) and read whole by
 ``read_html`` with its render plan, its yield and its duplicate question, under the default
 limits (MAX_PARSE_TAGS, MAX_LINKS_PER_PAGE, WORKER_JOB_TIMEOUT). For each: wall time, the
 worker's peak RSS (VmHWM, sampled), and what came back."""
@@ -13,8 +13,8 @@ from typing import Any
 from bench.lib.measure import memory_mb
 from govsi.settings import MAX_LINKS_PER_PAGE, MAX_PARSE_TAGS, WORKER_JOB_TIMEOUT
 from govsi.spiders.reading import PlanInputs, read_html
-from govsi.spiders.workers import WorkerPool
 from govsi.web.scope import Scope
+from govsi.workers.pool import WorkerPool
 
 MIB = 2**20
 UNITS = {

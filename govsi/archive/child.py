@@ -1,6 +1,6 @@
 """The archive's own process: records made, digested, compressed and written, a batch of
 jobs per message, so that none of that costs the crawl's process its GIL (``ArchiveWriter`` starts
-it and talks to it over two pipes, ``govsi.frames``).
+it and talks to it over two pipes, ``govsi.workers.frames``).
 
 The first message is the ``ArchiveConfig``, the crawl's id and the software's name (the
 crawl's: this process imports no Scrapy, to start quickly); then each message is a list
@@ -25,7 +25,7 @@ from govsi.archive.exchange import Exchange
 from govsi.archive.files import Placed, WarcFiles
 from govsi.archive.payloads import Payloads
 from govsi.archive.records import RecordMaker
-from govsi.frames import helper_streams, read_frame, write_frame
+from govsi.workers.frames import helper_streams, read_frame, write_frame
 
 __all__ = ["Archivist", "Dom", "Written", "failure", "serve"]
 

@@ -34,7 +34,7 @@ from govsi.archive.config import ArchiveConfig
 from govsi.archive.exchange import Exchange
 from govsi.archive.files import recover
 from govsi.archive.records import record_id
-from govsi.frames import read_frame, spawn, write_frame
+from govsi.workers.frames import read_frame, spawn, write_frame
 
 __all__ = ["SOFTWARE", "ArchiveWriter", "Done", "Written"]
 

@@ -10,10 +10,10 @@ from typing import Protocol
 from scrapy.settings import BaseSettings
 
 from govsi.spiders.feedpolicy import Backoff
-from govsi.spiders.workers import worker_processes
 from govsi.store.config import DuplicateConfig, StoreConfig
 from govsi.text.limits import TextLimits
 from govsi.web.scope import Scope
+from govsi.workers.pool import worker_processes
 
 __all__ = ["Count", "FeedPolls", "ReadLimits", "SitemapLimits", "SpiderConfig"]
 

@@ -10,12 +10,12 @@ from collections.abc import Callable
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from govsi.items import PageText
-from govsi.spiders.workerbound import Cause
-from govsi.spiders.workers import WorkerFailed, WorkerPool
 from govsi.text.documents import document_text
 from govsi.text.language import guess_language
 from govsi.text.limits import TextLimits, TextStatus
 from govsi.web.contenttypes import DocumentType
+from govsi.workers.bound import Cause
+from govsi.workers.pool import WorkerFailed, WorkerPool
 
 logger = logging.getLogger(__name__)
 

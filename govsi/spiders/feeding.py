@@ -40,11 +40,11 @@ from govsi.robots import rules
 from govsi.spiders import feedpolicy
 from govsi.spiders.config import Count, FeedPolls
 from govsi.spiders.pollrecords import Hops, PollRecords
-from govsi.spiders.workers import WorkerPool
 from govsi.store.feeds import StoredFeed, claim_polls, forget_feeds, robots_texts, stored_feeds
 from govsi.store.schema import utcnow
 from govsi.web import feeds, sitemaps
 from govsi.web.urls import host_of, resolve
+from govsi.workers.pool import WorkerPool
 
 logger = logging.getLogger(__name__)
 

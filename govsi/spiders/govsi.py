@@ -45,12 +45,12 @@ from govsi.spiders.records import Records, header
 from govsi.spiders.render import Rendering
 from govsi.spiders.revisits import conditional, content_key, kept_page, visit
 from govsi.spiders.sitemapping import Sitemaps
-from govsi.spiders.workerbound import MemoryBoundRefused, require_bound
-from govsi.spiders.workers import WorkerPool
 from govsi.store.extension import CrawlStore
 from govsi.store.schema import utcnow
 from govsi.web.contenttypes import DOCUMENT_TYPES, classify, declared_length
 from govsi.web.urls import host_of, resolve
+from govsi.workers.bound import MemoryBoundRefused, require_bound
+from govsi.workers.pool import WorkerPool
 
 logger = logging.getLogger(__name__)
 

@@ -27,11 +27,11 @@ from govsi.spiders.copies import Copies
 from govsi.spiders.documents import worker_failure
 from govsi.spiders.reading import Reading, page_text_of, read_html, read_tree, ready
 from govsi.spiders.render import Rendering, merge
-from govsi.spiders.workers import WorkerPool
 from govsi.store.originals import as_duplicate
 from govsi.text.maintext import main_text
 from govsi.web.encoding import decode_html
 from govsi.web.extract import ExtractedLinks, header_says_nofollow, parse_html
+from govsi.workers.pool import WorkerPool
 
 __all__ = ["HtmlPages"]
 

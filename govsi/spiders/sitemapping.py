@@ -2,7 +2,7 @@
 URLs they list, and what is kept of the documents, within per-site budgets.
 
 Documents are inflated and parsed in the spider's worker process
-(``govsi.spiders.workers``), never on the reactor thread: a 50 MB sitemap costs seconds of
+(``govsi.workers.pool``), never on the reactor thread: a 50 MB sitemap costs seconds of
 CPU even within ``govsi.web.sitemaps``' limits, and a thread would hold the GIL the reactor
 needs."""
 
@@ -31,9 +31,9 @@ from govsi.requestmeta import (
 from govsi.spiders.config import Count, SitemapLimits
 from govsi.spiders.feeding import FeedPolling
 from govsi.spiders.pollrecords import Hops
-from govsi.spiders.workers import WorkerPool
 from govsi.web import sitemaps
 from govsi.web.urls import host_of
+from govsi.workers.pool import WorkerPool
 
 logger = logging.getLogger(__name__)
 

@@ -30,9 +30,9 @@ from collections import Counter
 from dataclasses import dataclass
 from subprocess import Popen, TimeoutExpired
 
-from govsi.frames import helper_streams, read_frame, spawn, write_frame
 from govsi.items import Item
 from govsi.store.config import StoreConfig
+from govsi.workers.frames import helper_streams, read_frame, spawn, write_frame
 
 __all__ = ["Reply", "WriterProcess", "serve"]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.support.crawl import descendants
 
-_WORKER = b"govsi.spiders.workerloop"
+_WORKER = b"govsi.workers.loop"
 
 
 def _rss_mb(pid: int) -> float:

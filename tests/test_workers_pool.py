@@ -14,7 +14,7 @@ from twisted.python.failure import Failure
 
 from govsi.dedup.index import DuplicateIndex
 from govsi.dedup.question import question
-from govsi.spiders.workers import WorkerFailed, WorkerPool, worker_processes
+from govsi.workers.pool import WorkerFailed, WorkerPool, worker_processes
 
 
 def _settled(deferred: Any, timeout: float = 60) -> tuple[bool, Any]:
@@ -179,7 +179,7 @@ def test_the_job_behind_a_hung_one_gets_its_own_time() -> None:
 
 _ORPHAN = """
 import os, sys, time
-from govsi.spiders.workers import WorkerPool
+from govsi.workers.pool import WorkerPool
 if __name__ == "__main__":
     pool = WorkerPool(1, 0, lambda fn, *a: fn(*a))
     box = []
@@ -212,7 +212,7 @@ def test_a_worker_leaves_when_the_crawl_is_killed(tmp_path: Any) -> None:
 
 
 def test_prepare_starts_every_process_before_the_first_job() -> None:
-    from govsi.spiders.reading import ready
+    from govsi.page.reading import ready
 
     worker = _direct(processes=2)
     try:

@@ -1,11 +1,11 @@
-"""The loop a worker process runs (``govsi.spiders.workers`` starts it): read a job from
+"""The loop a worker process runs (``govsi.workers.pool`` starts it): read a job from
 stdin, run it, write its outcome to stdout, until stdin ends.
 
 A job is ``(fn, args, kwargs)`` and an outcome ``(True, result)`` or ``(False, exception)``,
 each pickled and framed by its length (8 bytes, little-endian). stdin ends when the crawl
 closes it or is gone, killed with -9 included, so a worker never outlives its crawl.
-Imports nothing of the crawl but its framing (``govsi.frames``) and its memory bound
-(``govsi.spiders.workerbound``): a job's function brings what it needs, and no more.
+Imports nothing of the crawl but its framing (``govsi.workers.frames``) and its memory bound
+(``govsi.workers.bound``): a job's function brings what it needs, and no more.
 
 Its one argument (``sys.argv[2]``) is the memory bound in MB (WORKER_MEMORY_LIMIT), set
 before the first job is read; a worker that cannot set it runs no job: it says why on
@@ -18,8 +18,8 @@ import pickle
 import sys
 from typing import Any
 
-from govsi.frames import FRAME, helper_streams, read_frame, write_frame
-from govsi.spiders.workerbound import apply_bound, reset_peak
+from govsi.workers.bound import apply_bound, reset_peak
+from govsi.workers.frames import FRAME, helper_streams, read_frame, write_frame
 
 # The exit status of a worker that could not bound its memory.
 UNBOUNDED = 3

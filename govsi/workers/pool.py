@@ -10,9 +10,9 @@ dies (killed, out of memory) fails only the job it ran, and one that holds a job
 than ``job_timeout`` is killed and fails only that job, with the reason (``WorkerFailed``
 and its ``cause``). Its place gets a new process at its next job. Jobs wait in order of
 arrival. Each process bounds its own memory to ``memory_limit`` MB before its first job
-(``govsi.spiders.workerbound``): a job past it fails alone, ``over memory bound``.
+(``govsi.workers.bound``): a job past it fails alone, ``over memory bound``.
 
-A process is plain ``python -c`` running ``govsi.spiders.workerloop`` over two pipes, with
+A process is plain ``python -c`` running ``govsi.workers.loop`` over two pipes, with
 two threads here per process: one sends it jobs ahead, one reads their outcomes. It imports
 only what its jobs need (~51 MB on the memory bench); multiprocessing's pool also
 re-imported the crawl's main module (57 MB) and started a resource tracker process (15 MB).
@@ -35,9 +35,9 @@ from typing import Any
 
 from twisted.internet.defer import Deferred
 
-from govsi.frames import read_frame, spawn, write_frame
-from govsi.spiders.workerbound import Cause, death_cause, over_memory, signal_name
-from govsi.spiders.workerloop import UNBOUNDED
+from govsi.workers.bound import Cause, death_cause, over_memory, signal_name
+from govsi.workers.frames import read_frame, spawn, write_frame
+from govsi.workers.loop import UNBOUNDED
 
 __all__ = ["WorkerFailed", "WorkerPool", "worker_processes"]
 
@@ -100,7 +100,7 @@ class _Process:
         # Sent, outcome not read yet, oldest (the one the process runs) first.
         self._sent: deque[_Job] = deque()
         self._popen = spawn(
-            "govsi.spiders.workerloop", env=_ONE_THREAD, args=[str(max(0, memory_limit))]
+            "govsi.workers.loop", env=_ONE_THREAD, args=[str(max(0, memory_limit))]
         )
         self.pid = self._popen.pid
         # Once it is gone: its exit code, and its peak resident memory (KB) in its last job.

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from govsi.spiders.workerbound import (
+from govsi.text.limits import TextLimits
+from govsi.workers.bound import (
     MemoryBoundRefused,
     address_limits,
     bound_refused,
@@ -19,8 +20,7 @@ from govsi.spiders.workerbound import (
     require_bound,
     signal_name,
 )
-from govsi.spiders.workers import WorkerFailed, WorkerPool
-from govsi.text.limits import TextLimits
+from govsi.workers.pool import WorkerFailed, WorkerPool
 from tests.simweb.documents import make_pdf, pdf_bomb
 
 INF = resource.RLIM_INFINITY
