@@ -1,4 +1,4 @@
-"""Reading a page (govsi.spiders.reading, HtmlPages.read): the worker's reading of a
+"""Reading a page (govsi.page, HtmlPages.read): the worker's reading of a
 large page is the reactor's reading of a small one, a page's markup is parsed up to
 MAX_PARSE_TAGS, and a page the worker cannot read is stored without its links, saying why."""
 
@@ -15,12 +15,13 @@ from twisted.internet import defer
 from govsi.dedup.index import DuplicateIndex
 from govsi.frontier.traps import TrapGuard
 from govsi.items import FetchedPage
+from govsi.page.links import canonical_links
+from govsi.page.reading import PlanInputs, read_html, read_tree
 from govsi.render.decide import RenderPlanner
 from govsi.spiders.admission import Admission
 from govsi.spiders.config import ReadLimits
 from govsi.spiders.copies import Copies
 from govsi.spiders.pages import HtmlPages
-from govsi.spiders.reading import PlanInputs, canonical_links, read_html, read_tree
 from govsi.spiders.render import Rendering
 from govsi.store.config import DuplicateConfig
 from govsi.web.extract import ExtractedLinks, cut_markup, parse_html

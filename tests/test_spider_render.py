@@ -13,9 +13,9 @@ from scrapy.utils.test import get_crawler
 
 from govsi.frontier.seen import seen_key
 from govsi.items import DiscoveredPage, FetchedPage
+from govsi.page.reading import read_tree
 from govsi.requestmeta import KIND_PAGE, META_KIND, META_URL
 from govsi.spiders.govsi import GovsiSpider
-from govsi.spiders.reading import read_tree
 from govsi.web.extract import parse_html
 from tests.support.renderer import make_renderer
 from tests.support.stats import DictStats

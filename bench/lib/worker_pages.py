@@ -11,8 +11,8 @@ import time
 from typing import Any
 
 from bench.lib.measure import memory_mb
+from govsi.page.reading import PlanInputs, read_html
 from govsi.settings import MAX_LINKS_PER_PAGE, MAX_PARSE_TAGS, WORKER_JOB_TIMEOUT
-from govsi.spiders.reading import PlanInputs, read_html
 from govsi.web.scope import Scope
 from govsi.workers.pool import WorkerPool
 

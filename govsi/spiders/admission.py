@@ -48,7 +48,7 @@ class Admission:
 
     def admit_canonical(self, url: str) -> str | None:
         """``admit`` of a link already canonical, in scope and not too long
-        (``govsi.spiders.reading.canonical_links``): only the trap rules are left."""
+        (``govsi.page.links.canonical_links``): only the trap rules are left."""
         return url if self.traps.check(url) is None else None
 
     def may_fetch_image(self, url: str) -> bool:

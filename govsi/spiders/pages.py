@@ -20,12 +20,13 @@ from govsi.dedup.index import Verdict
 from govsi.dedup.question import Question
 from govsi.dedup.signature import KEY_VERSION, exact_key_of
 from govsi.items import FetchedPage, PageText, outcome_stat
+from govsi.page.pagetext import page_text_of
+from govsi.page.reading import Reading, read_html, read_tree, ready
 from govsi.render.decide import RenderPlan
 from govsi.spiders.admission import Admission
 from govsi.spiders.config import Count, ReadLimits
 from govsi.spiders.copies import Copies
 from govsi.spiders.documents import worker_failure
-from govsi.spiders.reading import Reading, page_text_of, read_html, read_tree, ready
 from govsi.spiders.render import Rendering, merge
 from govsi.store.originals import as_duplicate
 from govsi.text.maintext import main_text

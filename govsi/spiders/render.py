@@ -19,12 +19,12 @@ from scrapy.http import Response
 
 from govsi.archive.capture import header_pairs
 from govsi.items import FetchedPage
+from govsi.page.reading import PlanInputs, Reading
 from govsi.render.decide import RenderMode, RenderPlan, RenderPlanner
 from govsi.render.renderer import QueueFull, Renderer, RenderFailed, RenderOff
 from govsi.render.routes import Document
 from govsi.render.scripts import rendering_adds
 from govsi.spiders.config import Count
-from govsi.spiders.reading import PlanInputs, Reading
 from govsi.web.extract import ExtractedLinks
 
 logger = logging.getLogger(__name__)

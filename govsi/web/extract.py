@@ -49,7 +49,7 @@ class ExtractedLinks:
     # Distinct references beyond ``max_links`` (links and images counted apart), not
     # taken (nor resolved, unless the other kind had them).
     dropped: int = 0
-    # Set by ``govsi.spiders.reading.canonical_links``: the links are canonical, in scope
+    # Set by ``govsi.page.links.canonical_links``: the links are canonical, in scope
     # and not too long, the images canonical; ``too_long`` links were left out.
     canonical: bool = False
     too_long: int = 0

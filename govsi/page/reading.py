@@ -21,16 +21,16 @@ from lxml import etree
 from govsi.dedup.question import Question, question_of_text
 from govsi.dedup.signature import copy_key, exact_key_of
 from govsi.items import PageText
+from govsi.page.links import canonical_links
+from govsi.page.pagetext import page_text
 from govsi.render.scripts import Yield, needs_browser, onload_scripts, page_yield, script_signature
 from govsi.text.html import page_language, page_title
-from govsi.text.language import guess_language
-from govsi.text.limits import TextStatus
-from govsi.text.maintext import normalized, readable_main_text, whole_text
+from govsi.text.maintext import normalized, readable_main_text
 from govsi.web.extract import ExtractedLinks, cut_markup, extract_links, parse_html
 from govsi.web.scope import Scope
 from govsi.web.urls import in_scope
 
-__all__ = ["PlanInputs", "Reading", "canonical_links", "read_html", "read_tree", "ready"]
+__all__ = ["PlanInputs", "Reading", "read_html", "read_tree", "ready"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,51 +130,6 @@ def read_html(
         if text_chars:
             reading.text = page_text(readable, kept, title, declared, text_chars, cut > 0)
     return reading
-
-
-def page_text(
-    readable: str, html: str, title: str | None, declared: str | None, max_chars: int,
-    cut: bool = False,
-) -> PageText:  # fmt: skip
-    """An HTML page's ``PageText``: its main text as it reads (``readable``), or all its
-    text when it has no main text (a page of the template alone still has words to find),
-    at most ``max_chars``; ``cut``: the page was read only in part."""
-    body = readable or whole_text(html, readable=True)
-    kept = body[:max_chars]
-    language = guess_language(kept, declared)
-    status: TextStatus = "ok" if kept else "empty"
-    return PageText("HTML", status, kept, None, title, language, None, cut or len(body) > max_chars)
-
-
-def page_text_of(html: str, max_chars: int) -> PageText:
-    """``page_text`` of ``html``, parsed here (for a page not read in the worker)."""
-    root = parse_html(html)
-    title, declared = page_title(root), page_language(root)
-    return page_text(readable_main_text(html, root), html, title, declared, max_chars)
-
-
-def canonical_links(found: ExtractedLinks, scope: Scope) -> None:
-    """Make ``found``'s links canonical, each once, in order, those out of ``scope`` or too
-    long left out (counted in ``too_long``), its feeds likewise (not counted), and its
-    images canonical (out of scope too:
-    a page's record keeps every picture it shows). The crawl's trap rules, which have a
-    memory, are the spider's to apply after."""
-    links: dict[str, None] = {}
-    for url in found.links:
-        canonical, too_long = scope.canonical(url)
-        if canonical is not None:
-            links.setdefault(canonical)
-        found.too_long += too_long
-    images: dict[str, None] = {}
-    for src in found.images:
-        if (image := scope.canonical_picture(src)) is not None:
-            images.setdefault(image)
-    feeds: dict[str, None] = {}
-    for url in found.feeds:
-        if (feed := scope.canonical(url)[0]) is not None:
-            feeds.setdefault(feed)
-    found.feeds = list(feeds)
-    found.links, found.images, found.canonical = list(links), list(images), True
 
 
 def ready() -> bool:
