@@ -1,5 +1,5 @@
-"""The reactor's thread keeps a CPU and the crawl's helper processes get the others
-(govsi/health/cpus.py)."""
+"""The reactor's thread keeps a CPU and the crawl's helper processes, grandchildren
+included, get the others (govsi/health/cpus.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from govsi.health.cpus import descendants, split_cpus
+from govsi.health.cpus import split_cpus
 from tests.support.crawl import project_env
 
 
@@ -33,13 +33,6 @@ def test_split_cpus(
     assert split_cpus(allowed, wanted, current) == expected
 
 
-def test_descendants_are_every_process_below_the_root() -> None:
-    parents = {10: 1, 11: 10, 12: 10, 13: 11, 14: 13, 20: 1, 21: 20}
-    assert sorted(descendants(10, parents)) == [11, 12, 13, 14]
-    assert descendants(14, parents) == []
-    assert sorted(descendants(1, parents)) == [10, 11, 12, 13, 14, 20, 21]
-
-
 PROBE = """
 import json, os, subprocess, sys
 from govsi.health.cpus import CpuSharing
@@ -48,21 +41,30 @@ sharing = CpuSharing("auto", 10, 60.0)
 sharing.spider_opened()
 reactor = os.sched_getaffinity(0)
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+# A process below a helper (as Chromium's renderers are below the browser).
+SLEEP = [sys.executable, "-c", "import time; time.sleep(30)"]
+parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
+                           f"p = subprocess.Popen({SLEEP!r}); print(p.pid, flush=True); "
+                           "time.sleep(30)"], stdout=subprocess.PIPE)
+grandchild = int(parent.stdout.readline())
 import threading, time
 thread = threading.Thread(target=time.sleep, args=(30,), daemon=True)
 thread.start()
 inherited = os.sched_getaffinity(child.pid)
 changed = sharing.place_helpers()
 placed = os.sched_getaffinity(child.pid)
+grandchild_placed = os.sched_getaffinity(grandchild)
 own_thread = os.sched_getaffinity(thread.native_id)
 seen = {"allowed": sorted(allowed), "reactor": sorted(reactor), "inherited": sorted(inherited),
-        "placed": sorted(placed), "changed": changed, "own_thread": sorted(own_thread),
+        "placed": sorted(placed), "grandchild": sorted(grandchild_placed), "changed": changed,
+        "own_thread": sorted(own_thread),
         "nice": [os.getpriority(os.PRIO_PROCESS, 0), os.getpriority(os.PRIO_PROCESS, child.pid)],
         "again": sharing.place_helpers()}
 sharing.spider_closed()
 seen["after"] = sorted(os.sched_getaffinity(0))
 print(json.dumps(seen))
-child.kill()
+for pid in (grandchild, parent.pid, child.pid):
+    os.kill(pid, 9)
 """
 
 
@@ -80,6 +82,7 @@ def test_the_reactor_keeps_its_cpu_and_the_helpers_yield_to_it() -> None:
     # has every CPU, at a priority 10 below the crawl's.
     assert seen["inherited"] == [cpu]
     assert seen["placed"] == seen["allowed"] and seen["changed"] >= 1
+    assert seen["grandchild"] == seen["allowed"]
     own, child = seen["nice"]
     assert child == min(19, own + 10)
     assert seen["again"] == 0  # placed once

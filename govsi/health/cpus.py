@@ -22,17 +22,20 @@ the crawl may use. The reactor's thread gets them all back when the crawl closes
 runs after it, the search index's update, uses them). Linux only: elsewhere, or when the
 system refuses, a log line and the crawl runs as before.
 
-Measured on this 2-CPU machine in docs/running.md ("CPUs"). ``split_cpus`` and
-``descendants`` are the pure decisions.
+Measured on this 2-CPU machine in docs/running.md ("CPUs"). ``split_cpus`` is the pure
+decision; the processes below the crawl are psutil's (``Process.children``).
 """
+
+# By hand, not psutil: thread ids (its threads() reads every thread's times), this thread's CPU.
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 
+import psutil
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
@@ -57,34 +60,6 @@ def split_cpus(
     if cpu is None or cpu not in cpus:
         return None
     return cpu, cpus - {cpu}
-
-
-def descendants(root: int, parents: Mapping[int, int]) -> list[int]:
-    """The processes below ``root``, given each process's parent (``parents``)."""
-    children: dict[int, list[int]] = {}
-    for pid, parent in parents.items():
-        children.setdefault(parent, []).append(pid)
-    found: list[int] = []
-    todo = list(children.get(root, ()))
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, ()))
-    return found
-
-
-def _parents() -> dict[int, int]:
-    """Every process's parent, from /proc (a process gone meanwhile is left out)."""
-    out: dict[int, int] = {}
-    for entry in os.scandir(PROC):
-        if entry.name.isdigit():
-            try:
-                stat = (PROC / entry.name / "stat").read_bytes()
-            except OSError:
-                continue
-            # The command name (field 2) may hold spaces and parentheses: after its last ")".
-            out[int(entry.name)] = int(stat.rsplit(b")", 1)[1].split()[1])
-    return out
 
 
 def _current_cpu() -> int | None:
@@ -154,7 +129,13 @@ class CpuSharing:
         """Give every thread of the processes below this one every CPU and the helpers'
         priority; how many threads were changed."""
         changed = 0
-        for pid in descendants(os.getpid(), _parents()):
+        try:
+            below = [child.pid for child in psutil.Process().children(recursive=True)]
+        except psutil.Error as e:
+            logger.warning("REACTOR_CPU, HELPER_NICE: the crawl's helper processes could not "
+                           "be listed (%s); not placed this time", e)  # fmt: skip
+            return 0
+        for pid in below:
             try:
                 tasks = os.listdir(PROC / str(pid) / "task")
             except OSError:
