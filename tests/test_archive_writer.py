@@ -107,7 +107,8 @@ def test_a_failed_write_is_said_and_stops_the_archive(tmp_path: Path) -> None:
     w.start()
     told: list[object] = []
     w.exchange(exchange(1), record_id(), told.append)
-    wait_for(lambda: w.failed is not None)
+    # The writer's thread sets ``failed``, tells the jobs, then calls on_failure.
+    wait_for(lambda: bool(failures))
     assert "Not a directory" in str(w.failed) and failures == [w.failed]
     assert told == [None]
     w.exchange(exchange(2), record_id(), told.append)  # not queued for ever: told at once
