@@ -21,7 +21,7 @@ from govsi.store.changes import change_kind, months_before
 from govsi.store.history import Retention
 from govsi.store.schema import PAGE_CHANGE
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import T, q, upgrade_to
+from tests.support.crawldb import T, crawldb_at, q
 
 URL = "https://www.gov.si/novice/razpis"
 DAY = timedelta(days=1)
@@ -253,14 +253,7 @@ def test_retention_bounds_each_page_alone(engine: Engine) -> None:
 @pytest.fixture(params=["sqlite", "postgresql"])
 def old(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     """An empty crawldb at revision 0020."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
-    else:
-        url = request.getfixturevalue("pg_cluster").create_database("changes0020")
-    engine = database.make_engine(url)
-    upgrade_to(engine, "0020")
-    yield engine
-    engine.dispose()
+    yield from crawldb_at(request, tmp_path, "0020", "changes0020")
 
 
 def at(day: int | None) -> datetime | None:

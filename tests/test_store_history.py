@@ -17,7 +17,7 @@ from govsi.items import FetchedPage
 from govsi.store import database
 from govsi.store.history import Kept, Retention, html_hash, to_drop
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import T, q, upgrade_to
+from tests.support.crawldb import T, crawldb_at, q, upgrade_to
 from tests.support.govpages import NEWS_1, NEWS_2, semantic
 
 URL = "https://www.gov.si/novica"
@@ -158,14 +158,7 @@ def test_a_document_version_has_no_html(engine: Engine) -> None:
 @pytest.fixture(params=["sqlite", "postgresql"])
 def old(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     """An empty crawldb at revision 0016."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
-    else:
-        url = request.getfixturevalue("pg_cluster").create_database("history0016")
-    engine = database.make_engine(url)
-    upgrade_to(engine, "0016")
-    yield engine
-    engine.dispose()
+    yield from crawldb_at(request, tmp_path, "0016", "history0016")
 
 
 def test_migration_shares_the_stored_versions_html(old: Engine) -> None:

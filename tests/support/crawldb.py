@@ -3,8 +3,11 @@ a crawldb at an earlier revision, to test what an upgrade does with it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
+from pathlib import Path
 
+import pytest
 from sqlalchemy import Engine, text
 
 from govsi.store import database
@@ -31,3 +34,18 @@ def upgrade_to(engine: Engine, revision: str, down: bool = False) -> None:
             conn.execute(text(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}"))
         cfg.attributes["connection"] = conn
         (command.downgrade if down else command.upgrade)(cfg, revision)
+
+
+def crawldb_at(
+    request: pytest.FixtureRequest, tmp_path: Path, revision: str, name: str
+) -> Iterator[Engine]:
+    """An empty crawldb at Alembic ``revision``, on the back end ``request.param`` names
+    (sqlite or postgresql: ``name`` is the database's), for a migration's tests."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
+    else:
+        url = request.getfixturevalue("pg_cluster").create_database(name)
+    engine = database.make_engine(url)
+    upgrade_to(engine, revision)
+    yield engine
+    engine.dispose()
