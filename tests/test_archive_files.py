@@ -74,6 +74,32 @@ def test_files_rotate_once_they_reach_the_size(tmp_path: Path) -> None:
     assert sum(types(tmp_path / n).count("conversion") for n in names) == 30
 
 
+def test_names_sort_in_the_order_files_were_opened_when_a_second_turns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each file is named at a clock reading just before a second turns and just after;
+    # a name whose second and millis came from two readings sorted first.
+    import time as real_time
+
+    readings = iter([100.9995, 101.0005, 101.9999, 102.0001, 102.5, 102.6])
+
+    class Clock:
+        gmtime = staticmethod(real_time.gmtime)
+        strftime = staticmethod(real_time.strftime)
+
+        @staticmethod
+        def time() -> float:
+            return next(readings)
+
+    monkeypatch.setattr("govsi.archive.files.time", Clock)
+    w, maker = files(tmp_path, max_size=300)
+    for n in range(3):
+        w.write([record(maker, n, size=400)])
+    w.close()
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert [int(n.split("-")[2]) for n in names] == [1, 2, 3]
+
+
 def test_recovery_cuts_a_torn_record_and_closes_the_file(tmp_path: Path) -> None:
     w, maker = files(tmp_path)
     w.write([record(maker, 1)])

@@ -129,7 +129,9 @@ def test_a_lost_process_is_said_and_no_caller_waits(tmp_path: Path) -> None:
     done = threading.Event()
     w.exchange(exchange(2), record_id(), lambda written: (told.append(written), done.set()))
     assert done.wait(20)
-    assert told[1] is None and failures and "ended" in str(failures[0])
+    # on_failure follows the callers' dones, from the writer's thread.
+    wait_for(lambda: bool(failures))
+    assert told[1] is None and "ended" in str(failures[0])
     w.close()
     # Its file is left .open, for the next run to recover.
     assert [p.name.endswith(".open") for p in tmp_path.iterdir()] == [True]

@@ -180,8 +180,11 @@ class WarcFiles:
     def _open(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.serial += 1
-        stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime())
-        millis = f"{int(time.time() * 1000) % 1000:03d}"
+        # One reading of the clock: a second read for the millis could pass into the next
+        # second and name this file before the ones opened earlier in the same second.
+        now = time.time()
+        stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime(now))
+        millis = f"{int(now * 1000) % 1000:03d}"
         self._name = f"{self.prefix}-{stamp}{millis}-{self.serial:05d}-{self.worker}.warc.gz"
         path = self.directory / (self._name + OPEN_SUFFIX)
         # Unbuffered: a failed write leaves nothing in a buffer to come out later.

@@ -116,7 +116,9 @@ class ArchiveWriter:
                 if len(self._queue) in (1, _BATCH_JOBS) or job is None:
                     self._cond.notify_all()
                 return
-        done(None)
+            # Told the way the failure told the jobs it dropped, and after them: a barrier
+            # must not fire before the pages whose records were lost are known as such.
+            self._deliver([(done, None)])
 
     def backlogged(self) -> bool:
         """More bodies wait for the archive's process than ``queue_max_bytes``."""
@@ -218,18 +220,19 @@ class ArchiveWriter:
     def _fail(self, error: BaseException, told: Iterable[tuple[Done, Written | None]] = ()) -> None:
         """Said once; ``told`` (the batch in hand) and every job queued are told after
         ``failed`` is set, so that a caller told None can see why."""
-        first = self.failed is None
-        if first:
-            self.failed = error
-            logger.error("writing the WARC archive failed: %s; the crawl stops (no page is "
-                         "stored without its records), and the next run goes on where it "
-                         "stopped", error)  # fmt: skip
         with self._cond:
+            # Under the lock with ``_put``: a job put after this is told after these.
+            first = self.failed is None
+            if first:
+                self.failed = error
             dropped = list(self._queue)
             self._queue.clear()
             self._queued_bytes = 0
-        self._deliver([*told, *((done, None) for _, _, done in dropped)])
+            self._deliver([*told, *((done, None) for _, _, done in dropped)])
         if first:
+            logger.error("writing the WARC archive failed: %s; the crawl stops (no page is "
+                         "stored without its records), and the next run goes on where it "
+                         "stopped", error)  # fmt: skip
             self.on_failure(error)
 
 
