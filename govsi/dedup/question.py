@@ -1,7 +1,7 @@
 """A page's duplicate question: its exact key, MinHash signature and LSH band keys.
 
 The pure part of the duplicate check, cheap to import (no database): a worker process
-computes it for each page it reads, and ``govsi.dedup.index.DuplicateIndex`` answers it.
+computes it for each page it reads, and ``govsi.copies.index.DuplicateIndex`` answers it.
 """
 
 from __future__ import annotations

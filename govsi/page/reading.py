@@ -105,7 +105,7 @@ def read_html(
     text_chars: int = 0,
 ) -> Reading:
     """``read_tree`` of ``html`` cut at ``max_tags`` (``cut_markup``), plus the duplicate
-    question of ``url`` (``govsi.dedup.index.question``) when ``measures`` are given, and
+    question of ``url`` (``govsi.dedup.question``) when ``measures`` are given, and
     the main text's key when ``keyed`` or ``measures``; its links made canonical within
     ``scope`` when given (``canonical_links``); its text, at most ``text_chars`` of it,
     when that is not 0 (``page_text``). For a worker process: its arguments and result are

@@ -25,6 +25,7 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from govsi.archive.capture import dom_rendered
+from govsi.copies.check import Copies
 from govsi.frontier.seen import KnownUrls, seen_key
 from govsi.frontier.traps import TrapGuard
 from govsi.items import DiscoveredPage, FetchedPage, Revisit, outcome_stat
@@ -36,7 +37,6 @@ from govsi.revisit.change import answer
 from govsi.revisit.conditional import conditional_headers
 from govsi.spiders.admission import Admission
 from govsi.spiders.config import SpiderConfig
-from govsi.spiders.copies import Copies
 from govsi.spiders.documents import DocumentTexts
 from govsi.spiders.failures import failure_reason
 from govsi.spiders.feeding import FeedPolling

@@ -16,7 +16,8 @@ from lxml import etree
 from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
 
-from govsi.dedup.index import Verdict
+from govsi.copies.check import Copies
+from govsi.copies.index import Verdict
 from govsi.dedup.question import Question
 from govsi.dedup.signature import KEY_VERSION, exact_key_of
 from govsi.items import FetchedPage, PageText, outcome_stat
@@ -25,7 +26,6 @@ from govsi.page.reading import Reading, read_html, read_tree, ready
 from govsi.render.decide import RenderPlan
 from govsi.spiders.admission import Admission
 from govsi.spiders.config import Count, ReadLimits
-from govsi.spiders.copies import Copies
 from govsi.spiders.documents import worker_failure
 from govsi.spiders.render import Rendering, merge
 from govsi.store.originals import as_duplicate

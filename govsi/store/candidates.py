@@ -1,7 +1,7 @@
 """A page's candidate originals in crawldb, bounded whatever the size of a cluster of copies:
 the stored HTML pages with its exact key and copy key, with its exact key alone, and those
 sharing one of its LSH band keys, at most ``CANDIDATES_PER_BAND`` per key. The one query
-both the duplicate index (``govsi.dedup.index``, per page, through its driver) and the
+both the duplicate index (``govsi.copies.index``, per page, through its driver) and the
 writer's re-check (``govsi.store.originals``, per batch) ask, written for each back end.
 
 Every part is an index range read of at most ``CANDIDATES_PER_BAND`` rows: the exact keys

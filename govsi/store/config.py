@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # crawldb's writer process imports this module, and no Scrapy
 @dataclass(frozen=True)
 class DuplicateConfig:
     """What duplicate detection reads from settings, read once: the spider's check
-    (``govsi.dedup``) and the store's settling of copies stored at once
+    (``govsi.copies``) and the store's settling of copies stored at once
     (``govsi.store.originals``) must agree on what a copy is. Here, in the lower package,
     so that both can read it."""
 

@@ -7,7 +7,8 @@ copy of a page another process stored first becomes its DUPLICATE, a near copy i
 their chain (``settle_copies``).
 
 The store settles copies when it writes, so this lives in the store; the comparison it makes
-(``nearest``) is the one ``govsi.dedup.index`` makes before a page is stored.
+(``govsi.dedup.similarity.nearest``) is the one ``govsi.copies.index`` makes before a page is
+stored.
 """
 
 from __future__ import annotations
@@ -15,17 +16,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, func, select
 
+from govsi.dedup.similarity import nearest
 from govsi.items import FetchedPage, Item
 from govsi.store.candidates import candidates
 from govsi.store.database import chunks
 from govsi.store.schema import PAGE
-
-if TYPE_CHECKING:
-    import numpy as np
 
 logger = logging.getLogger(__name__)
 
@@ -40,27 +38,6 @@ ORIGINALS_LOCK = 0x676F7673
 # estimated similarity (None: an exact copy) (``stored_originals``).
 Found = dict[str, tuple[str, float | None]]
 FindOriginals = Callable[[Connection, list[FetchedPage]], Found]
-
-
-def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:
-    """What ``MinHash.jaccard`` computes, on bare hash values (no MinHash to build)."""
-    return int((a == b).sum()) / len(a)
-
-
-def nearest(
-    url: str, values: np.ndarray, candidates: dict[str, np.ndarray], threshold: float
-) -> tuple[str, float] | None:
-    """The candidate other than ``url`` itself most similar to ``values``, and its
-    estimated similarity, if one reaches ``threshold``."""
-    best: tuple[str, float] | None = None
-    best_score = threshold
-    for other, other_values in candidates.items():
-        if other == url:
-            continue
-        score = estimated_jaccard(values, other_values)
-        if score >= best_score:
-            best, best_score = (other, score), score
-    return best
 
 
 def as_duplicate(page: FetchedPage, original: str) -> FetchedPage:

@@ -32,6 +32,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from govsi.dedup.minhash import MinHash
 from govsi.dedup.question import Question, page_keys, question_of_text
 from govsi.dedup.signature import lsh_params, make_minhash
+from govsi.dedup.similarity import nearest
 from govsi.store.candidates import (
     BY_BAND,
     BY_KEY,
@@ -41,7 +42,6 @@ from govsi.store.candidates import (
     pg_parameters,
     sqlite_statements,
 )
-from govsi.store.originals import nearest
 
 logger = logging.getLogger(__name__)
 

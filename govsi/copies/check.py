@@ -1,5 +1,5 @@
 """The spider's duplicate check (DUPLICATE_DETECTION): is a fetched page a copy of one
-stored already, or of one fetched a moment ago? The index (``govsi.dedup.index``) answers
+stored already, or of one fetched a moment ago? The index (``govsi.copies.index``) answers
 from memory and from crawldb; crawldb is asked in a thread of its own, so the reactor goes
 on with other responses while the database answers (a remote one takes milliseconds)."""
 
@@ -15,11 +15,11 @@ from sqlalchemy.exc import SQLAlchemyError
 from twisted.internet.threads import deferToThreadPool
 from twisted.python.threadpool import ThreadPool
 
-from govsi.dedup.index import DuplicateIndex, Verdict
+from govsi.copies.index import DuplicateIndex, Verdict
+from govsi.copies.rekey import rekey
 from govsi.dedup.question import Question
-from govsi.dedup.rekey import rekey
 from govsi.dedup.signature import lsh_params
-from govsi.spiders.config import Count
+from govsi.stats import Count
 from govsi.store.config import DuplicateConfig
 
 __all__ = ["Copies"]

@@ -15,7 +15,7 @@ import logging
 
 from sqlalchemy import Connection, Engine, delete, func, or_, select, update
 
-from govsi.dedup.index import pack
+from govsi.copies.index import pack
 from govsi.dedup.question import question
 from govsi.dedup.signature import KEY_VERSION
 from govsi.store.schema import PAGE, PAGE_LSH
