@@ -8,6 +8,8 @@ caller's ``time.time()``).
 stale entry with a validator for revalidation (``conditional_headers``, then
 ``revalidated`` with the 304's headers). Hostile or broken headers never raise. The choices
 where RFC 9111 leaves one, and why: docs/rendering.md, "The sub-resource cache".
+Hand-written, not hishel, Scrapy's RFC2616Policy or CacheControl: each breaks RFC 9111
+rules on cases a crawl meets, and costs far more per lookup (bench/README, bench.http_cache).
 """
 
 from __future__ import annotations
