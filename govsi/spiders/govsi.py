@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterable, Iterator
-from functools import partial
 from itertools import chain
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,27 +23,25 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from govsi.archive.capture import dom_rendered
 from govsi.copies.check import Copies
+from govsi.frontier.admission import Admission
 from govsi.frontier.seen import KnownUrls, seen_key
 from govsi.frontier.traps import TrapGuard
 from govsi.items import DiscoveredPage, FetchedPage, Revisit, outcome_stat
+from govsi.net.failures import failure_reason
 from govsi.net.guard import AddressGuard
-from govsi.render.decide import RenderPlanner
-from govsi.render.renderer import Renderer
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_REVISIT, META_URL, Kind
+from govsi.responses.documents import DocumentTexts, text_limits
+from govsi.responses.pages import HtmlPages, ReadLimits
+from govsi.responses.rendering import Rendering
 from govsi.revisit.change import answer
 from govsi.revisit.conditional import conditional_headers
-from govsi.spiders.admission import Admission
 from govsi.spiders.config import SpiderConfig
-from govsi.spiders.documents import DocumentTexts
-from govsi.spiders.failures import failure_reason
 from govsi.spiders.feeding import FeedPolling
-from govsi.spiders.pages import HtmlPages
 from govsi.spiders.records import Records, header
-from govsi.spiders.render import Rendering
 from govsi.spiders.revisits import conditional, content_key, kept_page, visit
 from govsi.spiders.sitemapping import Sitemaps
+from govsi.store.config import DuplicateConfig
 from govsi.store.extension import CrawlStore
 from govsi.store.schema import utcnow
 from govsi.web.contenttypes import DOCUMENT_TYPES, classify, declared_length
@@ -53,11 +50,6 @@ from govsi.workers.bound import MemoryBoundRefused, require_bound
 from govsi.workers.pool import WorkerPool
 
 logger = logging.getLogger(__name__)
-
-
-def _send_rendered(crawler: Crawler, url: str, html: str, response: Response) -> None:
-    # To the archive (WarcMiddleware), when there is one.
-    crawler.signals.send_catch_log(dom_rendered, url=url, html=html, response=response)
 
 
 class GovsiSpider(Spider):
@@ -107,13 +99,11 @@ class GovsiSpider(Spider):
             max_query_chain=c.trap_max_query_chain,
         )
         spider.admission = Admission(c.scope, traps, count, spider.is_new)
-        planner = RenderPlanner(samples=c.render_samples, resample_every=c.render_resample_every)
-        spider.rendering = Rendering(planner, c.scope.suffixes, count)
-        spider.rendering.on_rendered = partial(_send_rendered, crawler)
-        spider.copies = Copies(c.duplicates, count)
+        spider.rendering = Rendering.from_crawler(crawler, c.scope.suffixes, count)
+        spider.copies = Copies(DuplicateConfig.from_settings(crawler.settings), count)
         spider.records = Records(count, spider.failure_reason)
         spider.pages = HtmlPages(
-            c.reading,
+            ReadLimits.from_settings(crawler.settings),
             c.scope.robots_token,
             admission=spider.admission,
             rendering=spider.rendering,
@@ -123,8 +113,9 @@ class GovsiSpider(Spider):
             follow_now=spider.follow_now,
             feeds_found=spider.feeds_found,
         )
+        document_text = text_limits(crawler.settings)
         spider.documents = (
-            DocumentTexts(spider.worker, c.document_text, count) if c.document_text else None
+            DocumentTexts(spider.worker, document_text, count) if document_text else None
         )
         spider.feeds = FeedPolling(
             c.feeds,
@@ -240,8 +231,8 @@ class GovsiSpider(Spider):
         known.load(store)
         self.known = known
         self.store = store
-        self.rendering.bind(self.crawler.get_extension(Renderer))
-        self.copies.rekey(store.engine, self.config.reading.max_tags)
+        self.rendering.open(self.crawler)
+        self.copies.rekey(store.engine, self.pages.limits.max_tags)
         self.copies.open(store.engine)
         self.pages.prepare()
         # Feeds and sitemaps whose poll is due are read again, whatever else is due.

@@ -9,7 +9,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.task import deferLater
 
 from govsi.frontier.traps import TrapGuard
-from govsi.spiders.config import Count
+from govsi.stats import Count
 from govsi.web.extract import ExtractedLinks
 from govsi.web.scope import Scope
 

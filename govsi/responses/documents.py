@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from govsi.items import PageText
@@ -27,6 +28,19 @@ def document_page_text(data: bytes, kind: DocumentType, limits: TextLimits) -> P
     language = guess_language(got.text) if got.text else None
     return PageText(kind, got.status, got.text, got.reason, got.title, language, got.date,
                     got.truncated)  # fmt: skip
+
+
+def text_limits(s: BaseSettings) -> TextLimits | None:
+    """TEXT_MAX_CHARS and the DOCUMENT_TEXT_* bounds on reading one document; None when
+    TEXT_EXTRACTION is off (no text kept)."""
+    if not s.getbool("TEXT_EXTRACTION"):
+        return None
+    return TextLimits(
+        max_chars=s.getint("TEXT_MAX_CHARS"),
+        max_pages=s.getint("DOCUMENT_TEXT_MAX_PAGES"),
+        max_unpacked_bytes=s.getint("DOCUMENT_TEXT_MAX_UNPACKED_BYTES"),
+        max_seconds=s.getfloat("DOCUMENT_TEXT_MAX_SECONDS"),
+    )
 
 
 # A worker's failure as the text's status: past the memory bound, past its time, or else.

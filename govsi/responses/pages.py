@@ -1,7 +1,6 @@
-"""The spider's HTML part: a fetched HTML page read (whole in a worker process; on the
-reactor below WORKER_MIN_PAGE_CHARS), rendered when its plan says, checked for copies, and
-made into its record: its text, its admitted links (a trap's left out) and images,
-nofollow.
+"""A fetched HTML page read (whole in a worker process; on the reactor below
+WORKER_MIN_PAGE_CHARS), rendered when its plan says, checked for copies, and made into its
+record: its text, its admitted links (a trap's left out) and images, nofollow.
 
 One parse serves all: links and the render plan are read from the tree, then the
 duplicate check cuts the template out of it. The requests the record leads to are the
@@ -11,32 +10,53 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from lxml import etree
 from scrapy.http import Response
+from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from govsi.copies.check import Copies
 from govsi.copies.index import Verdict
 from govsi.dedup.question import Question
 from govsi.dedup.signature import KEY_VERSION, exact_key_of
+from govsi.frontier.admission import Admission
 from govsi.items import FetchedPage, PageText, outcome_stat
 from govsi.page.pagetext import page_text_of
 from govsi.page.reading import Reading, read_html, read_tree, ready
 from govsi.render.decide import RenderPlan
-from govsi.spiders.admission import Admission
-from govsi.spiders.config import Count, ReadLimits
-from govsi.spiders.documents import worker_failure
-from govsi.spiders.render import Rendering, merge
+from govsi.responses.documents import worker_failure
+from govsi.responses.rendering import Rendering, merge
+from govsi.stats import Count
 from govsi.store.originals import as_duplicate
 from govsi.text.maintext import main_text
 from govsi.web.encoding import decode_html
 from govsi.web.extract import ExtractedLinks, header_says_nofollow, parse_html
 from govsi.workers.pool import WorkerPool
 
-__all__ = ["HtmlPages"]
+__all__ = ["HtmlPages", "ReadLimits"]
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """How an HTML page is read (``HtmlPages``)."""
+
+    max_links: int  # MAX_LINKS_PER_PAGE (0 = no limit)
+    max_tags: int  # MAX_PARSE_TAGS (0 = no limit)
+    worker_min_chars: int  # WORKER_MIN_PAGE_CHARS: from there in the worker (0 = never)
+    text_chars: int = 0  # TEXT_MAX_CHARS when TEXT_EXTRACTION, else 0: no text kept
+
+    @classmethod
+    def from_settings(cls, s: BaseSettings) -> ReadLimits:
+        return cls(
+            max_links=s.getint("MAX_LINKS_PER_PAGE"),
+            max_tags=s.getint("MAX_PARSE_TAGS"),
+            worker_min_chars=s.getint("WORKER_MIN_PAGE_CHARS"),
+            text_chars=s.getint("TEXT_MAX_CHARS") if s.getbool("TEXT_EXTRACTION") else 0,
+        )
 
 
 class HtmlPages:

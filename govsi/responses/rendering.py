@@ -1,4 +1,4 @@
-"""The spider's side of JavaScript rendering (RENDER_JS): which fetched pages to render,
+"""The crawl's side of JavaScript rendering (RENDER_JS): which fetched pages to render,
 and what their rendered version adds.
 
 A page is fetched once, over plain HTTP. When it should be rendered, the spider hands that
@@ -14,17 +14,19 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from functools import partial
 
+from scrapy.crawler import Crawler
 from scrapy.http import Response
 
-from govsi.archive.capture import header_pairs
+from govsi.archive.capture import dom_rendered, header_pairs
 from govsi.items import FetchedPage
 from govsi.page.reading import PlanInputs, Reading
 from govsi.render.decide import RenderMode, RenderPlan, RenderPlanner
 from govsi.render.renderer import QueueFull, Renderer, RenderFailed, RenderOff
 from govsi.render.routes import Document
 from govsi.render.scripts import rendering_adds
-from govsi.spiders.config import Count
+from govsi.stats import Count
 from govsi.web.extract import ExtractedLinks
 
 logger = logging.getLogger(__name__)
@@ -47,6 +49,11 @@ def document_of(response: Response) -> Document:
     return Document(response.status, header_pairs(response.headers), response.body)
 
 
+def _send_rendered(crawler: Crawler, url: str, html: str, response: Response) -> None:
+    # To the archive (WarcMiddleware), when there is one.
+    crawler.signals.send_catch_log(dom_rendered, url=url, html=html, response=response)
+
+
 class Rendering:
     def __init__(self, planner: RenderPlanner, suffixes: tuple[str, ...], count: Count) -> None:
         """``planner``: ``auto``'s decisions per script signature; ``suffixes``: the crawl's
@@ -62,6 +69,24 @@ class Rendering:
         # archive names the DOM after that response's record), its DOM and the response
         # (the spider sends it on to the archive).
         self.on_rendered: Callable[[str, str, Response], None] = lambda url, html, response: None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, suffixes: tuple[str, ...], count: Count) -> Rendering:
+        """The crawl's rendering part: ``auto``'s planner from RENDER_SAMPLE_PAGES and
+        RENDER_RESAMPLE_EVERY; each rendered DOM sent on to the archive
+        (``dom_rendered``)."""
+        s = crawler.settings
+        planner = RenderPlanner(
+            samples=s.getint("RENDER_SAMPLE_PAGES"),
+            resample_every=s.getint("RENDER_RESAMPLE_EVERY"),
+        )
+        rendering = cls(planner, suffixes, count)
+        rendering.on_rendered = partial(_send_rendered, crawler)
+        return rendering
+
+    def open(self, crawler: Crawler) -> None:
+        """At the crawl's start: bind the crawl's Renderer extension, when it has one."""
+        self.bind(crawler.get_extension(Renderer))
 
     def bind(self, renderer: Renderer | None) -> None:
         """The crawl's Renderer: extensions are built after the spider."""
