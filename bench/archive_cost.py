@@ -28,8 +28,8 @@ from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
 from bench.lib.webs import js_web
 from bench.lib.webs.parts import image_bytes
-from tests.simweb.server import SimWeb
-from tests.support.crawl import start_crawl
+from testkit.crawl import start_crawl
+from testkit.simweb.server import SimWeb
 
 
 def crawl(web: SimWeb, seeds: list[str], work: Path, warc: bool) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from bench.lib.results import RESULTS, write_run
 from govsi.items import FetchedPage, PageText
 from govsi.store import changes, database
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import upgrade_to
+from testkit.crawldb import upgrade_to
 
 START = datetime(2026, 11, 22, 12)
 

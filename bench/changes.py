@@ -44,7 +44,7 @@ N = 200_000
 
 def main_texts(most: int) -> list[str]:
     from govsi.text.maintext import main_text
-    from tests.support.realpages import pages
+    from testkit.realpages import pages
 
     texts = [main_text(p.html) for p in pages()]
     return [t for t in texts if len(t.split()) >= 50][:most]

@@ -1,7 +1,7 @@
 """Crawl speed of a real ``scrapy crawl govsi`` run with no politeness delay.
 
 Builds the simulated web of ``bench.lib.webs.build_web``, serves it on loopback, runs the crawl in a
-subprocess (``tests.support.crawl.run_crawl``) into SQLite and/or a throwaway PostgreSQL,
+subprocess (``testkit.crawl.run_crawl``) into SQLite and/or a throwaway PostgreSQL,
 checks that every page was fetched exactly once and stored as one HTML row, and reports
 pages/s and requests/s. Writes ``bench/results/crawl_speed-<db>.json``.
 
@@ -25,9 +25,9 @@ from bench.lib.postgres import postmaster_pid, start_postgres
 from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine, run_at_commit
 from bench.lib.webs import build_web
-from tests.simweb.server import SimWeb
-from tests.support.crawl import run_crawl
-from tests.support.pgcluster import PgCluster
+from testkit.crawl import run_crawl
+from testkit.pgcluster import PgCluster
+from testkit.simweb.server import SimWeb
 
 
 def check_requests(web: SimWeb, exp: Expected) -> list[str]:

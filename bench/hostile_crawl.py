@@ -43,9 +43,9 @@ from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
 from bench.lib.webs import robots_txt
 from govsi import settings as project
-from tests.simweb.server import Host, Resource, SimWeb, html
-from tests.support.crawl import descendants, query, start_crawl
-from tests.support.listeners import UdpCounter
+from testkit.crawl import descendants, query, start_crawl
+from testkit.listeners import UdpCounter
+from testkit.simweb.server import Host, Resource, SimWeb, html
 
 ORDINARY = "www.mirno.gov.si"
 ORDINARY_PAGES = 30
@@ -218,7 +218,7 @@ def dead_zone(case: Case) -> list[Host]:
 
 def pdf_bomb(case: Case) -> list[Host]:
     # One page of 1 MB: a gigabyte of spaces once unpacked, which pdfium holds whole.
-    from tests.simweb.documents import pdf_bomb as bomb
+    from testkit.simweb.documents import pdf_bomb as bomb
 
     res = {
         "/": _page("Dokumenti", ["/bomba.pdf"]),
@@ -229,7 +229,7 @@ def pdf_bomb(case: Case) -> list[Host]:
 
 def docx_bomb(case: Case) -> list[Host]:
     # 60 MB unpacked (90 KB): 10 million empty runs in one paragraph, under the unpack bound.
-    from tests.simweb.documents import tree_bomb_docx
+    from testkit.simweb.documents import tree_bomb_docx
 
     docx = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
     res = {

@@ -19,7 +19,7 @@ each library does), in ms per page and per 50 KB of HTML; and govsi's with the t
 given, as the crawl calls it (the parse is shared with link extraction), the best of 3.
 Candidates not installed (requirements-bench.txt) are skipped.
 
-``--real``: on the gov.si pages of ``tests/data/realpages/`` (``tests.support.realpages``):
+``--real``: on the gov.si pages of ``tests/data/realpages/`` (``testkit.realpages``):
 how many pages with text get an empty main text, or one of the site's template only; F1
 of the hand-written expected texts (20 pages, 10 of them held out).
 
@@ -327,9 +327,9 @@ def real_pages(extractors: dict[str, Callable[[str], str]]) -> dict[str, Any]:
     shingle of it is in the main text of 90 % or more of its site's pages); and the F1 of
     the hand-written expected texts, held-out pages apart."""
     try:
-        from tests.support import realpages
+        from testkit import realpages
     except ImportError:
-        print("real: skipped, no tests/support/realpages.py")
+        print("real: skipped, no testkit/realpages.py")
         return {}
     from govsi.text.maintext import whole_text
 

@@ -39,8 +39,8 @@ from bench.lib.postgres import start_postgres
 from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
 from bench.lib.webs import FANOUT, MEM_HOSTS, mem_links, mem_node, memory_web
-from tests.simweb.server import SimWeb
-from tests.support.crawl import descendants
+from testkit.crawl import descendants
+from testkit.simweb.server import SimWeb
 
 MILESTONES = [100_000, 250_000, 500_000, 750_000, 1_000_000]
 

@@ -35,7 +35,7 @@ from bench.lib.politeness import analyse
 from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
 from bench.lib.webs import BenchWeb, many_web, mix_in_javascript, skewed_web
-from tests.support.crawl import query, run_crawl
+from testkit.crawl import query, run_crawl
 
 WEBS = {"many": many_web, "skewed": skewed_web}
 CONCURRENCY = 16

@@ -39,7 +39,7 @@ from govsi.dedup.signature import (
     signature_values,
 )
 from govsi.text.maintext import main_text, whole_text
-from tests.support import realpages
+from testkit import realpages
 
 TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 THRESHOLDS = (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
@@ -134,9 +134,9 @@ def crawl(rows: list[dict[str, Any]]) -> dict[str, Any]:
     from pathlib import Path
     from urllib.parse import urlsplit
 
-    from tests.simweb import realweb
-    from tests.simweb.expected import E2E_SETTINGS
-    from tests.support.crawl import query, run_crawl
+    from testkit.crawl import query, run_crawl
+    from testkit.simweb import realweb
+    from testkit.simweb.expected import E2E_SETTINGS
 
     def served(url: str) -> tuple[str, tuple[str, tuple[tuple[str, str], ...]]]:
         # The corpus page the simulated web serves at ``url`` (queries in any order).

@@ -46,8 +46,8 @@ from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
 from bench.lib.webs import js_web, many_web, mix_in_javascript, quiet_web
 from govsi.render.engine import find_chromium
-from tests.simweb.server import SimWeb
-from tests.support.crawl import query, start_crawl
+from testkit.crawl import query, start_crawl
+from testkit.simweb.server import SimWeb
 
 
 def _host_target(url: str) -> tuple[str, str]:

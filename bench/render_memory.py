@@ -34,7 +34,7 @@ from bench.lib.measure import pss_kb, rss_kb, slope
 from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
 from bench.lib.webs import endless_js_web
-from tests.support.crawl import browser_pids, query, start_crawl
+from testkit.crawl import browser_pids, query, start_crawl
 
 
 def browser_pss(crawl_pid: int) -> tuple[float, int]:

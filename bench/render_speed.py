@@ -29,8 +29,8 @@ from bench.lib.measure import browser_processes, rss_kb
 from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
 from bench.lib.webs import js_web
-from tests.simweb.server import SimWeb
-from tests.support.crawl import query, run_crawl
+from testkit.crawl import query, run_crawl
+from testkit.simweb.server import SimWeb
 
 
 def browser_rss_mb() -> float:

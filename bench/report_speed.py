@@ -38,8 +38,8 @@ from bench.lib.postgres import start_postgres
 from bench.lib.results import RESULTS, write_run
 from govsi.store import database
 from govsi.store.rounds import STARTED
-from tests.support.crawl import run_report
-from tests.support.pgcluster import PgCluster
+from testkit.crawl import run_report
+from testkit.pgcluster import PgCluster
 
 
 def series(dialect: str, n: int, alias: str = "q") -> str:

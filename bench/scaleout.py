@@ -1,7 +1,7 @@
 """Scale-out benchmark: several crawler processes on one PostgreSQL crawldb (issue 6).
 
 Two parts, each a real ``scrapy crawl govsi`` per worker, all started at once against a
-new database of a throwaway PostgreSQL cluster (``tests/support/pgcluster.py``):
+new database of a throwaway PostgreSQL cluster (``testkit/pgcluster.py``):
 
 - ``speed``: pages/s with 1, then 2 processes on a web large enough to be CPU-bound
   (``bench.lib.webs.build_web``, delay 0, ``RENDER_JS=always``: every page is fetched,
@@ -41,9 +41,9 @@ from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
 from bench.lib.webs import build_web, skewed_web
 from govsi.store.extension import pages_fetched
-from tests.simweb.server import SimWeb
-from tests.support.crawl import CrawlRun, start_crawl, wait_for_requests
-from tests.support.pgcluster import PgCluster
+from testkit.crawl import CrawlRun, start_crawl, wait_for_requests
+from testkit.pgcluster import PgCluster
+from testkit.simweb.server import SimWeb
 
 # Leases renewed and hosts scanned for often enough that a short benchmark crawl is not
 # dominated by the defaults (30 s / 10 s), which suit long crawls.

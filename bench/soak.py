@@ -47,9 +47,9 @@ from bench.lib.postgres import start_postgres
 from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
 from bench.lib.webs import BenchWeb, tree_bench_web
-from tests.simweb.server import Hit
-from tests.support.crawl import RunningCrawl, query, start_crawl
-from tests.support.pgcluster import PgCluster
+from testkit.crawl import RunningCrawl, query, start_crawl
+from testkit.pgcluster import PgCluster
+from testkit.simweb.server import Hit
 
 FLUSH = 2.0  # DB_FLUSH_INTERVAL's default
 KILL_WINDOW = FLUSH + 5.0

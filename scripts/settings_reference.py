@@ -25,7 +25,7 @@ SECTION = re.compile(r"^# -{3} (.+?) -+$")
 # Setting names, and paths or dotted names inside the project, read as code.
 CODE = re.compile(
     r"\$?\b[A-Z][A-Z0-9]*_[A-Z0-9_]*\b\*?(?:/\w+)*"
-    r"|\b(?:govsi|bench|docs|tests)(?:[./][\w<>*-]+)+/?"
+    r"|\b(?:govsi|bench|docs|tests|testkit)(?:[./][\w<>*-]+)+/?"
 )
 ENTRY = re.compile(r'^\s*"([^"]+)"\s*:')
 

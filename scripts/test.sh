@@ -48,7 +48,7 @@ if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then
   useradd --system --no-create-home --shell /usr/sbin/nologin postgres
 fi
 
-"$PY" -m ruff check govsi tests bench setup.py
+"$PY" -m ruff check govsi tests bench testkit setup.py
 # Strict (pyproject.toml's [tool.mypy]): every function typed, closed sets checked.
 "$PY" -m mypy govsi
 # Two workers (pytest-xdist) on a two-core machine: the end-to-end tests mostly wait on

@@ -12,10 +12,10 @@ import pytest
 from sqlalchemy import Engine
 
 from govsi.store import database
-from tests.simweb import govweb
-from tests.simweb.server import SimWeb
-from tests.support.govcrawl import Result, crawl_gov
-from tests.support.pgcluster import PgCluster, find_pg_bin
+from testkit.govcrawl import Result, crawl_gov
+from testkit.pgcluster import PgCluster, find_pg_bin
+from testkit.simweb import govweb
+from testkit.simweb.server import SimWeb
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -13,8 +13,8 @@ from scrapy.settings import Settings
 
 from govsi.addons import GovsiAddon, unlisted_when_off
 from govsi.printable import PrintableRecord
-from tests.support.crawl import project_env
-from tests.support.imports import loaded_after
+from testkit.crawl import project_env
+from testkit.imports import loaded_after
 
 REMOTE = "scrapy.extensions.remote_control.RemoteControl"
 COOKIES = "scrapy.downloadermiddlewares.cookies.CookiesMiddleware"

@@ -40,8 +40,8 @@ from govsi.changes.query import ChangeEntry
 from govsi.changes.sending import Sent, Targets
 from govsi.printable import UNPRINTABLE
 from govsi.store.schema import CRAWL_META, PAGE, PAGE_CHANGE, PAGE_DATA, SITE
-from tests.simweb.server import Host, Resource, SimWeb, html
-from tests.support.crawl import start_crawl
+from testkit.crawl import start_crawl
+from testkit.simweb.server import Host, Resource, SimWeb, html
 
 T = datetime(2026, 11, 29, 8, 0)
 HOSTILE = "Uredba\x1b]52;c;aGk=\x07 o\n\nNEW · fake line\u202eevil\x9b2J\r\x00<b>x</b>"

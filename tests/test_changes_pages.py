@@ -33,7 +33,8 @@ from govsi.search.searcher import Ranking
 from govsi.search.serve import PAGE_POLICY, SearchSite
 from govsi.search.update import update
 from govsi.store import database
-from tests.support import changesdb, serving
+from testkit import serving
+from tests.support import changesdb
 
 Built = tuple[Engine, changesdb.Changes, Path]
 

@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import Engine, insert
 
 from govsi.store import database, schema
-from tests.support.crawl import ROOT, project_env
+from testkit.crawl import ROOT, project_env
 from tests.test_changes_query import CHANGES, NOW, fill
 
 SINCE = ["--since", "2026-11-01"]

@@ -14,8 +14,8 @@ from sqlalchemy import Engine, text
 from govsi.store import database
 from govsi.store.candidates import BY_BAND, BY_KEY, CANDIDATES_PER_BAND, SQLITE_PARTS, candidates
 from govsi.store.originals import stored_originals
+from testkit.pgcluster import PgCluster
 from tests.support.govpages import NEWS_1, NEWS_2, semantic
-from tests.support.pgcluster import PgCluster
 from tests.test_dedup_index import THRESHOLD, fetched, index, titled, writer
 
 NEAR = 60  # near copies of NEWS_1

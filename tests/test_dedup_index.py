@@ -16,8 +16,8 @@ from govsi.items import FetchedPage, Revisit
 from govsi.store import database
 from govsi.store.originals import FindOriginals, replaces_original, stored_originals
 from govsi.store.writer import CrawlWriter
+from testkit.pgcluster import PgCluster
 from tests.support.govpages import NEWS_1, NEWS_2, semantic
-from tests.support.pgcluster import PgCluster
 
 T = datetime(2026, 11, 23, 12, 0, 0)
 THRESHOLD = 0.75

@@ -15,7 +15,7 @@ from govsi.dedup.rekey import rekey, stale
 from govsi.dedup.signature import KEY_VERSION, copy_key, exact_key, lsh_params, signature
 from govsi.store import database
 from govsi.web.extract import cut_markup
-from tests.support.crawldb import T, q
+from testkit.crawldb import T, q
 from tests.support.govpages import NEWS_1, NEWS_2, semantic
 
 BANDS, ROWS = lsh_params(0.75, 128)

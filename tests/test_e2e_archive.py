@@ -16,11 +16,11 @@ from typing import Any
 from warcio.archiveiterator import ArchiveIterator
 
 from govsi.web.urls import canonicalize
-from tests.simweb.expected import E2E_SETTINGS
-from tests.simweb.server import SimWeb
-from tests.support.archive import Target, target_of
-from tests.support.crawl import run_warc_pack
-from tests.support.govcrawl import Result
+from testkit.archive import Target, target_of
+from testkit.crawl import run_warc_pack
+from testkit.govcrawl import Result
+from testkit.simweb.expected import E2E_SETTINGS
+from testkit.simweb.server import SimWeb
 
 
 def records(warc_dir: Path) -> list[Any]:

@@ -1,5 +1,5 @@
 """End-to-end: pages, sitemaps and headers that are cheap to send and costly to read
-(tests/simweb/floodweb.py) cost the crawler bounded work; the crawl completes, and each
+(testkit/simweb/floodweb.py) cost the crawler bounded work; the crawl completes, and each
 hostile input leaves its reason."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.simweb import floodweb as fw
-from tests.support.crawl import CrawlRun, query, run_crawl
+from testkit.crawl import CrawlRun, query, run_crawl
+from testkit.simweb import floodweb as fw
 
 
 @dataclass

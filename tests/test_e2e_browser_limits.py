@@ -17,7 +17,7 @@ import pytest
 
 from govsi.render.engine import find_chromium, launch_options
 from govsi.render.sandbox import sandboxed_launch
-from tests.support.listeners import UdpCounter
+from testkit.listeners import UdpCounter
 
 STUN_PROBE = """<!doctype html><title>p</title><script>
 const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:127.0.0.1:%d'}]});

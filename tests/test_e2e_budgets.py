@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.simweb import budgetweb
-from tests.support.crawl import query, run_crawl
+from testkit.crawl import query, run_crawl
+from testkit.simweb import budgetweb
 
 MAX_VARIANTS = 100
 MAX_IMAGES = 30

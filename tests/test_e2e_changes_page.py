@@ -17,9 +17,9 @@ from govsi.search.config import SearchConfig
 from govsi.search.searcher import Ranking
 from govsi.search.serve import SearchSite
 from govsi.store.database import make_engine, migrate
+from testkit.crawl import ROOT
+from testkit.serving import chromium, running, shot
 from tests.support import changesdb
-from tests.support.crawl import ROOT
-from tests.support.serving import chromium, running, shot
 
 pytestmark = pytest.mark.e2e
 

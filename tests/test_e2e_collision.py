@@ -1,5 +1,5 @@
 """A seen-URL set that takes a new page for a known one (a 64-bit fingerprint collision,
-``tests.support.collide``): the page's link still gives it a FRONTIER row, and the last
+``testkit.collide``): the page's link still gives it a FRONTIER row, and the last
 look at crawldb before the crawl ends (``govsi.frontier.sweep``) fetches it. Nothing lost,
 nothing fetched twice."""
 
@@ -10,10 +10,10 @@ from collections import Counter
 from pathlib import Path
 
 from govsi.settings import EXTENSIONS
-from tests.simweb import govweb
-from tests.simweb.expected import E2E_SETTINGS, W, assert_complete
-from tests.simweb.server import SimWeb
-from tests.support.crawl import run_crawl, snapshot
+from testkit.crawl import run_crawl, snapshot
+from testkit.simweb import govweb
+from testkit.simweb.expected import E2E_SETTINGS, W, assert_complete
+from testkit.simweb.server import SimWeb
 
 
 def test_a_page_taken_for_known_by_a_collision_is_fetched_before_the_crawl_ends(
@@ -27,7 +27,7 @@ def test_a_page_taken_for_known_by_a_collision_is_fetched_before_the_crawl_ends(
         tmp_path,
         govweb.SEEDS,
         # /podrocja/a/b/c/ (found last, from /podrocja/a/b/) shares /o-vladi's fingerprint.
-        EXTENSIONS=json.dumps({**EXTENSIONS, "tests.support.collide.Collide": 0}),
+        EXTENSIONS=json.dumps({**EXTENSIONS, "testkit.collide.Collide": 0}),
         TEST_COLLIDE=f"{W}/podrocja/a/b/c/,{W}/o-vladi",
         DB_FLUSH_INTERVAL=0.2,
         **E2E_SETTINGS,

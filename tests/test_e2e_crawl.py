@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from tests.simweb import govweb
-from tests.simweb.expected import (
+from testkit.govcrawl import Result
+from testkit.simweb import govweb
+from testkit.simweb.expected import (
     EXPECTED_DOCUMENTS,
     EXPECTED_DUPLICATES,
     EXPECTED_FETCH_ERRORS,
@@ -21,7 +22,6 @@ from tests.simweb.expected import (
     U,
     W,
 )
-from tests.support.govcrawl import Result
 
 
 def page_ids(result: Result) -> dict[int, str]:

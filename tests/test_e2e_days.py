@@ -1,6 +1,6 @@
-"""End-to-end over several simulated days (``tests.simweb.newsweb``): three sites crawled
+"""End-to-end over several simulated days (``testkit.simweb.newsweb``): three sites crawled
 once a day with the default settings (REVISIT=due), crawldb's clock moved a day forward
-between runs (``tests.support.clock.move_clock``), a new item published each day on a news
+between runs (``testkit.clock.move_clock``), a new item published each day on a news
 list with a feed and on one without. Three hours after the day-2 run, a run reads the feed
 and the sitemap again, which name a page each that no list links to.
 
@@ -28,12 +28,12 @@ from sqlalchemy import update
 
 from govsi.store.database import make_engine
 from govsi.store.schema import PAGE, utcnow
-from tests.simweb import newsweb
-from tests.simweb.expected import E2E_SETTINGS
-from tests.simweb.newsweb import A, N, U
-from tests.simweb.server import Hit, SimWeb
-from tests.support.clock import move_clock
-from tests.support.crawl import CrawlRun, query, run_crawl, start_crawl
+from testkit.clock import move_clock
+from testkit.crawl import CrawlRun, query, run_crawl, start_crawl
+from testkit.simweb import newsweb
+from testkit.simweb.expected import E2E_SETTINGS
+from testkit.simweb.newsweb import A, N, U
+from testkit.simweb.server import Hit, SimWeb
 
 DELAY = 0.2
 SETTINGS = {**E2E_SETTINGS, "DEFAULT_CRAWL_DELAY": DELAY}

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.simweb import govweb
-from tests.simweb.expected import E2E_SETTINGS, EXPECTED_DUPLICATES, EXPECTED_NEAR_DUPLICATES
-from tests.simweb.server import SimWeb
-from tests.support.crawl import query, run_crawl, start_crawl
-from tests.support.pgcluster import PgCluster
+from testkit.crawl import query, run_crawl, start_crawl
+from testkit.pgcluster import PgCluster
+from testkit.simweb import govweb
+from testkit.simweb.expected import E2E_SETTINGS, EXPECTED_DUPLICATES, EXPECTED_NEAR_DUPLICATES
+from testkit.simweb.server import SimWeb
 
 K = "http://kopije.gov.si"
 Z = "http://zrcalo.gov.si"

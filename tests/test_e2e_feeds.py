@@ -1,4 +1,4 @@
-"""End-to-end feeds: crawl a news site whose list declares an RSS feed (``tests.simweb.feedweb``),
+"""End-to-end feeds: crawl a news site whose list declares an RSS feed (``testkit.simweb.feedweb``),
 then, two hours later on crawldb's clock (every stored time moved back), a new item is
 published in the feed only and the site is crawled again with the default REVISIT=due.
 
@@ -20,9 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.simweb import feedweb
-from tests.simweb.expected import E2E_SETTINGS
-from tests.simweb.feedweb import (
+from testkit.clock import move_clock
+from testkit.crawl import CrawlRun, query, run_crawl
+from testkit.simweb import feedweb
+from testkit.simweb.expected import E2E_SETTINGS
+from testkit.simweb.feedweb import (
     CHANGED_PAGE,
     FEED_PATH,
     FORBIDDEN_FEED,
@@ -37,9 +39,7 @@ from tests.simweb.feedweb import (
     SITEMAP_CHANGED,
     N,
 )
-from tests.simweb.server import Hit, SimWeb
-from tests.support.clock import move_clock
-from tests.support.crawl import CrawlRun, query, run_crawl
+from testkit.simweb.server import Hit, SimWeb
 
 DELAY = 0.2
 SETTINGS = {**E2E_SETTINGS, "DEFAULT_CRAWL_DELAY": DELAY}

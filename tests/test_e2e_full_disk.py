@@ -28,11 +28,8 @@ from pathlib import Path
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from tests.simweb import govweb
-from tests.simweb.expected import E2E_SETTINGS, assert_complete
-from tests.simweb.server import SimWeb
-from tests.support.archive import Target, check_archive, target_of
-from tests.support.crawl import (
+from testkit.archive import Target, check_archive, target_of
+from testkit.crawl import (
     ROOT,
     RunningCrawl,
     project_env,
@@ -42,8 +39,11 @@ from tests.support.crawl import (
     start_crawl,
     wait_for_requests,
 )
-from tests.support.pgcluster import PgCluster
-from tests.support.smallfs import (
+from testkit.pgcluster import PgCluster
+from testkit.simweb import govweb
+from testkit.simweb.expected import E2E_SETTINGS, assert_complete
+from testkit.simweb.server import SimWeb
+from testkit.smallfs import (
     SmallFs,
     in_namespace,
     mount_refused,

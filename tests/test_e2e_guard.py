@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.simweb.hostileweb import Listener, page, robots
-from tests.simweb.server import Host, SimWeb
-from tests.support.crawl import query, run_crawl, start_crawl
+from testkit.crawl import query, run_crawl, start_crawl
+from testkit.simweb.hostileweb import Listener, page, robots
+from testkit.simweb.server import Host, SimWeb
 
 V, ZS, RB = "http://www.varno.gov.si", "http://zasebni.gov.si", "http://prevara.gov.si"
 PLAIN_REACTOR = "twisted.internet.epollreactor.EPollReactor"

@@ -1,4 +1,4 @@
-"""End-to-end: a crawl of the hostile web (tests/simweb/hostileweb.py) ends by itself,
+"""End-to-end: a crawl of the hostile web (testkit/simweb/hostileweb.py) ends by itself,
 stores every ordinary page, and is never led where it must not go."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from govsi.web.sitemaps import MAX_URLS
-from tests.simweb import hostileweb as hw
-from tests.simweb.server import Hit
-from tests.support.crawl import CrawlRun, query, start_crawl
-from tests.support.memory import PeakMemory
+from testkit.crawl import CrawlRun, query, start_crawl
+from testkit.memory import PeakMemory
+from testkit.simweb import hostileweb as hw
+from testkit.simweb.server import Hit
 
 
 @dataclass

@@ -12,11 +12,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tests.simweb import govweb
-from tests.simweb.expected import E2E_SETTINGS, assert_complete
-from tests.simweb.server import SimWeb
-from tests.support.archive import check_archive
-from tests.support.crawl import query, run_crawl, snapshot, start_crawl, wait_for_requests
+from testkit.archive import check_archive
+from testkit.crawl import query, run_crawl, snapshot, start_crawl, wait_for_requests
+from testkit.simweb import govweb
+from testkit.simweb.expected import E2E_SETTINGS, assert_complete
+from testkit.simweb.server import SimWeb
 
 
 def test_kill_9_half_way_then_continue(gov_web: SimWeb, tmp_path: Path) -> None:

@@ -12,11 +12,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tests.simweb import govweb
-from tests.simweb.expected import E2E_SETTINGS, assert_complete
-from tests.simweb.server import SimWeb
-from tests.support.archive import check_archive
-from tests.support.crawl import (
+from testkit.archive import check_archive
+from testkit.crawl import (
     RunningCrawl,
     query,
     run_crawl,
@@ -24,7 +21,10 @@ from tests.support.crawl import (
     start_crawl,
     wait_for_requests,
 )
-from tests.support.pgcluster import PgCluster
+from testkit.pgcluster import PgCluster
+from testkit.simweb import govweb
+from testkit.simweb.expected import E2E_SETTINGS, assert_complete
+from testkit.simweb.server import SimWeb
 
 # Flush often, so that batches are written (and fail) while the server is down. Short
 # leases: a run that could not give its address leases back (crawldb away at its end, or

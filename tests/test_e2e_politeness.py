@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.simweb import politeweb
-from tests.simweb.server import Hit, SimWeb
-from tests.support.crawl import CrawlRun, query, run_crawl
+from testkit.crawl import CrawlRun, query, run_crawl
+from testkit.simweb import politeweb
+from testkit.simweb.server import Hit, SimWeb
 
 DELAY = 0.5
 

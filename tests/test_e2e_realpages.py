@@ -15,10 +15,10 @@ from collections.abc import Iterator
 import pytest
 
 from govsi.text.maintext import main_text, whole_text
-from tests.simweb import realweb
-from tests.simweb.expected import E2E_SETTINGS
-from tests.support import realpages
-from tests.support.crawl import query, run_crawl
+from testkit import realpages
+from testkit.crawl import query, run_crawl
+from testkit.simweb import realweb
+from testkit.simweb.expected import E2E_SETTINGS
 
 pytestmark = pytest.mark.e2e
 

@@ -19,10 +19,10 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from govsi.render.engine import find_chromium
-from tests.simweb import jsweb
-from tests.simweb.expected import E2E_SETTINGS
-from tests.simweb.server import SimWeb
-from tests.support.crawl import CrawlRun, kill_browsers, query, run_crawl, start_crawl
+from testkit.crawl import CrawlRun, kill_browsers, query, run_crawl, start_crawl
+from testkit.simweb import jsweb
+from testkit.simweb.expected import E2E_SETTINGS
+from testkit.simweb.server import SimWeb
 
 S = "http://spa.gov.si"
 T = "http://staticno.gov.si"

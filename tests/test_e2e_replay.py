@@ -28,12 +28,12 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from govsi.render.engine import find_chromium
-from tests.simweb import jsweb
-from tests.simweb.expected import E2E_SETTINGS
-from tests.simweb.server import SimWeb
-from tests.support.crawl import ROOT, run_crawl
-from tests.support.govcrawl import Result
-from tests.support.pgcluster import free_port
+from testkit.crawl import ROOT, run_crawl
+from testkit.govcrawl import Result
+from testkit.pgcluster import free_port
+from testkit.simweb import jsweb
+from testkit.simweb.expected import E2E_SETTINGS
+from testkit.simweb.server import SimWeb
 
 PYWB_BIN = Path(os.environ.get("PYWB_BIN") or ROOT / ".venv-replay" / "bin")
 APP = "http://spa.gov.si/app"

@@ -16,17 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from govsi.render.engine import find_chromium
-from tests.simweb import govweb
-from tests.simweb.expected import (
-    E2E_SETTINGS,
-    EXPECTED_DOCUMENTS,
-    EXPECTED_DUPLICATES,
-    EXPECTED_IMAGES,
-    EXPECTED_LINKS,
-    EXPECTED_PAGES,
-)
-from tests.simweb.server import SimWeb
-from tests.support.crawl import (
+from testkit.crawl import (
     ROOT,
     query,
     run_crawl,
@@ -35,6 +25,16 @@ from tests.support.crawl import (
     start_crawl,
     wait_for_requests,
 )
+from testkit.simweb import govweb
+from testkit.simweb.expected import (
+    E2E_SETTINGS,
+    EXPECTED_DOCUMENTS,
+    EXPECTED_DUPLICATES,
+    EXPECTED_IMAGES,
+    EXPECTED_LINKS,
+    EXPECTED_PAGES,
+)
+from testkit.simweb.server import SimWeb
 
 # Screenshots of the rendered report, kept for a person to look at (CI keeps the folder).
 ARTIFACTS = Path(os.environ.get("GOVSI_TEST_ARTIFACTS", ROOT / "tests" / "artifacts"))

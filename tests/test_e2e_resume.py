@@ -7,10 +7,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from tests.simweb import govweb
-from tests.simweb.expected import E2E_SETTINGS, EXPECTED_PAGES, X, assert_complete
-from tests.simweb.server import SimWeb
-from tests.support.crawl import query, run_crawl, snapshot
+from testkit.crawl import query, run_crawl, snapshot
+from testkit.simweb import govweb
+from testkit.simweb.expected import E2E_SETTINGS, EXPECTED_PAGES, X, assert_complete
+from testkit.simweb.server import SimWeb
 
 # Retried by design (a 500 and a timeout), so they may be requested more than once.
 RETRIED = {"/napaka", "/pocasi"}

@@ -1,4 +1,4 @@
-"""End-to-end revisits: crawl a simulated web, change it (``tests.simweb.revisitweb``), then
+"""End-to-end revisits: crawl a simulated web, change it (``testkit.simweb.revisitweb``), then
 run ``scrapy crawl govsi -s REVISIT=all``: with the SQLite default (rendering on), with
 PostgreSQL, and with three workers sharing PostgreSQL. Judged at the servers (what was
 asked for, how, and when) and in crawldb (what changed, the history, the current copy). A
@@ -29,18 +29,18 @@ from govsi.changes.query import change_detail
 from govsi.search.index import SearchIndex
 from govsi.search.searcher import Searcher
 from govsi.store.database import make_engine
-from tests.simweb import revisitweb
-from tests.simweb.expected import E2E_SETTINGS
-from tests.simweb.revisitweb import A, J, M, U
-from tests.simweb.server import Hit, SimWeb
-from tests.support.clock import move_clock
-from tests.support.crawl import (
+from testkit.clock import move_clock
+from testkit.crawl import (
     CrawlRun,
     query,
     run_changes,
     run_crawl,
     start_crawl,
 )
+from testkit.simweb import revisitweb
+from testkit.simweb.expected import E2E_SETTINGS
+from testkit.simweb.revisitweb import A, J, M, U
+from testkit.simweb.server import Hit, SimWeb
 
 DELAY = 0.05  # DEFAULT_CRAWL_DELAY; urad.gov.si asks for more (revisitweb.CRAWL_DELAY)
 SETTINGS = {**E2E_SETTINGS, "DEFAULT_CRAWL_DELAY": DELAY, "LEASE_TTL": 3,

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from govsi.store.extension import pages_fetched
-from tests.simweb import govweb
-from tests.simweb.expected import E2E_SETTINGS, EXPECTED_LINKS, EXPECTED_PAGES
-from tests.simweb.server import Hit, SimWeb
-from tests.support.archive import check_archive
-from tests.support.crawl import RunningCrawl, query, snapshot, start_crawl, wait_for_requests
-from tests.support.pgcluster import PgCluster
+from testkit.archive import check_archive
+from testkit.crawl import RunningCrawl, query, snapshot, start_crawl, wait_for_requests
+from testkit.pgcluster import PgCluster
+from testkit.simweb import govweb
+from testkit.simweb.expected import E2E_SETTINGS, EXPECTED_LINKS, EXPECTED_PAGES
+from testkit.simweb.server import Hit, SimWeb
 
 DELAY = 0.5
 SETTINGS = {**E2E_SETTINGS, "DEFAULT_CRAWL_DELAY": DELAY, "LEASE_TTL": 3, "LEASE_SCAN_INTERVAL": 1}

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from tests.simweb import govweb
-from tests.simweb.expected import E2E_SETTINGS, EXPECTED_LINKS, EXPECTED_PAGES, W
-from tests.simweb.server import SimWeb
-from tests.support.crawl import BASE_SETTINGS, ROOT, query, snapshot
-from tests.support.pgcluster import PgCluster
-from tests.support.scrapydnode import ScrapydNode
+from testkit.crawl import BASE_SETTINGS, ROOT, query, snapshot
+from testkit.pgcluster import PgCluster
+from testkit.scrapydnode import ScrapydNode
+from testkit.simweb import govweb
+from testkit.simweb.expected import E2E_SETTINGS, EXPECTED_LINKS, EXPECTED_PAGES, W
+from testkit.simweb.server import SimWeb
 
 
 @pytest.fixture(scope="module")

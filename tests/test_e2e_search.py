@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from tests.simweb.expected import EXPECTED_DOCUMENTS, U, W
-from tests.support.crawl import ROOT, project_env
-from tests.support.govcrawl import Result
-from tests.support.serving import scrapy_serve
+from testkit.crawl import ROOT, project_env
+from testkit.govcrawl import Result
+from testkit.serving import scrapy_serve
+from testkit.simweb.expected import EXPECTED_DOCUMENTS, U, W
 
 pytestmark = pytest.mark.e2e
 

@@ -13,8 +13,8 @@ from sqlalchemy import Engine
 
 from govsi.search.serve import SearchSite
 from govsi.store.database import make_engine, migrate
+from testkit.serving import chromium, running, shot
 from tests.support import searchsite
-from tests.support.serving import chromium, running, shot
 
 pytestmark = pytest.mark.e2e
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.simweb import govweb
-from tests.simweb.expected import E2E_SETTINGS, EXPECTED_PAGES
-from tests.simweb.server import SimWeb
-from tests.support.crawl import query, run_crawl, snapshot, start_crawl, wait_for_requests
+from testkit.crawl import query, run_crawl, snapshot, start_crawl, wait_for_requests
+from testkit.simweb import govweb
+from testkit.simweb.expected import E2E_SETTINGS, EXPECTED_PAGES
+from testkit.simweb.server import SimWeb
 
 
 def test_a_second_process_on_one_sqlite_crawldb_is_refused(gov_web: SimWeb, tmp_path: Path) -> None:

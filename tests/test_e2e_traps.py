@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.simweb import trapweb
-from tests.support.crawl import run_crawl
+from testkit.crawl import run_crawl
+from testkit.simweb import trapweb
 
 MAX_VARIANTS = 20
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.simweb import govweb
-from tests.simweb.expected import E2E_SETTINGS, assert_complete
-from tests.simweb.server import SimWeb
-from tests.support.crawl import run_crawl, snapshot
+from testkit.crawl import run_crawl, snapshot
+from testkit.simweb import govweb
+from testkit.simweb.expected import E2E_SETTINGS, assert_complete
+from testkit.simweb.server import SimWeb
 
 
 @pytest.mark.parametrize("db", ["sqlite", "postgresql"])

@@ -30,7 +30,7 @@ from govsi.store.reader import StoredRobots
 from govsi.store.revisits import RevisitRows
 from govsi.store.schema import IMAGE, PAGE
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import q
+from testkit.crawldb import q
 from tests.support.scheduler import DELAY, Harness, harnesses, make, urls
 
 __all__ = ["harnesses"]  # a fixture, used by name

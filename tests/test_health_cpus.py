@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from govsi.health.cpus import split_cpus
-from tests.support.crawl import project_env
+from testkit.crawl import project_env
 
 
 @pytest.mark.parametrize(

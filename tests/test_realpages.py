@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.simweb import realweb
-from tests.support import realpages
+from testkit import realpages
+from testkit.simweb import realweb
 
 
 @pytest.fixture(scope="module")

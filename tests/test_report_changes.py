@@ -15,7 +15,7 @@ from sqlalchemy import Engine, insert
 from govsi.report.build import Report, build_report, report_engine
 from govsi.report.output import write_report
 from govsi.store import schema
-from tests.support.crawldb import q
+from testkit.crawldb import q
 
 ROUND = datetime(2026, 11, 20, 8, 0)
 A, B = "a.gov.si", "b.gov.si"

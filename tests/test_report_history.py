@@ -14,7 +14,7 @@ from govsi.dedup.signature import exact_key
 from govsi.items import FetchedPage
 from govsi.report.output import write_report
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import T
+from testkit.crawldb import T
 from tests.support.govpages import NEWS_1, NEWS_2, semantic
 from tests.test_report_changes import report_of
 

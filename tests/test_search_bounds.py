@@ -22,8 +22,8 @@ from govsi.search.query import ParsedQuery
 from govsi.search.searcher import Searcher
 from govsi.search.update import batched, update
 from govsi.store.writer import CrawlWriter
+from testkit.crawldb import T
 from tests.support import searchsite
-from tests.support.crawldb import T
 from tests.support.oldindex import another_versions_index
 
 

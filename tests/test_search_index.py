@@ -20,8 +20,8 @@ from govsi.search.searcher import Ranking, Searcher, kept_words
 from govsi.search.snippets import TITLE, highlight, render, snippet
 from govsi.search.update import update
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import T
-from tests.support.imports import loaded_after
+from testkit.crawldb import T
+from testkit.imports import loaded_after
 from tests.support.oldindex import another_versions_index
 
 G = "https://www.gov.si"

@@ -20,8 +20,9 @@ from sqlalchemy import Engine, text
 
 from govsi.search.serve import COPY_POLICY, PAGE_POLICY, SearchSite
 from govsi.store import database
-from tests.support import searchsite, serving
-from tests.support.serving import exchange, status
+from testkit import serving
+from testkit.serving import exchange, status
+from tests.support import searchsite
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from govsi.requestmeta import KIND_PAGE
 from govsi.spiders.documents import DocumentTexts
 from govsi.text.limits import TextLimits
 from govsi.workers.pool import WorkerFailed
-from tests.simweb.documents import make_docx, make_pdf
+from testkit.simweb.documents import make_docx, make_pdf
 from tests.support.spiders import parse, respond, spider
 
 PDF_URL = "https://www.gov.si/porocilo.pdf"

@@ -21,7 +21,7 @@ from govsi.store.changes import change_kind, months_before
 from govsi.store.history import Retention
 from govsi.store.schema import PAGE_CHANGE
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import T, crawldb_at, q
+from testkit.crawldb import T, crawldb_at, q
 
 URL = "https://www.gov.si/novice/razpis"
 DAY = timedelta(days=1)

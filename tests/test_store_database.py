@@ -22,8 +22,8 @@ from govsi.spiders.govsi import GovsiSpider
 from govsi.store import database
 from govsi.store.extension import CrawlStore
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import T, q
-from tests.support.imports import loaded_after
+from testkit.crawldb import T, q
+from testkit.imports import loaded_after
 
 
 def test_migrate_twice_is_harmless(engine: Engine) -> None:

@@ -17,7 +17,7 @@ from govsi.store.config import StoreConfig
 from govsi.store.extension import CrawlStore, pages_fetched
 from govsi.store.spill import read_spill
 from govsi.store.writer import item_bytes
-from tests.support.crawldb import T
+from testkit.crawldb import T
 from tests.support.store import (
     close,
     pages,

@@ -13,7 +13,7 @@ from govsi.items import FeedState, FetchedPage, RobotsFile
 from govsi.store.feeds import claim_polls, forget_feeds, robots_texts, stored_feeds
 from govsi.store.schema import FEED as FEED_TABLE
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import T, q
+from testkit.crawldb import T, q
 
 FEED = "https://www.gov.si/novice/rss"
 MAP = "https://www.gov.si/sitemap.xml"

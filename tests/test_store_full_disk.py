@@ -20,7 +20,7 @@ import govsi.store.extension as extension_module
 from govsi.items import FetchedPage, Item
 from govsi.store.extension import CrawlStore
 from govsi.store.spill import read_spill
-from tests.support.crawldb import T, q
+from testkit.crawldb import T, q
 from tests.support.store import close, pages, spills, store, stored, writes_at_once
 
 __all__ = ["writes_at_once"]  # an autouse fixture

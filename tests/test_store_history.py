@@ -17,7 +17,7 @@ from govsi.items import FetchedPage
 from govsi.store import database
 from govsi.store.history import Kept, Retention, html_hash, to_drop
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import T, crawldb_at, q, upgrade_to
+from testkit.crawldb import T, crawldb_at, q, upgrade_to
 from tests.support.govpages import NEWS_1, NEWS_2, semantic
 
 URL = "https://www.gov.si/novica"

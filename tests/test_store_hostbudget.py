@@ -22,7 +22,7 @@ from govsi.store.hostbudget import (
 from govsi.store.revisits import RevisitRows
 from govsi.store.schema import CRAWL_META, PAGE
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import q
+from testkit.crawldb import q
 
 DAY = 24 * 3600.0
 T = datetime(2026, 11, 1, 12, 0)

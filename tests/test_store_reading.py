@@ -16,7 +16,7 @@ from sqlalchemy.exc import DBAPIError
 
 from govsi.search.index import SearchIndex
 from govsi.store import database
-from tests.support.crawl import ROOT, project_env
+from testkit.crawl import ROOT, project_env
 
 
 def _digest(path: Path) -> str:

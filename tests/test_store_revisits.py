@@ -21,7 +21,7 @@ from govsi.store.images import record_images
 from govsi.store.revisits import RevisitRows
 from govsi.store.schema import CRAWL_META, PAGE
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import q
+from testkit.crawldb import q
 
 DAY = 24 * 3600.0
 T = datetime(2026, 11, 1, 12, 0)  # when the first crawl fetched everything

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import Engine
 
 from govsi.store.rounds import mark_round, round_started
-from tests.support.crawldb import q
+from testkit.crawldb import q
 
 DAY = 24 * 3600.0
 T = datetime(2026, 11, 22, 12, 0)

@@ -11,7 +11,7 @@ from sqlalchemy import Engine, inspect
 from govsi.items import EXTRA_PAGE_TYPES, STANDARD_PAGE_TYPES
 from govsi.store import schema
 from govsi.web.contenttypes import DOCUMENT_TYPES
-from tests.support.crawldb import q
+from testkit.crawldb import q
 
 
 def test_migrations_match_models(engine: Engine) -> None:

@@ -22,7 +22,7 @@ from govsi.store.spill import (
     spill_files,
 )
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import T, q
+from testkit.crawldb import T, q
 
 
 def test_spills_are_replayed_oldest_first_and_removed(engine: Engine, tmp_path: Path) -> None:

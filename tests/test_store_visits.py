@@ -19,7 +19,7 @@ from govsi.revisit.change import bytes_key
 from govsi.store.schema import PAGE
 from govsi.store.spill import decode_item, encode_item
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import T, q
+from testkit.crawldb import T, q
 from tests.support.govpages import NEWS_1, NEWS_2, semantic
 
 A = "https://www.gov.si/novica"

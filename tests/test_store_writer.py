@@ -17,7 +17,7 @@ from govsi.items import DiscoveredPage, FetchedImage, FetchedPage, RobotsFile
 from govsi.store.reader import CrawlReader
 from govsi.store.spill import replay
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import T, q
+from testkit.crawldb import T, q
 
 
 def test_writer_records_a_small_crawl(engine: Engine) -> None:

@@ -22,8 +22,8 @@ from govsi.items import DiscoveredPage, FetchedPage, Item
 from govsi.store import database
 from govsi.store.config import StoreConfig
 from govsi.store.writerprocess import WriterProcess
-from tests.support.crawldb import T, q
-from tests.support.imports import loaded_after
+from testkit.crawldb import T, q
+from testkit.imports import loaded_after
 
 
 def config(**settings: Any) -> StoreConfig:

@@ -12,7 +12,7 @@ from lxml import etree
 from govsi.text.limits import DocumentText, TextLimits, memory_bounded
 from govsi.text.ooxml import ooxml_text
 from govsi.text.pdf import pdf_text
-from tests.simweb.documents import make_pdf, tree_bomb_docx
+from testkit.simweb.documents import make_pdf, tree_bomb_docx
 
 
 def test_a_docx_of_empty_runs_keeps_no_tree(monkeypatch: pytest.MonkeyPatch) -> None:

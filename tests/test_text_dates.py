@@ -10,7 +10,7 @@ import pytest
 from govsi.text.dates import plausible_date
 from govsi.text.documents import document_text
 from govsi.text.limits import TextLimits
-from tests.simweb.documents import make_docx, make_pdf
+from testkit.simweb.documents import make_docx, make_pdf
 
 NOW = datetime(2026, 11, 29, 11, 0, tzinfo=UTC)
 EAST, WEST = timezone(timedelta(hours=2)), timezone(timedelta(hours=-5))

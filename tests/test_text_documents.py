@@ -10,7 +10,7 @@ from govsi.text.documents import document_text
 from govsi.text.language import declared_language, guess_language
 from govsi.text.limits import MAX_TITLE_CHARS, TextLimits
 from govsi.text.pdf import pdf_date
-from tests.simweb.documents import (
+from testkit.simweb.documents import (
     _zip,
     make_doc,
     make_docx,

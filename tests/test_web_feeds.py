@@ -12,7 +12,7 @@ import pytest
 from govsi.web import feeds, sitemaps
 from govsi.web.extract import extract_links, parse_html
 from govsi.web.feeds import feed_links, feed_type, read_feed
-from tests.simweb.floodweb import gzipped
+from testkit.simweb.floodweb import gzipped
 
 PAGE = "https://www.gov.si/novice/"
 FEED = "https://www.gov.si/novice/rss"

@@ -10,7 +10,7 @@ import pytest
 
 from govsi.web import sitemaps
 from govsi.web.sitemaps import read_sitemap
-from tests.simweb.floodweb import gzipped
+from testkit.simweb.floodweb import gzipped
 
 URL = "https://www.gov.si/sitemap.xml"
 A, B = "https://www.gov.si/a", "https://www.gov.si/b"

@@ -21,7 +21,7 @@ from govsi.workers.bound import (
     signal_name,
 )
 from govsi.workers.pool import WorkerFailed, WorkerPool
-from tests.simweb.documents import make_pdf, pdf_bomb
+from testkit.simweb.documents import make_pdf, pdf_bomb
 
 INF = resource.RLIM_INFINITY
 MB = 1024 * 1024

@@ -7,8 +7,8 @@ from collections import Counter
 from urllib.parse import urlsplit
 
 from bench.lib.webs import DISALLOWED
-from tests.simweb.server import SimWeb
-from tests.support.crawl import query
+from testkit.crawl import query
+from testkit.simweb.server import SimWeb
 
 Expected = dict[str, set[tuple[str, str]]]
 

@@ -6,9 +6,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tests.simweb.server import SimWeb
-from tests.support.crawl import RunningCrawl, start_crawl
-from tests.support.pgcluster import PgCluster
+from testkit.crawl import RunningCrawl, start_crawl
+from testkit.pgcluster import PgCluster
+from testkit.simweb.server import SimWeb
 
 
 def unthrottled_crawl(

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.crawl import descendants
+from testkit.crawl import descendants
 
 TICK = os.sysconf("SC_CLK_TCK")
 

@@ -6,7 +6,7 @@ with ``scrapy runspider`` from a directory without a ``scrapy.cfg``:
 
     GOVSI_TEST_HOSTS='{"a.gov.si": "127.0.0.2"}' PYTHONPATH=. \\
     scrapy runspider bench/lib/plain_spider.py -a seeds=http://a.gov.si/ \\
-        -s TWISTED_DNS_RESOLVER=tests.simweb.resolver.SimWebResolver
+        -s TWISTED_DNS_RESOLVER=testkit.simweb.resolver.SimWebResolver
 
 With ``-a typical=1`` it is instead the typical breadth-first spider issue 30 compares CPU
 per page with: a ``LinkExtractor`` over every page (its links in scope followed), Scrapy's
@@ -136,7 +136,7 @@ def start_plain(
     except for ``settings``."""
     merged: dict[str, object] = {
         **(TYPICAL_SETTINGS if typical else {}),
-        "TWISTED_DNS_RESOLVER": "tests.simweb.resolver.SimWebResolver",
+        "TWISTED_DNS_RESOLVER": "testkit.simweb.resolver.SimWebResolver",
         "LOG_FILE": os.path.join(workdir, "crawl.log"),
         "LOG_LEVEL": "INFO",
         "PLAIN_STATS_FILE": os.path.join(workdir, "stats.json"),

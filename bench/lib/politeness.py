@@ -14,7 +14,7 @@ from itertools import pairwise
 from typing import Any
 
 from bench.lib.webs import BenchWeb
-from tests.simweb.server import Hit
+from testkit.simweb.server import Hit
 
 Need = Callable[[Hit, Hit], float]  # the gap a request must leave before the next one
 

@@ -1,11 +1,11 @@
 """A throwaway PostgreSQL for a benchmark: the test suite's cluster
-(``tests/support/pgcluster.py``), started, or the benchmark ends with status 2."""
+(``testkit/pgcluster.py``), started, or the benchmark ends with status 2."""
 
 from __future__ import annotations
 
 import sys
 
-from tests.support.pgcluster import PgCluster, find_pg_bin
+from testkit.pgcluster import PgCluster, find_pg_bin
 
 
 def start_postgres() -> PgCluster:

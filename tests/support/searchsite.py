@@ -14,7 +14,7 @@ from govsi.search.index import SearchIndex
 from govsi.search.searcher import Ranking
 from govsi.search.update import update
 from govsi.store.writer import CrawlWriter
-from tests.support.crawldb import T
+from testkit.crawldb import T
 
 HOSTILE_TITLE = (
     "<script>document.title='pwned'</script><img src=x onerror=\"document.title='img'\">"

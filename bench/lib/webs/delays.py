@@ -26,7 +26,7 @@ from bench.lib.webs.parts import (
     sitemap_xml,
 )
 from bench.lib.webs.tree import build_web
-from tests.simweb.server import Host, Resource, SimWeb
+from testkit.simweb.server import Host, Resource, SimWeb
 
 
 @dataclass

@@ -8,7 +8,7 @@ import re
 import zlib
 
 from bench.lib.webs.parts import ASCII_WORDS, SECTION_SLUGS, ascii_text, link_page
-from tests.simweb.server import Host, Resource, SimWeb
+from testkit.simweb.server import Host, Resource, SimWeb
 
 FANOUT = 50
 MEM_HOSTS = 8

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from tests.simweb.server import Resource, html
+from testkit.simweb.server import Resource, html
 
 _WORDS = (
     "vlada republika slovenija ministrstvo urad javni razpis sklep odločba zakon uredba "

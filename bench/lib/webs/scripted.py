@@ -19,7 +19,7 @@ import random
 import re
 
 from bench.lib.webs.parts import text
-from tests.simweb.server import Host, Resource, SimWeb, html
+from testkit.simweb.server import Host, Resource, SimWeb, html
 
 HEAD = (
     '<link rel="stylesheet" href="/site.css"><link rel="preload" href="/f.woff2" as="font" '

@@ -20,7 +20,7 @@ import random
 from dataclasses import dataclass
 
 from bench.lib.webs.parts import image, image_bytes, robots_txt, sentence, text
-from tests.simweb.server import Host, Resource, SimWeb, html
+from testkit.simweb.server import Host, Resource, SimWeb, html
 
 KINDS = ["ministrstvo", "urad", "agencija", "upravna-enota", "inspektorat", "uprava"]
 AREAS = [

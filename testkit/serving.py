@@ -19,7 +19,7 @@ import pytest
 
 from govsi.render.engine import find_chromium
 from govsi.search.serve import Route, SearchSite, make_server, server_url
-from tests.support.crawl import ROOT, project_env
+from testkit.crawl import ROOT, project_env
 
 
 @contextlib.contextmanager

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tests.simweb.govweb import KOPIJE_LINKED
-from tests.support.crawl import Snapshot
+from testkit.crawl import Snapshot
+from testkit.simweb.govweb import KOPIJE_LINKED
 
 K = "http://kopije.gov.si"
 W, E, U, P, X, N = (

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from tests.simweb.server import Host, Resource, SimWeb, html
+from testkit.simweb.server import Host, Resource, SimWeb, html
 
 CALM_PAGES = 8
 _session = itertools.count()

@@ -20,7 +20,7 @@ import hashlib
 import re
 import time
 
-from tests.simweb.server import Host, Resource, SimWeb
+from testkit.simweb.server import Host, Resource, SimWeb
 
 N, U, A = "novice.gov.si", "urad.gov.si", "agencija.gov.si"
 SEEDS = [f"http://{h}/" for h in (N, U, A)]

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import codecs
 
-from tests.simweb.documents import make_docx, make_pdf, make_ppt
-from tests.simweb.server import Host, Resource, SimWeb, html, redirect
+from testkit.simweb.documents import make_docx, make_pdf, make_ppt
+from testkit.simweb.server import Host, Resource, SimWeb, html, redirect
 
 PNG = (
     b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00"

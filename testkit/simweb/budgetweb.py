@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from tests.simweb.govweb import PNG
-from tests.simweb.server import Host, Resource, SimWeb, html
+from testkit.simweb.govweb import PNG
+from testkit.simweb.server import Host, Resource, SimWeb, html
 
 IMAGE_VARIANTS = 5000
 BIG_PAGES = 20

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from tests.support.crawl import project_env
+from testkit.crawl import project_env
 
 
 def loaded_after(code: str, modules: Iterable[str], cwd: Path | None = None) -> list[str]:

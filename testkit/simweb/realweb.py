@@ -21,8 +21,8 @@ import threading
 from collections.abc import Iterable
 from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
-from tests.simweb.server import Host, Resource, SimWeb, _Handler, _Server, redirect
-from tests.support.realpages import RealPage, pages
+from testkit.realpages import RealPage, pages
+from testkit.simweb.server import Host, Resource, SimWeb, _Handler, _Server, redirect
 
 SCHEME = {
     "www.e-prostor.gov.si": "http",

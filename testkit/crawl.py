@@ -13,15 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
 from sqlalchemy import create_engine, text
 
-from tests.simweb.server import SimWeb
+from testkit.simweb.server import SimWeb
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 # What every test crawl needs: the simulated web's name resolution and no delay.
 BASE_SETTINGS = {
-    "TWISTED_DNS_RESOLVER": "tests.simweb.resolver.SimWebResolver",
+    "TWISTED_DNS_RESOLVER": "testkit.simweb.resolver.SimWebResolver",
     "DEFAULT_CRAWL_DELAY": "0",
     "DOWNLOAD_TIMEOUT": "15",
     "LOG_LEVEL": "INFO",
@@ -149,21 +150,11 @@ def run_warc_pack(
 
 def descendants(pid: int) -> list[int]:
     """Every process below ``pid`` (Chromium's zygote and renderers are grandchildren of
-    the crawl), from /proc."""
-    kids: dict[int, list[int]] = {}
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            kids.setdefault(ppid, []).append(int(proc.name))
-    found, todo = [], [pid]
-    while todo:
-        for kid in kids.get(todo.pop(), []):
-            found.append(kid)
-            todo.append(kid)
-    return found
+    the crawl); none when ``pid`` is gone."""
+    try:
+        return [kid.pid for kid in psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
 
 
 def browser_pids(pid: int) -> list[int]:

@@ -18,8 +18,8 @@ import zlib
 from collections.abc import Iterator
 from functools import cache
 
-from tests.simweb.server import Host, Resource, SimWeb, html
-from tests.support.listeners import TcpListener
+from testkit.listeners import TcpListener
+from testkit.simweb.server import Host, Resource, SimWeb, html
 
 P = "http://www.poplava.gov.si"
 GLAVE, POLJA = "glave.gov.si", "polja.gov.si"

@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.support.crawl import ROOT
+from testkit.crawl import ROOT
 
 # What goes into the copy scrapyd-deploy builds the egg from: what a deploying user has.
 PROJECT_FILES = ("govsi", "setup.py", "scrapy.cfg")

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from warcio.archiveiterator import ArchiveIterator
 
-from tests.support.crawl import query
+from testkit.crawl import query
 
 Target = tuple[str, str]  # (host, path with its query), as the simulated web logs requests
 

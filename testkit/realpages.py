@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-DIR = Path(__file__).resolve().parents[1] / "data" / "realpages"
+DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "realpages"
 PAGES = DIR / "pages.jsonl.xz"
 EXPECTED = DIR / "expected"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from tests.simweb.server import Host, Resource, SimWeb, html
+from testkit.simweb.server import Host, Resource, SimWeb, html
 
 N = "novice.gov.si"
 SEEDS = [f"http://{N}/"]

@@ -1,6 +1,6 @@
 """A simulated web on loopback: many host names, each served on port 80 (or 443 with a
 self-signed certificate) of its own 127.x.y.z address, some addresses shared by several
-hosts. The crawler reaches it through ``tests.simweb.resolver.SimWebResolver`` set as
+hosts. The crawler reaches it through ``testkit.simweb.resolver.SimWebResolver`` set as
 Scrapy's ``TWISTED_DNS_RESOLVER``; every request served is recorded for the tests."""
 
 from __future__ import annotations

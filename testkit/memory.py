@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from tests.support.crawl import descendants
+from testkit.crawl import descendants
 
 _WORKER = b"govsi.workers.loop"
 

@@ -19,7 +19,7 @@
 
 from __future__ import annotations
 
-from tests.simweb.server import Host, Resource, SimWeb, html
+from testkit.simweb.server import Host, Resource, SimWeb, html
 
 TEXT = "<p>" + "Upravna enota izdaja osebne dokumente in vodi postopke. " * 6 + "</p>"
 

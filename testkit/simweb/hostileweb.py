@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 import socket
 
-from tests.simweb.documents import make_doc, make_pdf, pdf_bomb, tree_bomb_docx, zip_bomb_docx
-from tests.simweb.server import Host, Resource, SimWeb, html, redirect
-from tests.support.listeners import TcpListener
+from testkit.listeners import TcpListener
+from testkit.simweb.documents import make_doc, make_pdf, pdf_bomb, tree_bomb_docx, zip_bomb_docx
+from testkit.simweb.server import Host, Resource, SimWeb, html, redirect
 
 Z, ZS, MD, PR, K, D, T, PO = (
     "http://www.zlo.gov.si",

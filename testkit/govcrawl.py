@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.simweb import govweb
-from tests.simweb.expected import E2E_SETTINGS
-from tests.simweb.server import Hit, SimWeb
-from tests.support.crawl import CrawlRun, query, run_crawl
+from testkit.crawl import CrawlRun, query, run_crawl
+from testkit.simweb import govweb
+from testkit.simweb.expected import E2E_SETTINGS
+from testkit.simweb.server import Hit, SimWeb
 
 
 @dataclass

@@ -26,7 +26,7 @@ import hashlib
 import random
 from dataclasses import dataclass, field
 
-from tests.simweb.server import Host, Resource, SimWeb, redirect
+from testkit.simweb.server import Host, Resource, SimWeb, redirect
 
 M, U, A, J = "ministrstvo.gov.si", "urad.gov.si", "agencija.gov.si", "aplikacija.gov.si"
 SEEDS = [f"http://{M}/", f"http://{A}/"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gzip
 
-from tests.simweb.server import Host, Resource, SimWeb, html, redirect
+from testkit.simweb.server import Host, Resource, SimWeb, html, redirect
 
 PAGES_PER_HOST = 6
 SITEMAP_ONLY = ("/skrito1", "/skrito2")
