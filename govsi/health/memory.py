@@ -5,8 +5,8 @@ A crawl allocates and frees page bodies, write batches and the pool's pickled re
 hours, on a dozen threads. glibc's allocator keeps what is freed for reuse: an arena per
 thread (up to eight per core) and a mmap threshold that rises to the largest block ever
 freed, so megabyte batches end up inside arenas, between small blocks that live on. On the
-endless memory web the crawler's heap was 40 % free memory after 150 s, all of it
-resident. So, when the extension starts:
+endless memory web much of the crawler's heap was free memory, all of it resident
+(bench/README, bench.memory). So, when the extension starts:
 
 - ``MALLOC_ARENA_MAX`` caps the arenas (``mallopt(M_ARENA_MAX)``);
 - ``MALLOC_MMAP_THRESHOLD`` fixes the threshold: larger blocks are mapped and unmapped
@@ -15,9 +15,9 @@ resident. So, when the extension starts:
   the arenas (a few milliseconds).
 
 When the spider opens, with ``GC_FREEZE``, ``gc.freeze()`` moves every object made so far
-(modules, settings, components: ~160 000) out of the cyclic collector's sight: each full
-collection then walks only what the crawl made. Six full collections in a 16 s crawl took
-0.59 s of the reactor's thread, 0.11 s frozen.
+(modules, settings, components) out of the cyclic collector's sight: each full collection
+then walks only what the crawl made, and takes a fraction of the reactor's time it took
+(bench/README, ``GC_FREEZE``).
 
 On a system without glibc the allocator is left alone, with a log line. ``malloc_options`` is the
 pure part: which ``mallopt`` calls the settings ask for.

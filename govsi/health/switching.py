@@ -3,10 +3,11 @@
 
 The reactor's thread holds the GIL nearly all the time in a fast crawl. A thread that
 wakes (a worker process's outcome arrived, a duplicate lookup or a crawldb write returned)
-waits for the switch interval before it runs, and each page passes several of them: on
-2 KB pages read in the worker process, a page waited ~120 ms there (p50) at 5 ms, 30 ms at
-0.5 ms, and a host's next level of pages waited with it. ``sys.setswitchinterval`` is
-process-wide; it is set when the extension is built and put back when the spider closes.
+waits for the switch interval before it runs, and each page passes several of them, so
+a page read in the worker process waited there far longer at Python's interval, and a
+host's next level of pages waited with it (bench/README, ``GIL_SWITCH_INTERVAL``).
+``sys.setswitchinterval`` is process-wide; it is set when the extension is built and put
+back when the spider closes.
 """
 
 from __future__ import annotations
