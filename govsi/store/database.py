@@ -303,7 +303,7 @@ def migrate(engine: Engine) -> None:
     """Bring the schema to the newest Alembic revision (creates it on first run).
 
     A schema at ``HEAD_REVISION`` costs one query. Otherwise Alembic runs in a forked copy
-    of this process, so that its modules (with Mako and Pygments, ~10 MB) never stay in a
+    of this process, so that its modules (with Mako and Pygments; bench/README) never stay in a
     crawl's memory; a failure there raises ``RuntimeError`` with its reason. Where a fork
     would not be safe (other threads running, which the copy would lack mid-work) or could
     not reach the database (SQLite in memory), it runs here.

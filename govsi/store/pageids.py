@@ -5,8 +5,8 @@ link is a page row: without memory, each batch inserts (ignored) and reads back 
 URLs it wrote a second ago. A URL's id never changes once committed (page rows are never
 deleted), so the ids of the latest ``capacity`` URLs are kept, and only new URLs go to the
 database. Ids read or inserted in a transaction count only once it commits. A URL is held by
-its 64-bit fingerprint (``govsi.web.urls.fingerprint``), not its text: ~100 bytes an entry
-whatever the URLs' length (as text, 20 000 URLs of MAX_URL_LENGTH held 41 MB).
+its 64-bit fingerprint (``govsi.web.urls.fingerprint``), not its text: an entry's size is
+the same whatever the URL's length (as text, it would grow with it, up to MAX_URL_LENGTH).
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ the community's reference DDL exactly. Our additions are marked ``# govsi extens
 One set of tables serves both back ends: the tables live in schema ``crawldb`` on
 PostgreSQL; on SQLite the schema is translated away (``schema_translate_map``) so that
 the same unqualified SQL works against either database. Core, not the ORM: every
-statement of govsi is set-based, and ``sqlalchemy.orm`` would cost ~6 MB of imports in
-each of the crawl's processes that write or read crawldb.
+statement of govsi is set-based, and ``sqlalchemy.orm``'s imports would cost memory in
+each of the crawl's processes that write or read crawldb (bench/README, bench.memory).
 """
 
 from __future__ import annotations

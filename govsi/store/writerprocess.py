@@ -15,7 +15,8 @@ each answer a ``Reply``. stdin's end (the crawl closing it) ends the process. A 
 dies (kill -9) takes the process with it within ``_WATCH`` seconds, its write under way
 rolled back, as a thread of the crawl's would have been: a late commit could otherwise
 race the next run's read of the frontier.
-This module imports no Scrapy and no Twisted: the process starts in about 0.7 s.
+This module imports no Scrapy and no Twisted: the process starts quickly and holds less
+(bench/README, bench.memory).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ logger = logging.getLogger(__name__)
 
 # glibc's thresholds for the writer's interpreter, fixed at 128 KiB: by default they grow
 # with the largest block freed, and the memory of a batch's rows then stays resident
-# between batches (bench.memory: the writer 75 MB instead of 84-85). Its allocations are
+# between batches (bench/README, bench.memory). Its allocations are
 # rows and statements: mapping the few large ones costs it nothing measurable.
 ALLOCATOR = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}
 
