@@ -138,7 +138,7 @@ def dispatch_promptly() -> bool:
     else ready, for up to 100 turns of the loop (``playwright._impl.utils.tasks``, to order
     events as Node.js would). In a crawl the loop always has work ready: each of a render's
     dozens of messages waited 100 turns of the crawl's own callbacks, and renders begun while the
-    crawl was busy took 5-6 s instead of 0.3 s (bench/render_speed.py). Without that wait
+    crawl was busy took many times as long (bench.render_speed). Without that wait
     messages are dispatched as they arrive, as Playwright did before. False when this
     Playwright has no such wait (nothing to change)."""
     try:

@@ -16,9 +16,9 @@ Most of what is refused never becomes a request: the page's document is handed o
 one more Content-Security-Policy (``REFUSED_AT_SOURCE``, beside the site's own, so both
 apply), and the browser drops pictures, fonts, media, stylesheet files and plugins before
 asking for them. Each request routing refuses costs the browser, Playwright's driver and
-the crawler's own thread a round of messages: a page of 30 pictures and 5 stylesheets
-cost 217 ms of the browser's CPU and 58 ms of the crawler's per render with them routed,
-127 and 10 ms without (``bench/render_floor.py``). A page's scripts see these fail as they
+the crawler's own thread a round of messages: on a page of dozens of pictures, routing
+them cost the browser and above all the crawler's thread far more per render than not
+asking (bench/README, ``bench.render_floor --routed``). A page's scripts see these fail as they
 did when refused.
 
 Chromium does not route everything to us (a redirect it follows, a WebSocket, DNS

@@ -11,8 +11,9 @@ whole browser process tree where the system lets us set one.
 
 An rlimit is no substitute: RLIMIT_AS breaks Chromium (it reserves terabytes of address
 space), and RLIMIT_DATA is per process, so it bounds no tree (each renderer gets it
-whole), while at 1 GB Chromium did not even start. Where no cgroup can be made the crawl
-says so once and goes on with the V8 cap alone (docs/rendering.md, "Memory").
+whole), while at a limit low enough to matter Chromium did not even start. Where no
+cgroup can be made the crawl says so once and goes on with the V8 cap alone
+(docs/rendering.md, "Memory").
 """
 
 from __future__ import annotations
