@@ -49,7 +49,7 @@ Derivative = Literal["dom"]
 
 # Random bytes for record ids, drawn from the OS a few kilobytes at a time: a draw per
 # record is a system call, at which the reactor's thread lets go of the GIL, and waited
-# ~0.2 ms to get it back from the archive's thread.
+# to get it back from the archive's thread (bench/README, bench.archive_cost).
 # Kept with the process that drew them: a forked child draws its own.
 _RANDOM = bytearray()
 _RANDOM_DRAW = 16 * 256

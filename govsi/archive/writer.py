@@ -2,7 +2,8 @@
 a thread here hands what is queued, as one message, to the archive's own process
 (``govsi.archive.child``), which makes the records (digests, revisits), compresses and
 writes them, so none of that holds the crawl's GIL. One round trip, and one call to the
-reactor's thread, per batch: per job, their GIL hand-overs cost the crawl ~0.8 ms each.
+reactor's thread, per batch: per job, their GIL hand-overs cost the crawl dearly
+(bench/README, bench.archive_cost).
 
 ``exchange`` calls its ``done`` (on the reactor's thread when ``call_from_thread`` is set,
 else from that thread) with where the records went once they
