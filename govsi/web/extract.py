@@ -189,8 +189,9 @@ def onclick_targets(script: str) -> list[str]:
 
 def cut_markup(html: str, max_tags: int) -> tuple[str, int]:
     """``html`` before its (``max_tags`` + 1)-th ``<``, and how many ``<`` were cut off
-    (0: nothing was). The parsed tree of a page costs ~800 bytes per element: a 32 MB page
-    of tags would take ~1 GB. Linear: one count, and a scan only when over. 0 = no cut."""
+    (0: nothing was). The parsed tree of a page costs hundreds of bytes per element, so a
+    page of bare tags takes many times its size (bench/README, bench.worst_page --worker).
+    Linear: one count, and a scan only when over. 0 = no cut."""
     if max_tags <= 0:
         return html, 0
     total = html.count("<")

@@ -52,11 +52,12 @@ _PLAIN_JSON = "application/json"
 MAX_ENTRIES = 500
 # Feeds taken from one page: a page declares one to a handful.
 MAX_FEEDS_PER_PAGE = 10
-# Bytes of a JSON Feed read: a JSON value costs about ten times its bytes in memory, so the
-# XML reader's 50 MB would be half a gigabyte. 500 entries with their full HTML text fit.
+# Bytes of a JSON Feed read: a JSON value costs many times its bytes in memory, so the XML
+# reader's 50 MB would be far too much (bench/README, bench.feed_parsers). 500 entries with
+# their full HTML text fit.
 JSON_MAX_BYTES = 8 * 1024 * 1024
 # Items of a JSON Feed looked at, with or without a link: 8 MiB of ``{},`` are 2.8 M items,
-# 7 s of reading, and list nothing. Twenty per entry taken leaves room for linkless ones.
+# seconds of reading, and list nothing. Twenty per entry taken leaves room for linkless ones.
 JSON_MAX_ITEMS = 20 * MAX_ENTRIES
 # What a JSON Feed's ``version`` starts with (jsonfeed.org/version/1, /version/1.1).
 _JSON_VERSIONS = ("https://jsonfeed.org/version/", "http://jsonfeed.org/version/")

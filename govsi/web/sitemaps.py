@@ -27,8 +27,8 @@ from lxml import etree
 MAX_URLS = 50_000  # protocol limit per sitemap file
 MAX_BYTES = 50 * 1024 * 1024  # protocol limit per file, uncompressed
 # Elements of any kind read from one file, past which reading stops: 50 MB of empty
-# <url/> are 8 M elements, 28 s of parsing, and list nothing. Ten per listed URL (url,
-# loc, lastmod, changefreq, priority and a few image:*), about 1.5 s of CPU.
+# <url/> are 8 M elements, a long parse, and list nothing. Ten per listed URL (url, loc,
+# lastmod, changefreq, priority and a few image:*) keep a file to a short one.
 MAX_ELEMENTS = 500_000
 
 # Why reading stopped before the end of a document (Sitemap.stopped).
