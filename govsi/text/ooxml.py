@@ -62,7 +62,7 @@ class OutOfTime(Exception):
     """The time bound ran out inside a part."""
 
 
-# Elements read between two looks at the clock (~10 ms of parsing).
+# Elements read between two looks at the clock: a small fraction of the time bound.
 _CLOCK_EVERY = 4096
 
 
@@ -72,7 +72,8 @@ def _paragraphs(
     """The text of each paragraph of an XML part: its ``text_tag`` elements joined, tabs
     and breaks as spaces and new lines (Word's ``w:tab``, ``w:br``). Every element is
     dropped once read: the tree never holds more than the open elements and one sibling
-    each, however many a part has (a paragraph of millions of empty runs took 1.3 GB);
+    each, however many a part has (a paragraph of millions of empty runs: bench/README,
+    bench.hostile_crawl --only bomb);
     ``OutOfTime`` when ``budget``'s time runs out, however long the part."""
     words: list[str] = []
     for n, (_event, el) in enumerate(etree.iterparse(source, events=("end",), **_PARSER_ARGS)):
