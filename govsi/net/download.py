@@ -2,11 +2,12 @@
 
 Twisted's response parser (``twisted.web._newclient.HTTPClientParser``) caps one line at
 ``LineReceiver.MAX_LENGTH`` (16 KiB) but appends continuation lines, and headers, without
-limit until the download timeout: 25 MB of continuation lines took the crawler from 119
-to 417 MB. Here the parser counts the header section's bytes and header fields, and past
-MAX_HEADER_BYTES or MAX_HEADERS it gives up: the connection is dropped, and the request
-fails with ``HeaderLimitExceeded`` (not retried: the server would send the same), logged
-and counted under ``govsi/fetch/header_limit/<bytes|count>``.
+limit until the download timeout: a host sending endless continuation lines took the
+crawler's memory (bench/README, bench.hostile_crawl's ``headers`` case). Here the parser
+counts the header section's bytes and header fields, and past MAX_HEADER_BYTES or
+MAX_HEADERS it gives up: the connection is dropped, and the request fails with
+``HeaderLimitExceeded`` (not retried: the server would send the same), logged and counted
+under ``govsi/fetch/header_limit/<bytes|count>``.
 
 How it is plugged in: Scrapy's handler already swaps the parser of each request for its
 lenient subclass (``_LenientHTTP11ClientProtocol.request``), since Twisted's protocol
@@ -152,8 +153,8 @@ def cache_host_encoding() -> None:
     """Remember the IDNA form of the host names Twisted's ``HostnameEndpoint`` encodes.
 
     Twisted's agent builds an endpoint for every request, pooled connection or not, and
-    encodes its host with the ``idna`` package each time: ~85 µs of the reactor's time per
-    request (2 % of a small page's), for a pure function of a name the crawl asks for again
+    encodes its host with the ``idna`` package each time, a share of the reactor's time
+    per request that a small page notices, for a pure function of a name the crawl asks for again
     and again. Errors are not cached (they are raised again). Idempotent."""
     # A private name of the pinned Twisted (Scrapy patches the same one).
     encode = endpoints._idnaBytes  # type: ignore[attr-defined]
