@@ -14,8 +14,8 @@ arrival. Each process bounds its own memory to ``memory_limit`` MB before its fi
 
 A process is plain ``python -c`` running ``govsi.workers.loop`` over two pipes, with
 two threads here per process: one sends it jobs ahead, one reads their outcomes. It imports
-only what its jobs need (~51 MB on the memory bench); multiprocessing's pool also
-re-imported the crawl's main module (57 MB) and started a resource tracker process (15 MB).
+only what its jobs need (bench/README, bench.memory); multiprocessing's pool also
+re-imported the crawl's main module and started a resource tracker process.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ class _Job:
 
 
 # A worker's numerical libraries on one thread: its jobs are one page at a time, and
-# OpenBLAS's threads (one per core, at numpy's import) take ~40 MB of address space each,
+# OpenBLAS's threads (one per core, at numpy's import) each take address space,
 # which on a machine of many cores would leave no room under the memory bound.
 _ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -194,7 +194,7 @@ class _Place:
 
 # Jobs handed to a process at once: the next ones are there when the running one ends, so
 # the process never waits for the reactor (a thread waits up to 5 ms for the GIL while the
-# reactor runs; two handed held the pool to ~190 small pages a second).
+# reactor runs; two handed held the pool back on small pages).
 _HANDED = 8
 
 
