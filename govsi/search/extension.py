@@ -43,7 +43,7 @@ class SearchIndexUpdate:
         return d.addCallbacks(self._done, self._failed)
 
     def update(self) -> Updated:
-        # Imported here: a crawl that keeps no index never loads Tantivy (~6 MB).
+        # Imported here: a crawl that keeps no index never loads Tantivy and its modules.
         from govsi.search.index import SearchIndex
         from govsi.search.update import update
 

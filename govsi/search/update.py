@@ -28,7 +28,7 @@ logger = logging.getLogger(__name__)
 # analysed), and 2 000 pages of up to TEXT_MAX_CHARS (1 M) each were 2 G characters.
 BATCH = 2_000
 BATCH_CHARS = 10_000_000
-# Pages to (re)index from which a pool of processes is worth its start (~1 s each).
+# Pages to (re)index from which a pool of processes is worth what starting it costs.
 POOL_FROM = 5_000
 
 
