@@ -11,7 +11,8 @@ The members are spread over ``SHARDS`` tables by their hash's top bits, and tabl
 doubles when it is (1/2 + i/(4 (SHARDS - 1))) full: half full for the first, three
 quarters for the last. One table doubling at a time, the set grows in steps of about a
 sixteenth of its size instead of doubling at once (which held the old table and the new,
-three times the set, while it rehashed: 384 MB at 10 M URLs), and its memory follows the
+three times the set, while it rehashed: bench/README, bench.seen_memory), and its memory
+follows the
 number of members instead of jumping at each power of two.
 
 A fingerprint stands for its URL (``govsi.web.urls.fingerprint``): two URLs sharing one are
