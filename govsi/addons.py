@@ -17,7 +17,8 @@ __all__ = ["GovsiAddon", "unlisted_when_off"]
 
 # Scrapy imports every component listed in a ``*_BASE`` setting before the component's
 # ``from_crawler`` finds itself switched off; these cost memory for the whole crawl even
-# then (the remote control's aiohttp ~9 MB, the cookies' tldextract and requests ~4 MB).
+# then (the remote control's aiohttp, the cookies' tldextract and requests: bench/README,
+# bench.memory).
 # (switch, list, component): the component is left out of the list while the switch is off.
 _IMPORTED_WHEN_OFF = (
     ("REMOTE_CONTROL_ENABLED", "EXTENSIONS_BASE", "scrapy.extensions.remote_control.RemoteControl"),

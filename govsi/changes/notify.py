@@ -229,7 +229,7 @@ class ChangesNotify:
             logger.error("changes notifications are off: crawldb is in memory, so no "
                          "notification could remember what it sent")  # fmt: skip
             raise NotConfigured("crawldb in memory")
-        # Imported here: a crawl that sends nothing never loads Apprise (~4 MB).
+        # Imported here: a crawl that sends nothing never loads Apprise and its modules.
         from govsi.changes.sending import Targets
 
         targets = Targets.from_environment(config.urls_env, os.environ)

@@ -74,7 +74,7 @@ class Command(ScrapyCommand):
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         # Imported here: Scrapy imports every command at every start, `scrapy crawl`
-        # included, and the report's modules (jinja2, its queries) cost 0.1-0.3 s of it.
+        # included, and the report's modules (jinja2, its queries) would slow every start.
         from govsi.report.build import ReportError, build_report, report_engine
         from govsi.report.output import write_report
 
