@@ -25,7 +25,8 @@ Skip = Callable[[int, str], None]
 
 # What the index reads of a page's text, at most: what a crawl keeps of one by default
 # (TEXT_MAX_CHARS); a crawldb written with a larger bound, or by another tool, is read up
-# to this much (one page's analysis costs up to ~65 bytes and 2 µs per character).
+# to this much (one page's analysis costs memory and time in proportion to its characters:
+# bench/README, bench.huge_inputs).
 TEXT_CHARS = TextLimits.max_chars
 
 # Rows the driver holds at once while they are read (PostgreSQL: a server-side cursor):
