@@ -179,7 +179,7 @@ def script_signature(tokens: tuple[str, ...] | list[str]) -> str | None:
 _APP_ROOT_IDS = frozenset({"app", "root", "__next", "__nuxt", "svelte", "main-app", "ember-app"})
 _APP_ROOT_ATTRIBUTES = frozenset({"ng-app", "ng-version", "data-reactroot", "data-server-rendered"})
 # The elements that may be app roots: those with attributes, found in C. Naming the id and
-# each attribute in the predicate (``[@id or @ng-app or ...]``) cost five times as much:
+# each attribute in the predicate (``[@id or @ng-app or ...]``) cost several times as much:
 # libxml2 builds a node-set per attribute test, per element.
 _APP_ROOT_CANDIDATES = etree.XPath("descendant-or-self::*[@*]")
 _NOSCRIPT_ASKS = re.compile(r"javascript|omogoči|vklopi", re.IGNORECASE)
@@ -233,7 +233,7 @@ def needs_browser(root: etree._Element | None) -> str | None:
     # page of a million tags with no app root and no script never walks its tree in Python.
     sizes: dict[Any, int] | None = None
     for element in _APP_ROOT_CANDIDATES(body):
-        # keys(): one call for the names, where .attrib or get() per name cost 2-3 times as much.
+        # keys(): one call for the names, where .attrib or get() per name cost more.
         is_root = (element.get("id") or "").lower() in _APP_ROOT_IDS or not (
             _APP_ROOT_ATTRIBUTES.isdisjoint(element.keys())
         )
@@ -273,6 +273,6 @@ def rendering_adds(plain: Yield, rendered: Yield, text_gain: float = 0.2) -> boo
 
 def page_yield(root: etree._Element | None, found: Any) -> Yield:
     """What one version of a page gives, for comparing the plain and rendered versions."""
-    # The text's length counted in C (itertext in Python took five times as long).
+    # The text's length counted in C (itertext in Python took several times as long).
     chars = len(etree.tostring(root, method="text", encoding="unicode")) if root is not None else 0
     return Yield(frozenset(found.links), frozenset(found.images), chars)
