@@ -42,7 +42,7 @@ def _name_safe(text: str) -> str:
 
 def gzip_member(data: bytes, level: int) -> bytes:
     """``data`` as one gzip member (what a ``.warc.gz`` is a series of)."""
-    # One call: a compressobj per record cost a small request record 8 times as much.
+    # One call: a compressobj per record cost a small request record many times as much.
     # ISA-L: its level 2 is much faster than zlib's, and as small as zlib's level 6 (slower
     # still): bench/README, bench.archive_cost.
     return isal_zlib.compress(data, level, wbits=zlib.MAX_WBITS + 16)
