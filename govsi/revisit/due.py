@@ -1,8 +1,9 @@
 """Which stored pages are due for a revisit in a round, which of them are overdue, and what
 a sitemap's ``<lastmod>`` says (pure).
 
-``DueRule`` is one round's rule as plain values (crawldb's SQL in ``govsi.store.revisits``
-says the same in its WHERE clauses; tests hold the two together):
+``DueRule`` is one round's rule as plain values, written once as terms
+(``govsi.revisit.terms``): Python evaluates them here, crawldb renders them as the WHERE
+clauses of its claims (``govsi.store.due``):
 
 - ``due`` (the default): a page is due once its ``next_visit`` has come; a page stored
   before revisits existed (``next_visit`` NULL) is due ``min_interval`` after its last
@@ -28,10 +29,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final, Literal, get_args
 
-from govsi.revisit.waiting import page_due_at
+from govsi.revisit.terms import FALSE, And, Cmp, Not, Null, Or, Outer, Showing, Term, holds
 
 __all__ = [
     "REVISIT_MODES",
+    "STORED",
     "DueRule",
     "RevisitMode",
     "host_revisit_budget",
@@ -58,10 +60,19 @@ def revisit_mode(value: str) -> RevisitMode:
     raise ValueError(f"REVISIT must be one of {', '.join(REVISIT_MODES)}, not {value!r}")
 
 
+# Stored rows: fetched once at least (not a FRONTIER row).
+STORED: Final[Term] = And((Not(Null("page_type_code")), Cmp("page_type_code", "!=", "FRONTIER")))
+_NEXT: Final = "next_visit"
+_ACCESSED: Final = "accessed_time"
+
+
 @dataclass(frozen=True)
 class DueRule:
     """One round's rule. ``now``: when the question is asked; ``round_start``: when the
-    round began (``all`` takes what was visited before it)."""
+    round began (``all`` takes what was visited before it).
+
+    Its terms (``govsi.revisit.terms``) are the rule itself: ``is_due`` and ``is_overdue``
+    evaluate them on one page's times, crawldb's claims render them as SQL."""
 
     mode: RevisitMode
     now: datetime
@@ -94,28 +105,80 @@ class DueRule:
         """A page whose scheduled visit is at or before this is overdue."""
         return self.now - timedelta(seconds=self.overdue_after)
 
-    def scheduled(self, next_visit: datetime | None, accessed: datetime | None) -> datetime:
-        """When the page's schedule makes it due (``next_visit``, else the minimum interval
-        after its last visit; a page never visited is due at once)."""
-        if next_visit is not None:
-            return next_visit
-        if accessed is None:
-            return datetime.min
-        return accessed + timedelta(seconds=self.min_interval)
+    # -- the terms ------------------------------------------------------------------------
+    def scheduled_by(self, when: datetime) -> Term:
+        """The page's schedule makes it due by ``when``: its ``next_visit``, else the
+        minimum interval after its last visit; a page with neither at once."""
+        return Or((
+            Cmp(_NEXT, "<=", when),
+            And((Null(_NEXT), Cmp(_ACCESSED, "<=", when - timedelta(seconds=self.min_interval)))),
+            And((Null(_NEXT), Null(_ACCESSED))),
+        ))  # fmt: skip
 
-    def is_due(self, next_visit: datetime | None, accessed: datetime | None) -> bool:
+    def due(self) -> Term:
+        """A page's times make it due now (whatever its row's type or claim): ``due`` by
+        its schedule and never sooner than the shortest interval after its last visit;
+        ``all`` when last visited before the round; ``off`` never."""
         if self.mode == MODE_OFF:
-            return False
+            return FALSE
         if self.mode == MODE_ALL:
-            return accessed is None or accessed < self.round_start
-        # The wait's due time (one statement of it), at or before now.
-        when = page_due_at(next_visit, accessed, interval=self.min_interval, shortest=self.shortest)
-        return when <= self.now
+            return Or((Null(_ACCESSED), Cmp(_ACCESSED, "<", self.round_start)))
+        floor = Or((Null(_ACCESSED), Cmp(_ACCESSED, "<=", self.floor)))
+        return And((floor, self.scheduled_by(self.now)))
+
+    def overdue(self) -> Term:
+        """Due, and due by its schedule for ``overdue_after`` already."""
+        return And((self.due(), self.scheduled_by(self.overdue_cut)))
+
+    def done(self) -> Term:
+        """Revisited in this round: its claim was given back after the round began."""
+        return And((
+            Null("revisit_claim"),
+            Not(Null("revisit_claimed_at")),
+            Cmp("revisit_claimed_at", ">=", self.round_start),
+        ))  # fmt: skip
+
+    def page(self, overdue: bool = False) -> Term:
+        """A stored page the round revisits: due (``overdue``: overdue), and not done in
+        it."""
+        return And((STORED, self.overdue() if overdue else self.due(), Not(self.done())))
+
+    def waiting(self) -> Term:
+        """A stored page due (``now``: the horizon waited for) that nobody holds."""
+        return And((STORED, Null("revisit_claim"), self.due()))
+
+    def picture(self) -> Term:
+        """A picture the round downloads again (not done in it): in ``all``, downloaded
+        before the round; else due with the pages that show it, once one was visited since
+        its download or while one is due in this round (claimed or not, so that a
+        round's pictures are found in it before their pages' visits are written), and
+        its download ``min_interval`` old."""
+        if self.mode == MODE_OFF:
+            return FALSE
+        downloaded = Not(Null(_ACCESSED))
+        if self.mode == MODE_ALL:
+            before = Cmp(_ACCESSED, "<", self.round_start)
+            return And((downloaded, before, Not(self.done())))
+        shown = Showing(Or((Cmp(_ACCESSED, ">", Outer(_ACCESSED)), self.page())))
+        old = Cmp(_ACCESSED, "<=", self.picture_floor)
+        return And((downloaded, old, shown, Not(self.done())))
+
+    # -- one page's times -----------------------------------------------------------------
+    def is_due(self, next_visit: datetime | None, accessed: datetime | None) -> bool:
+        return holds(self.due(), {_NEXT: next_visit, _ACCESSED: accessed}) is True
 
     def is_overdue(self, next_visit: datetime | None, accessed: datetime | None) -> bool:
-        return self.is_due(next_visit, accessed) and (
-            self.scheduled(next_visit, accessed) <= self.overdue_cut
-        )
+        return holds(self.overdue(), {_NEXT: next_visit, _ACCESSED: accessed}) is True
+
+    def due_at(self, next_visit: datetime | None, accessed: datetime | None) -> datetime:
+        """When the page falls due (``due``): the earliest ``now`` at which ``is_due``
+        holds. Its next visit (without one, ``min_interval`` after its last visit), not
+        sooner than ``shortest`` after its last visit; a page with neither at once."""
+        if accessed is None:
+            return next_visit or datetime.min
+        if next_visit is None:
+            return accessed + timedelta(seconds=self.min_interval)
+        return max(next_visit, accessed + timedelta(seconds=self.shortest))
 
 
 def host_revisit_budget(delay: float, share: float) -> int | None:

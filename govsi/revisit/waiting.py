@@ -1,7 +1,7 @@
 """When an idle crawl kept open by REVISIT_WAIT wakes for its next due visit (pure).
 
 A page is due at its ``next_visit``, but never sooner than the shortest interval after its
-last visit (``govsi.revisit.due.DueRule``); a feed or sitemap at its ``next_poll``. The
+last visit (``govsi.revisit.due.DueRule.due_at``); a feed or sitemap at its ``next_poll``. The
 crawl wakes at the earliest such time later than its last look at what is due, if that
 comes within the wait; a time already past wakes it at once. A time at or before the last
 look was looked at then: whatever is still due of it is not this run's (another worker
@@ -15,20 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-__all__ = ["next_wake", "page_due_at"]
-
-
-def page_due_at(
-    next_visit: datetime | None, accessed: datetime | None, *, interval: float, shortest: float
-) -> datetime:
-    """When a stored page falls due: its next visit (without one, ``interval`` seconds
-    after its last visit), not sooner than ``shortest`` seconds after its last visit (a
-    page with neither is due at once)."""
-    if accessed is None:
-        return next_visit or datetime.min
-    if next_visit is None:
-        return accessed + timedelta(seconds=interval)
-    return max(next_visit, accessed + timedelta(seconds=shortest))
+__all__ = ["next_wake"]
 
 
 def next_wake(

@@ -1,63 +1,57 @@
-"""The revisit due rule (``govsi.revisit.due.DueRule``) and the claim rule as SQL
-expressions over ``page`` and ``image``, for ``govsi.store.revisits``.
+"""The revisit rules in crawldb's SQL: ``sql`` renders a rule's terms
+(``govsi.revisit.terms``, written once in ``govsi.revisit.due.DueRule``) as a WHERE clause
+over ``page`` or ``image``; and the claim rule, crawldb's own.
 
-A page is due by its schedule (``next_visit``, or its last visit and the minimum
-interval), or in ``all`` by a last visit before the round; a picture (``due``) while a page
-showing it is due or was visited since the picture's download. A row is done for the round
-once its claim was given back after the round began. A claim is free when unclaimed, held
-by a worker that is gone, or held longer than ``CLAIM_LEASE``.
+A claim is free when unclaimed, held by a worker that is gone, or held longer than
+``CLAIM_LEASE``.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 
-from sqlalchemy import ColumnElement, Table, and_, exists, not_, or_
+from sqlalchemy import ColumnElement, Table, and_, exists, false, not_, or_, true
 
-from govsi.revisit.due import MODE_ALL, DueRule
+from govsi.revisit.due import DueRule
+from govsi.revisit.terms import COMPARE, And, Cmp, Not, Null, Or, Outer, Term
 from govsi.store.schema import IMAGE, PAGE
 
-__all__ = [
-    "CLAIM_LEASE",
-    "CLAIM_USE",
-    "STORED",
-    "claimable",
-    "done",
-    "image_due",
-    "page_due",
-    "scheduled_by",
-]
+__all__ = ["CLAIM_LEASE", "CLAIM_USE", "claimable", "sql"]
 
 # A claim older than this may be taken by another worker: a worker drops a revisit it
 # claimed longer ago than CLAIM_LEASE * CLAIM_USE before sending it (it claims again), so
 # two workers never send the same one.
 CLAIM_LEASE = 3600.0
 CLAIM_USE = 0.9
-# Stored rows: fetched once at least (not a FRONTIER row).
-STORED = PAGE.c.page_type_code.is_not(None) & (PAGE.c.page_type_code != "FRONTIER")
 
 
-def scheduled_by(rule: DueRule, when: datetime) -> ColumnElement[bool]:
-    """The page's schedule makes it due by ``when``."""
-    min_interval = timedelta(seconds=rule.min_interval)
-    return or_(
-        PAGE.c.next_visit <= when,
-        and_(PAGE.c.next_visit.is_(None), PAGE.c.accessed_time <= when - min_interval),
-        and_(PAGE.c.next_visit.is_(None), PAGE.c.accessed_time.is_(None)),
+def sql(term: Term, table: Table = PAGE, outer: Table | None = None) -> ColumnElement[bool]:
+    """``term`` as a WHERE clause over ``table`` (``page`` or ``image``). ``Showing``
+    asks about the pages showing an image (``table`` IMAGE); inside it ``outer`` is that
+    image's table."""
+    if isinstance(term, Null):
+        return table.c[term.column].is_(None)
+    if isinstance(term, Cmp):
+        column = table.c[term.column]
+        value = term.value
+        right = outer.c[value.column] if isinstance(value, Outer) and outer is not None else value
+        clause: ColumnElement[bool] = COMPARE[term.op](column, right)
+        return clause
+    if isinstance(term, Not):
+        if isinstance(term.term, Null):
+            return table.c[term.term.column].is_not(None)
+        return not_(sql(term.term, table, outer))
+    if isinstance(term, And):
+        return and_(*(sql(t, table, outer) for t in term.terms)) if term.terms else true()
+    if isinstance(term, Or):
+        return or_(*(sql(t, table, outer) for t in term.terms)) if term.terms else false()
+    # A page showing the picture: one of the image rows of its URL names the page.
+    showing = IMAGE.alias("showing")
+    return exists().where(
+        showing.c.url == table.c.url,
+        PAGE.c.id == showing.c.page_id,
+        sql(term.term, PAGE, table),
     )
-
-
-def page_due(rule: DueRule) -> ColumnElement[bool]:
-    if rule.mode == MODE_ALL:
-        when: ColumnElement[bool] = or_(
-            PAGE.c.accessed_time.is_(None), PAGE.c.accessed_time < rule.round_start
-        )
-    else:
-        when = and_(
-            or_(PAGE.c.accessed_time.is_(None), PAGE.c.accessed_time <= rule.floor),
-            scheduled_by(rule, rule.now),
-        )
-    return and_(STORED, when, not_(done(rule, PAGE)))
 
 
 def claimable(
@@ -78,34 +72,3 @@ def claimable(
         ),
     )
 
-
-def done(rule: DueRule, table: Table) -> ColumnElement[bool]:
-    """Revisited in this round: its claim was given back after the round began."""
-    return and_(
-        table.c.revisit_claim.is_(None),
-        table.c.revisit_claimed_at.is_not(None),
-        table.c.revisit_claimed_at >= rule.round_start,
-    )
-
-
-def image_due(rule: DueRule) -> ColumnElement[bool]:
-    finished = not_(done(rule, IMAGE))
-    if rule.mode == MODE_ALL:
-        return and_(
-            IMAGE.c.accessed_time.is_not(None), IMAGE.c.accessed_time < rule.round_start, finished
-        )
-    # Due with the pages that show it: once one was visited since its download, or while
-    # one is due in this round (claimed or not), so that a round's pictures are found in
-    # it, before the visits of their pages are written.
-    showing = IMAGE.alias("showing")
-    shown_by_due_page = exists().where(
-        showing.c.url == IMAGE.c.url,
-        PAGE.c.id == showing.c.page_id,
-        or_(PAGE.c.accessed_time > IMAGE.c.accessed_time, page_due(rule)),
-    )
-    return and_(
-        IMAGE.c.accessed_time.is_not(None),
-        IMAGE.c.accessed_time <= rule.picture_floor,
-        shown_by_due_page,
-        finished,
-    )

@@ -2,7 +2,7 @@
 crawl kept open by REVISIT_WAIT waits for (``govsi.spiders.waiting``). Blocking; a read.
 
 Pages are those due by the horizon nobody holds (a claimed one is another worker's or on
-its way already), their due times by ``govsi.revisit.waiting.page_due_at``; the soonest
+its way already: ``DueRule.waiting``), their due times by ``DueRule.due_at``; the soonest
 ``limit`` by ``next_visit`` are read, so a time may come a little late when many pages
 fall due within the horizon, never early. Pictures are due with the pages that show them,
 and so wait for them.
@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Engine, and_, or_, select
+from sqlalchemy import Engine, and_, select
 
 from govsi.revisit.due import MODE_DUE, DueRule
-from govsi.revisit.waiting import page_due_at
-from govsi.store.due import STORED, scheduled_by
+from govsi.store.due import sql
 from govsi.store.schema import FEED, PAGE
 
 __all__ = ["due_times"]
@@ -31,12 +30,7 @@ def due_times(
     rule = DueRule(MODE_DUE, horizon, datetime.min, min_interval, min_interval, shortest)
     pages = (
         select(PAGE.c.next_visit, PAGE.c.accessed_time)
-        .where(
-            STORED,
-            PAGE.c.revisit_claim.is_(None),
-            or_(PAGE.c.accessed_time.is_(None), PAGE.c.accessed_time <= rule.floor),
-            scheduled_by(rule, horizon),
-        )
+        .where(sql(rule.waiting()))
         .order_by(PAGE.c.next_visit)
         .limit(limit)
     )
@@ -44,9 +38,6 @@ def due_times(
         and_(FEED.c.next_poll.is_not(None), FEED.c.next_poll <= horizon)
     )
     with engine.connect() as conn:
-        times = [
-            page_due_at(v, a, interval=min_interval, shortest=shortest)
-            for v, a in conn.execute(pages)
-        ]
+        times = [rule.due_at(v, a) for v, a in conn.execute(pages)]
         times += [when for (when,) in conn.execute(polls)]
     return sorted(times)

@@ -12,7 +12,8 @@ unfinished one in crawldb is joined (``govsi.store.rounds``: finished after a ki
 A picture's claim is the same pair of columns on every ``image`` row of its URL; its
 download (or 304) gives it back.
 
-The due rule is ``govsi.revisit.due.DueRule``'s, in SQL (``govsi.store.due``). Images are
+The due rule is ``govsi.revisit.due.DueRule``'s terms, rendered as SQL (``govsi.store.due``):
+written once, evaluated the same way in Python and in crawldb. Images are
 due with the pages that show them: while a page showing the picture is due, or once one
 was visited after the picture's last download (and that download is ``min_interval`` old;
 in ``all``, downloaded before the round), so that a round finds its pictures in it.
@@ -35,15 +36,9 @@ from sqlalchemy import (
 )
 
 from govsi.items import PageType, Revisit
-from govsi.revisit.due import MODE_ALL, DueRule, RevisitMode, lastmod_next_visit
+from govsi.revisit.due import MODE_ALL, STORED, DueRule, RevisitMode, lastmod_next_visit
 from govsi.store.database import chunks
-from govsi.store.due import (
-    STORED,
-    claimable,
-    image_due,
-    page_due,
-    scheduled_by,
-)
+from govsi.store.due import claimable, sql
 from govsi.store.hostbudget import HostBudget
 from govsi.store.rounds import end_round, join_round, mark_round, touch_round
 from govsi.store.schema import IMAGE, PAGE, SITE, utcnow
@@ -144,13 +139,13 @@ class RevisitRows:
             q = (
                 select(SITE.c.domain, func.min(PAGE.c.url), func.count())
                 .join(PAGE, PAGE.c.site_id == SITE.c.id)
-                .where(page_due(rule), claimable(rule, self.worker, live))
+                .where(sql(rule.page()), claimable(rule, self.worker, live))
                 .group_by(SITE.c.id, SITE.c.domain)
                 .order_by(SITE.c.id)
             )
             for host, url, count in conn.execute(q):
                 found[host] = (url, int(count))
-            due_images = and_(image_due(rule), claimable(rule, self.worker, live, IMAGE))
+            due_images = and_(sql(rule.picture(), IMAGE), claimable(rule, self.worker, live, IMAGE))
             images = select(IMAGE.c.url).where(due_images).distinct()
             for (url,) in conn.execute(images.execution_options(yield_per=5000)):
                 host = host_of(url)
@@ -177,9 +172,7 @@ class RevisitRows:
         if limit <= 0:
             return Claimed()
         live = self._live_workers()
-        due = page_due(rule)
-        if overdue_only:
-            due = and_(due, scheduled_by(rule, rule.overdue_cut))
+        due = sql(rule.page(overdue=overdue_only))
         free = claimable(rule, self.worker, live)
         with self.engine.begin() as conn:
             site = conn.execute(select(SITE.c.id).where(SITE.c.domain == host)).scalar()
@@ -252,7 +245,7 @@ class RevisitRows:
         )
         pick = (
             select(IMAGE.c.url)
-            .where(IMAGE.c.id.in_(first), image_due(rule), free)
+            .where(IMAGE.c.id.in_(first), sql(rule.picture(), IMAGE), free)
             .order_by(IMAGE.c.url)
         )
         with self.engine.begin() as conn:
@@ -371,7 +364,7 @@ class RevisitRows:
             for part in chunks(list(latest)):
                 found = conn.execute(
                     select(PAGE.c.id, PAGE.c.url, PAGE.c.accessed_time, PAGE.c.next_visit).where(
-                        PAGE.c.url.in_(part), STORED, PAGE.c.accessed_time.is_not(None)
+                        PAGE.c.url.in_(part), sql(STORED), PAGE.c.accessed_time.is_not(None)
                     )
                 ).all()
                 for page_id, url, accessed, scheduled in found:
