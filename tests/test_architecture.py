@@ -1,6 +1,7 @@
 """docs/architecture.md's module map is true: every module is in it, each imports only what
 its row allows, every package says its job, and no imports go round a circle, between modules
-or between packages."""
+or between packages. Around govsi: govsi never imports testkit, and bench never imports
+tests (what both need is in testkit)."""
 
 from __future__ import annotations
 
@@ -122,3 +123,45 @@ def test_no_package_cycles() -> None:
         )
     cycle = _circle(graph)
     assert cycle is None, "package cycle: " + " -> ".join(cycle or [])
+
+
+def _names_of(path: Path, package: str) -> list[str]:
+    """What ``path`` takes from ``package``: its imports (``import package...``, ``from
+    package... import``) and dotted names in strings that Scrapy would import (a setting's
+    ``"package.module.Class"``)."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names = re.findall(rf"^{package}(?:\.\w+)+$", node.value)
+        else:
+            continue
+        found += [n for n in names if n == package or n.startswith(f"{package}.")]
+    return found
+
+
+def _python_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def test_bench_never_imports_tests() -> None:
+    # The simulated web and the crawl harness are in testkit; tests/ is pytest's alone.
+    found = {
+        str(p.relative_to(ROOT)): names
+        for p in _python_files(ROOT / "bench")
+        if (names := _names_of(p, "tests"))
+    }
+    assert found == {}, "bench imports tests (take it from testkit instead)"
+
+
+def test_govsi_never_imports_testkit() -> None:
+    # scrapyd's egg holds govsi alone (setup.py): an import of testkit would fail there.
+    found = {
+        str(p.relative_to(ROOT)): names
+        for p in _python_files(GOVSI)
+        if (names := _names_of(p, "testkit"))
+    }
+    assert found == {}, "govsi imports testkit"
