@@ -53,7 +53,7 @@ from bench.lib.ministry import make_site, news, render, say, sentence
 from bench.lib.postgres import start_postgres
 from bench.lib.results import RESULTS, ROOT, write_result
 from bench.lib.sysinfo import code, machine
-from govsi.dedup.index import DuplicateIndex, pack
+from govsi.copies.index import DuplicateIndex, pack
 from govsi.dedup.question import Question, question_of_text
 from govsi.dedup.signature import (
     DEFAULT_NUM_PERM,

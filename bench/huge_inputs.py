@@ -153,7 +153,7 @@ def index(work: Path, bounded: bool = True) -> None:
 
 
 def lookup(work: Path) -> None:
-    from govsi.dedup.index import DuplicateIndex
+    from govsi.copies.index import DuplicateIndex
     from govsi.dedup.question import Question
 
     index = DuplicateIndex(_crawldb(work), threshold=0.9, num_perm=128, shingle_size=5)

@@ -216,7 +216,7 @@ def test_lsh_params_find_pairs_above_the_threshold(threshold: float) -> None:
 
 
 def test_a_stored_signature_compares_like_the_one_it_came_from() -> None:
-    from govsi.dedup.index import pack, unpack
+    from govsi.copies.index import pack, unpack
 
     a, b = signature(semantic(NEWS_1)), signature(semantic(NEWS_1 + " Dodatek."))
     assert a is not None and b is not None

@@ -11,7 +11,7 @@ from functools import partial
 import pytest
 from sqlalchemy import Connection, Engine, text
 
-from govsi.dedup.index import DuplicateIndex
+from govsi.copies.index import DuplicateIndex
 from govsi.items import FetchedPage, Revisit
 from govsi.store import database
 from govsi.store.originals import FindOriginals, replaces_original, stored_originals
@@ -234,7 +234,7 @@ def test_a_revisit_stays_the_original_of_a_copy_fetched_before_it_was_decided(
     # and /novica, decided next, is an original again.
     import asyncio
 
-    from govsi.spiders.copies import Copies
+    from govsi.copies.check import Copies
     from govsi.store.config import DuplicateConfig
 
     first = fetched(index(engine), "https://a.gov.si/novica", semantic(NEWS_1))

@@ -9,7 +9,7 @@ import sys
 _PROBE = """
 import sys
 import pickle
-import govsi.dedup.index, govsi.dedup.signature
+import govsi.copies.index, govsi.dedup.signature
 signature = govsi.dedup.signature.signature_of_text("a page of words read by a worker")
 assert pickle.loads(pickle.dumps(signature)) == signature  # as it comes back from a worker
 print(sorted(m for m in sys.modules if m.startswith(("datasketch", "scipy"))))

@@ -1,6 +1,6 @@
 """Keys across definitions of the main text: a crawldb of an earlier version keeps working.
 Near copies it stored without their content go back to the frontier (migration 0016); its
-keys are made again by the current definition (``govsi.dedup.rekey``)."""
+keys are made again by the current definition (``govsi.copies.rekey``)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, text
 
-from govsi.dedup.index import unpack
-from govsi.dedup.rekey import rekey, stale
+from govsi.copies.index import unpack
+from govsi.copies.rekey import rekey, stale
 from govsi.dedup.signature import KEY_VERSION, copy_key, exact_key, lsh_params, signature
 from govsi.store import database
 from govsi.web.extract import cut_markup

@@ -12,12 +12,12 @@ from scrapy.http import Response
 from sqlalchemy import text
 
 from govsi.frontier import budgets
+from govsi.frontier.admission import Admission
 from govsi.frontier.budgets import Budgets, reason
 from govsi.frontier.traps import TrapGuard
 from govsi.items import DiscoveredPage, FetchedPage, SitemapFile
 from govsi.report import queries, sql
 from govsi.requestmeta import KIND_IMAGE, META_HOST
-from govsi.spiders.admission import Admission
 from govsi.store import database
 from govsi.store.writer import SITEMAP_CUT, CrawlWriter, capped_append
 from govsi.web.scope import Scope

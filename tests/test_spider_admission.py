@@ -7,9 +7,9 @@ import asyncio
 
 import pytest
 
+from govsi.frontier import admission as module
+from govsi.frontier.admission import ADMIT_CHUNK, Admission
 from govsi.frontier.traps import TrapGuard
-from govsi.spiders import admission as module
-from govsi.spiders.admission import ADMIT_CHUNK, Admission
 from govsi.web.scope import Scope
 from tests.support.stats import DictStats
 

@@ -1,4 +1,4 @@
-"""Documents' text in the spider (TEXT_EXTRACTION, govsi.spiders.documents): read in the
+"""Documents' text in the spider (TEXT_EXTRACTION, govsi.responses.documents): read in the
 worker pool, on every document record; a worker that fails or hangs fails that document
 alone, with the reason; with text extraction on, documents are read whole."""
 
@@ -14,7 +14,7 @@ from twisted.internet import defer
 
 from govsi.middlewares import StopUnwantedBodiesMiddleware
 from govsi.requestmeta import KIND_PAGE
-from govsi.spiders.documents import DocumentTexts
+from govsi.responses.documents import DocumentTexts
 from govsi.text.limits import TextLimits
 from govsi.workers.pool import WorkerFailed
 from testkit.simweb.documents import make_docx, make_pdf
@@ -72,7 +72,7 @@ def test_a_documents_text_goes_on_its_record() -> None:
 def test_an_unreadable_document_is_recorded_with_its_reason(
     worker: Worker, body: bytes, status: str, reason: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="govsi.spiders.documents")
+    caplog.set_level(logging.INFO, logger="govsi.responses.documents")
     record, stats = document_record(worker, body)
     assert record.page_type == "BINARY" and record.content_hash is not None
     assert record.text.status == status and reason in record.text.reason

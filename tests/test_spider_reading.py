@@ -12,17 +12,16 @@ from typing import Any
 import pytest
 from twisted.internet import defer
 
-from govsi.dedup.index import DuplicateIndex
+from govsi.copies.check import Copies
+from govsi.copies.index import DuplicateIndex
+from govsi.frontier.admission import Admission
 from govsi.frontier.traps import TrapGuard
 from govsi.items import FetchedPage
 from govsi.page.links import canonical_links
 from govsi.page.reading import PlanInputs, read_html, read_tree
 from govsi.render.decide import RenderPlanner
-from govsi.spiders.admission import Admission
-from govsi.spiders.config import ReadLimits
-from govsi.spiders.copies import Copies
-from govsi.spiders.pages import HtmlPages
-from govsi.spiders.render import Rendering
+from govsi.responses.pages import HtmlPages, ReadLimits
+from govsi.responses.rendering import Rendering
 from govsi.store.config import DuplicateConfig
 from govsi.web.extract import ExtractedLinks, cut_markup, parse_html
 from govsi.web.scope import Scope

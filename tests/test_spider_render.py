@@ -1,4 +1,4 @@
-"""The spider's side of rendering (govsi.spiders.render, GovsiSpider.parse_html), without a
+"""The spider's side of rendering (govsi.responses.rendering, GovsiSpider.parse_html), without a
 crawl: a page waiting for its script signature's samples sends its links out at once, and
 is stored as the samples decide."""
 

@@ -110,7 +110,7 @@ def _pool(memory_limit: int) -> WorkerPool:
 
 
 def _pdf_pages(data: bytes) -> Any:
-    from govsi.spiders.documents import document_page_text
+    from govsi.responses.documents import document_page_text
 
     return document_page_text(data, "PDF", TextLimits())
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from twisted.python.failure import Failure
 
-from govsi.dedup.index import DuplicateIndex
+from govsi.copies.index import DuplicateIndex
 from govsi.dedup.question import question
 from govsi.workers.pool import WorkerFailed, WorkerPool, worker_processes
 

@@ -29,6 +29,7 @@ from govsi.render.decide import RenderPlan
 from govsi.responses.documents import worker_failure
 from govsi.responses.rendering import Rendering, merge
 from govsi.stats import Count
+from govsi.store.config import DuplicateConfig
 from govsi.store.originals import as_duplicate
 from govsi.text.maintext import main_text
 from govsi.web.encoding import decode_html
@@ -86,6 +87,33 @@ class HtmlPages:
         self.count = count
         self.follow_now = follow_now
         self.feeds_found = feeds_found
+
+    @classmethod
+    def from_settings(
+        cls,
+        s: BaseSettings,
+        robots_token: str,
+        *,
+        admission: Admission,
+        rendering: Rendering,
+        worker: WorkerPool,
+        count: Count,
+        follow_now: Callable[[FetchedPage, list[str]], None],
+        feeds_found: Callable[[str, list[str]], None],
+    ) -> HtmlPages:
+        """The crawl's HTML part, its ``ReadLimits`` and its duplicate check (``Copies``:
+        ``DuplicateConfig``) read from ``s``."""
+        return cls(
+            ReadLimits.from_settings(s),
+            robots_token,
+            admission=admission,
+            rendering=rendering,
+            copies=Copies(DuplicateConfig.from_settings(s), count),
+            worker=worker,
+            count=count,
+            follow_now=follow_now,
+            feeds_found=feeds_found,
+        )
 
     def prepare(self) -> None:
         """At the crawl's start: have the worker processes ready for the first pages, when

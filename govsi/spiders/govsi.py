@@ -2,7 +2,7 @@
 
 It reads its settings once (``SpiderConfig``) and holds its parts as objects, built in
 ``from_crawler`` from plain values: ``Admission`` (which URLs the crawl takes), ``HtmlPages``
-(an HTML page read, rendered when its plan says, checked for copies by ``Copies``),
+(an HTML page read, rendered when its plan says, checked for copies by its ``Copies``),
 ``Rendering`` (the render plan), ``Sitemaps``, ``Records`` (images and failed requests).
 The spider makes the requests (the scheduler's ``RequestFactory``) and turns redirects and
 documents into records. The decisions all of them rely on (canonical form, scope, link
@@ -23,7 +23,6 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from govsi.copies.check import Copies
 from govsi.frontier.admission import Admission
 from govsi.frontier.seen import KnownUrls, seen_key
 from govsi.frontier.traps import TrapGuard
@@ -32,7 +31,7 @@ from govsi.net.failures import failure_reason
 from govsi.net.guard import AddressGuard
 from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_REVISIT, META_URL, Kind
 from govsi.responses.documents import DocumentTexts, text_limits
-from govsi.responses.pages import HtmlPages, ReadLimits
+from govsi.responses.pages import HtmlPages
 from govsi.responses.rendering import Rendering
 from govsi.revisit.change import answer
 from govsi.revisit.conditional import conditional_headers
@@ -41,7 +40,6 @@ from govsi.spiders.feeding import FeedPolling
 from govsi.spiders.records import Records, header
 from govsi.spiders.revisits import conditional, content_key, kept_page, visit
 from govsi.spiders.sitemapping import Sitemaps
-from govsi.store.config import DuplicateConfig
 from govsi.store.extension import CrawlStore
 from govsi.store.schema import utcnow
 from govsi.web.contenttypes import DOCUMENT_TYPES, classify, declared_length
@@ -60,7 +58,6 @@ class GovsiSpider(Spider):
     worker: WorkerPool
     admission: Admission
     rendering: Rendering
-    copies: Copies
     pages: HtmlPages
     sitemaps: Sitemaps
     feeds: FeedPolling
@@ -100,14 +97,12 @@ class GovsiSpider(Spider):
         )
         spider.admission = Admission(c.scope, traps, count, spider.is_new)
         spider.rendering = Rendering.from_crawler(crawler, c.scope.suffixes, count)
-        spider.copies = Copies(DuplicateConfig.from_settings(crawler.settings), count)
         spider.records = Records(count, spider.failure_reason)
-        spider.pages = HtmlPages(
-            ReadLimits.from_settings(crawler.settings),
+        spider.pages = HtmlPages.from_settings(
+            crawler.settings,
             c.scope.robots_token,
             admission=spider.admission,
             rendering=spider.rendering,
-            copies=spider.copies,
             worker=spider.worker,
             count=count,
             follow_now=spider.follow_now,
@@ -232,8 +227,8 @@ class GovsiSpider(Spider):
         self.known = known
         self.store = store
         self.rendering.open(self.crawler)
-        self.copies.rekey(store.engine, self.pages.limits.max_tags)
-        self.copies.open(store.engine)
+        self.pages.copies.rekey(store.engine, self.pages.limits.max_tags)
+        self.pages.copies.open(store.engine)
         self.pages.prepare()
         # Feeds and sitemaps whose poll is due are read again, whatever else is due.
         for request in self.due_polls():
@@ -266,7 +261,7 @@ class GovsiSpider(Spider):
 
     def closed(self, reason: str) -> None:
         self.worker.close()
-        self.copies.close()
+        self.pages.copies.close()
 
     # -- pages ------------------------------------------------------------------------------
     async def parse_page(self, response: Response) -> Iterable[Any]:
@@ -289,7 +284,7 @@ class GovsiSpider(Spider):
         if stored is not None and stored.page_type == "HTML" and kind != "HTML":
             # Its stored version is being replaced by no HTML: no original any more. An HTML
             # page is retracted as its own verdict is made (``HtmlPages``).
-            self.copies.retract(url)
+            self.pages.copies.retract(url)
         if location:
             target = self.admission.admit(resolve(response.url, location))
             if target and target != url:
