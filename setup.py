@@ -1,6 +1,6 @@
 """The egg scrapyd runs (``scrapyd-deploy`` builds it from this file).
 
-Only the ``govsi`` package goes in: tests, benchmarks and scripts stay behind, and so do
+Only the ``govsi`` package goes in: tests, testkit, benchmarks and scripts stay behind, and so do
 settings files with secrets (there are none; CRAWLDB_URL comes from the node's
 environment or from ``setting=`` at schedule time).
 """
