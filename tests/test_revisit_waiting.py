@@ -1,5 +1,5 @@
-"""REVISIT_WAIT's decision: a page's due time and when an idle crawl wakes
-(``govsi.revisit.waiting``), as tables of cases; crawldb's due times
+"""REVISIT_WAIT's decision: a page's due time (``govsi.revisit.due.DueRule.due_at``) and
+when an idle crawl wakes (``govsi.revisit.waiting``), as tables of cases; crawldb's due times
 (``govsi.store.nextdue``) on SQLite and PostgreSQL."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import pytest
 from sqlalchemy import Engine, update
 
 from govsi.items import FetchedPage
-from govsi.revisit.waiting import next_wake, page_due_at
+from govsi.revisit.due import DueRule
+from govsi.revisit.waiting import next_wake
 from govsi.store.nextdue import due_times
 from govsi.store.schema import FEED, PAGE
 from govsi.store.writer import CrawlWriter
@@ -18,6 +19,8 @@ from govsi.store.writer import CrawlWriter
 DAY = 24 * 3600.0
 HOUR = 3600.0
 NOW = datetime(2026, 11, 29, 12, 0)
+# REVISIT_MIN_INTERVAL a day, a hub's an hour.
+RULE = DueRule("due", NOW, NOW, DAY, DAY, HOUR)
 
 
 def at(hours: float | None) -> datetime | None:
@@ -36,12 +39,12 @@ def at(hours: float | None) -> datetime | None:
     ],
 )
 def test_a_pages_due_time(next_visit: float | None, accessed: float | None, due: float) -> None:
-    when = page_due_at(at(next_visit), at(accessed), interval=DAY, shortest=HOUR)
+    when = RULE.due_at(at(next_visit), at(accessed))
     assert when == at(due)
 
 
 def test_a_page_neither_visited_nor_scheduled_is_due_at_once() -> None:
-    assert page_due_at(None, None, interval=DAY, shortest=HOUR) == datetime.min
+    assert RULE.due_at(None, None) == datetime.min
 
 
 @pytest.mark.parametrize(
