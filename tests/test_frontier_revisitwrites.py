@@ -37,8 +37,7 @@ def writes(monkeypatch: pytest.MonkeyPatch) -> tuple[RevisitWrites, Rows, list[A
 
     monkeypatch.setattr(revisitwrites, "deferToThread", held)
     rows = Rows()
-    w = RevisitWrites(rows, MemoryStatsCollector(get_crawler()),  # type: ignore[arg-type]
-                      made_due=lambda hosts: None, wake=lambda: None)  # fmt: skip
+    w = RevisitWrites(rows, MemoryStatsCollector(get_crawler()))  # type: ignore[arg-type]
     return w, rows, started
 
 

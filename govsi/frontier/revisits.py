@@ -114,11 +114,7 @@ class Revisits:
         # Queued revisits: when their claim was taken (monotonic), by URL.
         self._claimed_at: dict[str, float] = {}
         # Written in batches, in a thread: refusals, claims let go, lastmods.
-        self.writes = (
-            RevisitWrites(self.rows, self.stats, made_due=self._made_due, wake=callbacks.wake)
-            if self.rows is not None
-            else None
-        )
+        self.writes = RevisitWrites(self.rows, self.stats) if self.rows is not None else None
 
     def open(self, worker: str) -> None:
         """The round starts: every host with due rows is set up (robots.txt first). Called
@@ -181,8 +177,7 @@ class Revisits:
         self._polled_at = now
         for host in list(self._active):
             self._consider(host, now)
-        if self.writes is not None:
-            self.writes.flush()
+        self._flush()
 
     def after_release(self, host: str, now: float) -> None:
         """A request of ``host`` left: claim more for it if its turn has come."""
@@ -324,6 +319,8 @@ class Revisits:
         else:
             self.stats.inc_value("govsi/revisit/not_fetched")
             self.writes.let_go(entry.url)
+        if self.writes.full():
+            self._flush()
 
     def _gone(self, host: str, entry: Entry) -> None:
         self._claimed_at.pop(entry.url, None)
@@ -341,6 +338,22 @@ class Revisits:
             return
         url: str = request.meta.get(META_URL, request.url)
         self.writes.lastmod(url, host_of(url), when)
+        if self.writes.full():
+            self._flush()
+
+    def _flush(self) -> None:
+        """What the revisits buffered, written in a thread; then the hosts whose pages
+        lastmods made due are claimed again, and the engine asks for work."""
+        written = self.writes.flush() if self.writes is not None else None
+        if written is not None:
+            written.addCallback(self._written)
+
+    def _written(self, made_due: dict[str, str] | None) -> None:
+        if made_due is None:
+            return  # the write failed (logged): what it held is due again next run
+        if made_due:
+            self._made_due(made_due)
+        self.cb.wake()
 
     def _made_due(self, hosts: dict[str, str]) -> None:
         """Lastmods written made pages of ``hosts`` due: claimed again, whether or not they

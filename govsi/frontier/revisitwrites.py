@@ -3,15 +3,18 @@ robots.txt now forbids (the page keeps its copy and gets the reason), claims let
 budget, a host given up on, a picture robots.txt forbids), and sitemap lastmods that make
 stored pages due. A host with lastmods not written yet waits (``waits``): they may make more
 of its pages due in this run, which must not end before (``pending``).
+
+It calls nobody back: ``flush`` returns the write under way, and its caller (the
+scheduler's ``Revisits``) chains what follows onto it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from datetime import datetime
 
 from scrapy.statscollectors import StatsCollector
+from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
 
@@ -27,21 +30,11 @@ _Writes = tuple[dict[str, list[str]], list[str], list[tuple[str, datetime]]]
 
 
 class RevisitWrites:
-    """``made_due(hosts)``: lastmods written made pages of ``hosts`` (each with a URL of
-    it) due now; ``wake()``: a batch was written."""
+    """The writes buffered; ``full`` says a batch is ready, ``flush`` writes it."""
 
-    def __init__(
-        self,
-        rows: RevisitRows,
-        stats: StatsCollector,
-        *,
-        made_due: Callable[[dict[str, str]], None],
-        wake: Callable[[], None],
-    ) -> None:
+    def __init__(self, rows: RevisitRows, stats: StatsCollector) -> None:
         self.rows = rows
         self.stats = stats
-        self.made_due = made_due
-        self.wake = wake
         self._refused: dict[str, list[str]] = {}
         self._let_go: list[str] = []
         self._lastmods: list[tuple[str, datetime]] = []
@@ -55,18 +48,19 @@ class RevisitWrites:
     def refused(self, url: str, reason: str) -> None:
         """A page robots.txt now forbids."""
         self._refused.setdefault(reason, []).append(url)
-        self._full()
 
     def let_go(self, url: str) -> None:
         self._let_go.append(url)
-        self._full()
 
     def lastmod(self, url: str, host: str, when: datetime) -> None:
         self._lastmods.append((url, when))
         self._lastmod_hosts.setdefault(host, url)
         self._buffered_hosts.add(host)
-        if len(self._lastmods) >= WRITE_BATCH:
-            self.flush()
+
+    def full(self) -> bool:
+        """A batch's worth is buffered (lastmods, or refusals and claims let go)."""
+        unsent = len(self._let_go) + sum(map(len, self._refused.values()))
+        return len(self._lastmods) >= WRITE_BATCH or unsent >= WRITE_BATCH
 
     def waits(self, host: str) -> bool:
         return host in self._lastmod_hosts
@@ -74,24 +68,25 @@ class RevisitWrites:
     def pending(self) -> bool:
         return bool(self._lastmod_hosts)
 
-    def _full(self) -> None:
-        if len(self._let_go) + sum(map(len, self._refused.values())) >= WRITE_BATCH:
-            self.flush()
-
     def write_now(self) -> None:
         """What is buffered, written now (blocking: the crawl is over)."""
         self._write(*self._take())
 
-    def flush(self) -> None:
-        """What is buffered, written in a thread (unless a write is under way)."""
+    def flush(self) -> Deferred[dict[str, str] | None] | None:
+        """What is buffered, written in a thread; None when nothing is, or a write is under
+        way. The write fires with the hosts whose lastmods made pages due now (each with a
+        URL of it; none: ``{}``), or None when it failed (logged, counted)."""
         if self._writing or not (self._refused or self._let_go or self._lastmods):
-            return
+            return None
         self._writing = True
         writes = self._take()
         # Until written, these hosts' revisits wait (a lastmod may make more of them due).
         hosts = dict(self._lastmod_hosts)
         d = deferToThread(self._write, *writes)
-        d.addCallbacks(self._written, self._write_failed, (hosts,), {}, (hosts,))
+        written: Deferred[dict[str, str] | None] = d.addCallbacks(
+            self._written, self._write_failed, (hosts,), {}, (hosts,)
+        )
+        return written
 
     def _take(self) -> _Writes:
         taken = (self._refused, self._let_go, self._lastmods)
@@ -111,13 +106,13 @@ class RevisitWrites:
             self.rows.let_go(let_go)
         return self.rows.sitemap_lastmods(lastmods) if lastmods else 0
 
-    def _written(self, due_now: int, hosts: dict[str, str]) -> None:
+    def _written(self, due_now: int, hosts: dict[str, str]) -> dict[str, str]:
         self._writing = False
         self._settle(hosts)
-        if due_now:
-            self.stats.inc_value("govsi/revisit/sitemap_lastmod", due_now)
-            self.made_due(hosts)
-        self.wake()
+        if not due_now:
+            return {}
+        self.stats.inc_value("govsi/revisit/sitemap_lastmod", due_now)
+        return hosts
 
     def _settle(self, hosts: dict[str, str]) -> None:
         """``hosts``' lastmods written (or given up), but for those with another buffered."""
