@@ -14,6 +14,7 @@ leave it."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import json
@@ -26,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy.exc import OperationalError
 from warcio.archiveiterator import ArchiveIterator
 
 from testkit.archive import Target, check_archive, target_of
@@ -108,6 +110,17 @@ def assert_whole(warc: Path, db_url: str, served: Counter[Target]) -> None:
         assert record.digest_checker.passed is not False, url
 
 
+def wait_for_stored(db_url: str, timeout: float = 60) -> None:
+    """Until crawldb holds a fetched page (a row other than FRONTIER)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OperationalError):  # not made yet, or locked a moment
+            if query(db_url, "SELECT 1 FROM page WHERE page_type_code <> 'FRONTIER' LIMIT 1"):
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"no page stored in crawldb within {timeout} s")
+
+
 def scrapy_command(db_url: str, index: Path, *args: str) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "scrapy", *args, "-s", f"CRAWLDB_URL={db_url}",
            "-s", f"SEARCH_INDEX={index}"]  # fmt: skip
@@ -175,6 +188,9 @@ def test_the_warc_folder_on_a_full_disk_stops_the_crawl_and_the_next_run_goes_on
                             WARC_DIR=str(warc))  # fmt: skip
         started.append(crawl)
         wait_for_requests(gov_web, 10)
+        # Filled once crawldb holds a page: before that, a run that stores nothing proves
+        # nothing about pages stored without their records.
+        wait_for_stored(db_url)
         disk.fill()
         run = crawl.wait()
         assert run.returncode == 0, run.log[-3000:]
