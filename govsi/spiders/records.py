@@ -1,7 +1,7 @@
 """The spider's records of images and of failed requests: an image downloaded, kept on a
 304, or whose revisit failed (the stored picture stays); a page or image whose request
 failed: refused by robots.txt (a page stays in the frontier), else an error with its
-reason. ``header``: a response header as text."""
+reason. ``header``: a response header as text (``govsi.spiders.revisits``'s)."""
 
 from __future__ import annotations
 
@@ -17,17 +17,12 @@ from govsi.requestmeta import META_REVISIT, META_URL
 from govsi.revisit.change import answer, bytes_key
 from govsi.spiders.config import Count
 from govsi.spiders.failures import forbidden_by_robots
-from govsi.spiders.revisits import conditional, kept_image, visit
+from govsi.spiders.revisits import conditional, header, kept_image, visit
 from govsi.store.schema import utcnow
 
 __all__ = ["Records", "header"]
 
 logger = logging.getLogger("govsi.spiders.govsi")  # the spider's lines, as before the split
-
-
-def header(response: Response, name: str) -> str | None:
-    value = response.headers.get(name)
-    return value.decode("latin-1").strip() if value else None
 
 
 class Records:

@@ -1,5 +1,7 @@
-"""The spider's revisit part: each response's validators on its record, and the records of
-visits that keep the stored copy (a 304 to a conditional request; a failed revisit).
+"""The spider's revisit part: what a response says of its visit, in one place
+(``page_visit``): the record of a visit that keeps the stored copy (a 304 to a conditional
+request; a failed revisit), or a fetched page's record begun with the visit (its
+validators, its content type); the same of an image (``kept_image``, ``visit``).
 
 What a status means is decided in ``govsi.revisit.change.answer`` (pure); here it becomes a
 record. A 304's body, if a server sends one, is never read: the record is made from the
@@ -9,7 +11,7 @@ status and the headers alone.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TypedDict
+from typing import NamedTuple, TypedDict
 
 from scrapy import Request
 from scrapy.http import Response
@@ -17,15 +19,18 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
 from govsi.items import FetchedImage, FetchedPage, Revisit
-from govsi.revisit.change import Answer, bytes_key
+from govsi.revisit.change import Answer, answer, bytes_key
 from govsi.revisit.conditional import ETAG_MAX, LAST_MODIFIED_MAX, validator
 
 __all__ = [
+    "PageVisit",
     "Visit",
     "conditional",
     "content_key",
+    "header",
     "kept_image",
     "kept_page",
+    "page_visit",
     "validators",
     "visit",
 ]
@@ -43,6 +48,12 @@ async def content_key(data: bytes) -> str:
         return bytes_key(data)
     key: str = await maybe_deferred_to_future(deferToThread(bytes_key, data))
     return key
+
+
+def header(response: Response, name: str) -> str | None:
+    """A response header as text (None: absent or empty)."""
+    value = response.headers.get(name)
+    return value.decode("latin-1").strip() if value else None
 
 
 def validators(response: Response) -> tuple[str | None, str | None]:
@@ -99,3 +110,25 @@ def kept_page(
 def kept_image(url: str, response: Response, stored: Revisit, now: datetime) -> FetchedImage:
     """The record of an image revisit answered 304: the visit and any validators it sent."""
     return FetchedImage(url, not_modified=True, **visit(response, stored, now))
+
+
+class PageVisit(NamedTuple):
+    """A page response's record as its visit makes it. ``kept``: the visit keeps the stored
+    copy (a 304, a failed revisit), and the record is whole; else it is a fetched page's,
+    begun (its visit and content type), for the page's reading to fill in."""
+
+    record: FetchedPage
+    kept: bool
+
+
+def page_visit(
+    url: str, depth: int, response: Response, stored: Revisit | None, now: datetime
+) -> PageVisit:
+    """What ``response`` (to a request for ``url`` at ``depth``; ``stored``: the copy a
+    revisit checks, None on a first visit) says of the visit at ``now``."""
+    seen = answer(response.status, conditional=conditional(response.request), stored=stored)
+    if seen.kind != "fetched":
+        return PageVisit(kept_page(url, depth, response, stored, seen, now), kept=True)
+    ctype = header(response, "Content-Type")
+    record = FetchedPage(url, depth, "HTML", content_type=ctype, **visit(response, stored, now))
+    return PageVisit(record, kept=False)
