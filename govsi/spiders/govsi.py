@@ -33,12 +33,11 @@ from govsi.requestmeta import KIND_IMAGE, KIND_PAGE, META_KIND, META_REVISIT, ME
 from govsi.responses.documents import DocumentTexts, text_limits
 from govsi.responses.pages import HtmlPages
 from govsi.responses.rendering import Rendering
-from govsi.revisit.change import answer
 from govsi.revisit.conditional import conditional_headers
 from govsi.spiders.config import SpiderConfig
 from govsi.spiders.feeding import FeedPolling
 from govsi.spiders.records import Records, header
-from govsi.spiders.revisits import conditional, content_key, kept_page, visit
+from govsi.spiders.revisits import content_key, page_visit
 from govsi.spiders.sitemapping import Sitemaps
 from govsi.store.extension import CrawlStore
 from govsi.store.schema import utcnow
@@ -270,15 +269,13 @@ class GovsiSpider(Spider):
         depth: int = meta["depth"]
         # A revisit: the stored copy this response is checked against (None: a first visit).
         stored: Revisit | None = meta.get(META_REVISIT)
-        now = utcnow()
-        seen = answer(response.status, conditional=conditional(response.request), stored=stored)
-        if seen.kind != "fetched":
+        record, kept = page_visit(url, depth, response, stored, utcnow())
+        if kept:
             # A 304 (its body, if any, unread) or a failed revisit: the stored copy stays.
-            self.count(outcome_stat("not_modified" if seen.kind == "not_modified"
+            self.count(outcome_stat("not_modified" if record.not_modified
                                     else "revisit_failed"))  # fmt: skip
-            return [kept_page(url, depth, response, stored, seen, now)]
-        ctype = header(response, "Content-Type")
-        record = FetchedPage(url, depth, "HTML", content_type=ctype, **visit(response, stored, now))
+            return [record]
+        ctype = record.content_type
         location = header(response, "Location") if 300 <= response.status < 400 else None
         kind = None if location else classify(ctype, url, response.body[:1024])
         if stored is not None and stored.page_type == "HTML" and kind != "HTML":
