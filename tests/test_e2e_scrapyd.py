@@ -28,11 +28,11 @@ def node(gov_web: SimWeb, tmp_path_factory: Any) -> Iterator[tuple[ScrapydNode, 
     work: Path = tmp_path_factory.mktemp("scrapyd")
     # The simulated web's resolver is test code, not part of the egg: it is put on the
     # node's path on its own, so govsi itself can only come from the deployed egg.
-    resolver = work / "pypath" / "tests" / "simweb"
+    resolver = work / "pypath" / "testkit" / "simweb"
     resolver.mkdir(parents=True)
     (resolver.parent / "__init__.py").write_text("")
     (resolver / "__init__.py").write_text("")
-    shutil.copy2(ROOT / "tests" / "simweb" / "resolver.py", resolver)
+    shutil.copy2(ROOT / "testkit" / "simweb" / "resolver.py", resolver)
     env_db = f"sqlite:///{work / 'from-env.sqlite3'}"
     # No proxy of the machine's either: the address guard would refuse to start the jobs.
     dropped = ("PYTHONPATH", "SCRAPY_SETTINGS_MODULE")

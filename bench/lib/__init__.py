@@ -1,6 +1,6 @@
 """What the benchmarks share. Each script (``bench/<name>.py``, run as
-``python -m bench.<name>``) imports from here, from govsi, and from ``testkit.simweb`` /
-``tests.support`` where it crawls the simulated web; never from another script.
+``python -m bench.<name>``) imports from here, from govsi, and from ``testkit`` where it
+crawls the simulated web; never from another script, never from ``tests``.
 
 - ``webs``: the simulated webs the benchmarks crawl (deterministic for a seed);
 - ``ministry``, ``dedup_pairs``: government-style pages, and labelled pairs of them;

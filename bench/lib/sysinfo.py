@@ -43,15 +43,17 @@ def code(root: Path) -> dict[str, Any]:
         "root": str(root),
         # A --commit run measures a git export, which has no .git of its own.
         "git_commit": os.environ.get("GOVSI_BENCH_COMMIT") or git("rev-parse", "--short", "HEAD"),
-        "git_modified": git("status", "--porcelain", "--", "govsi", "tests").splitlines(),
+        "git_modified": git(
+            "status", "--porcelain", "--", "govsi", "testkit", "tests"
+        ).splitlines(),
         "govsi_sha256": digest.hexdigest()[:16],
     }
 
 
 def run_at_commit(commit: str, module: str, argv: list[str]) -> int:
     """Run ``python -m module argv`` on a ``git archive`` export of ``commit`` (with the
-    bench code of the working tree), so that edits to the tree during the run change
-    nothing."""
+    bench code of the working tree, and its testkit where ``commit`` has none), so that
+    edits to the tree during the run change nothing."""
     bench = Path(__file__).resolve().parents[1]
     repo = bench.parent
     sha = subprocess.run(
@@ -66,6 +68,9 @@ def run_at_commit(commit: str, module: str, argv: list[str]) -> int:
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
         skip = shutil.ignore_patterns("results", "__pycache__")
         shutil.copytree(bench, tree / "bench", ignore=skip, dirs_exist_ok=True)
+        # Before testkit, the harness the benchmarks import lived in tests/.
+        if not (tree / "testkit").exists():
+            shutil.copytree(repo / "testkit", tree / "testkit", ignore=skip)
         env = {**os.environ, "PYTHONPATH": str(tree), "GOVSI_BENCH_COMMIT": sha}
         cmd = [sys.executable, "-m", module, *argv]
         return subprocess.run(cmd, cwd=tree, env=env, check=False).returncode
