@@ -130,6 +130,8 @@ def test_never_sooner_than_the_shortest_interval_after_a_visit(
         ("2026-11-04T10:30:00.123-0230", datetime(2026, 11, 4, 13, 0)),
         ("2026-11-04T10:30Z", datetime(2026, 11, 4, 10, 30)),
         ("2026-11-04 10:30:05", datetime(2026, 11, 4, 10, 30, 5)),  # no zone: UTC
+        (" 2026-03-01T10:20:30 ", datetime(2026, 3, 1, 10, 20, 30)),
+        ("2026-03-01T25:00Z", None),
         (" 2026-11-04 ", datetime(2026, 11, 4)),
         ("2026-02-30", None),
         # A zone that takes it past Python's dates: a hostile sitemap's, never an error.
@@ -152,6 +154,10 @@ def test_a_lastmod_after_the_last_visit_makes_the_page_due() -> None:
     assert not lastmod_makes_due("2026-11-04", visit)  # midnight, before the visit
     assert not lastmod_makes_due("soon", visit)
     assert not lastmod_makes_due("2026-11-05", None)  # never visited: not a revisit
+    # Read already (as crawldb's side has it): later than the visit, or not.
+    assert lastmod_makes_due(visit + timedelta(seconds=1), visit)
+    assert not lastmod_makes_due(visit, visit)
+    assert not lastmod_makes_due(visit - timedelta(days=1), visit)
 
 
 @pytest.mark.parametrize(

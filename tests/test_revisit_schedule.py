@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import math
 import random
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 import pytest
 
 from govsi.revisit.rate import PEAK_RATIO, change_rate, optimal_interval
 from govsi.revisit.schedule import (
     HISTORY_LENGTH,
-    due_by_lastmod,
     format_history,
     next_visit,
     parse_history,
-    parse_lastmod,
     parse_links,
 )
 
@@ -291,42 +289,3 @@ def test_unreadable_histories_are_ignored(old: str) -> None:
 def test_a_visit_at_the_same_instant_records_nothing() -> None:
     _, history = next_visit("86400-", True, T0, T0, **BOUNDS)
     assert history == "86400-"
-
-
-# --- sitemap <lastmod> -------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("2026-03-01", datetime(2026, 3, 1)),
-        ("2026-03-01T10:20Z", datetime(2026, 3, 1, 10, 20)),
-        ("2026-03-01T10:20:30+01:00", datetime(2026, 3, 1, 9, 20, 30)),
-        ("2026-03-01T10:20:30.123-0230", datetime(2026, 3, 1, 12, 50, 30)),
-        (" 2026-03-01T10:20:30 ", datetime(2026, 3, 1, 10, 20, 30)),
-        ("2026-02-30", None),
-        ("0001-01-01T00:00+01:00", None),
-        ("2026-03-01T25:00Z", None),
-        ("yesterday", None),
-        ("", None),
-        (None, None),
-    ],
-)
-def test_lastmod_is_read_as_naive_utc(text: str | None, expected: datetime | None) -> None:
-    assert parse_lastmod(text) == expected
-
-
-def test_a_lastmod_later_than_the_last_visit_makes_the_page_due() -> None:
-    visit = datetime(2026, 3, 1, 12, 0)
-    assert due_by_lastmod(visit + timedelta(seconds=1), visit)
-    assert not due_by_lastmod(visit, visit)
-    assert not due_by_lastmod(visit - timedelta(days=1), visit)
-    assert not due_by_lastmod(None, visit)
-    assert not due_by_lastmod(visit, None)
-    # Aware datetimes compare in UTC: 13:30 in +02:00 is 11:30 UTC, before the visit.
-    cest = timezone(timedelta(hours=2))
-    assert not due_by_lastmod(datetime(2026, 3, 1, 13, 30, tzinfo=cest), visit)
-    assert due_by_lastmod(datetime(2026, 3, 1, 12, 30, tzinfo=UTC), visit)
-    # A bare date is its midnight: the day of the visit is not news.
-    assert not due_by_lastmod(parse_lastmod("2026-03-01"), visit)
-    assert due_by_lastmod(parse_lastmod("2026-03-02"), visit)

@@ -95,5 +95,7 @@ def test_crawldbs_due_times_are_pages_nobody_holds_and_feed_polls(engine: Engine
                 {"url": "http://a.gov.si/sitemap.xml", "kind": "sitemap", "next_poll": at(5)},
             ],
         )
-    times = due_times(engine, min_interval=DAY, shortest=HOUR, horizon=NOW + timedelta(hours=2))
+    times = due_times(
+        engine, min_interval=DAY, hub_min_interval=HOUR, horizon=NOW + timedelta(hours=2)
+    )
     assert times == [at(-1), at(0.5), at(0.5), at(0.75)]

@@ -75,7 +75,7 @@ class World:
         monkeypatch.setattr(waiting, "utcnow", lambda: self.now)
         monkeypatch.setattr(waking, "running_reactor", lambda: self.clock)
         self.ext = RevisitWait(
-            crawler, WaitConfig(wait=120.0, min_interval=86400.0, shortest=3600.0)
+            crawler, WaitConfig(wait=120.0, min_interval=86400.0, hub_min_interval=3600.0)
         )  # type: ignore[arg-type]
         self.ext.spider_opened(None)  # type: ignore[arg-type]
 
@@ -154,4 +154,4 @@ def test_the_setting(settings: dict[str, str], wait: float) -> None:
     values.update(settings)
     config = WaitConfig.from_settings(values)
     assert config.wait == wait
-    assert config.shortest == 3600.0  # REVISIT_HUB_MIN_INTERVAL, below a day
+    assert config.hub_min_interval == 3600.0  # REVISIT_HUB_MIN_INTERVAL

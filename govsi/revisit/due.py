@@ -229,11 +229,12 @@ def parse_lastmod(text: str | None) -> datetime | None:
     return when.replace(tzinfo=None)
 
 
-def lastmod_makes_due(lastmod: str | None, last_visit: datetime | None) -> bool:
-    """A sitemap's ``<lastmod>`` later than the page's last visit: it changed since, so
-    it is due at once (still never sooner than the minimum interval: ``DueRule``). A
-    lastmod in the future is a clock or a lie, and counts as now."""
-    when = parse_lastmod(lastmod)
+def lastmod_makes_due(lastmod: str | datetime | None, last_visit: datetime | None) -> bool:
+    """A sitemap's ``<lastmod>`` (as written, or read: ``parse_lastmod``) later than the
+    page's last visit: it changed since, so it is due at once (still never sooner than the
+    minimum interval: ``lastmod_next_visit``). A lastmod in the future is a clock or a lie,
+    and counts as now."""
+    when = lastmod if isinstance(lastmod, datetime) else parse_lastmod(lastmod)
     return when is not None and last_visit is not None and when > last_visit
 
 

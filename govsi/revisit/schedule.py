@@ -20,15 +20,15 @@ fetches: a host whose pages ask for more visits than its revisit budget is given
 one, fitted once a day (``age.fit_price``, ``govsi.store.hostbudget``). A first visit
 (``previous`` None) knows nothing yet: ``min_interval``.
 
-``due_by_lastmod(lastmod, last_visit)``: a sitemap's ``<lastmod>`` later than the last visit
-makes the page due at once (``parse_lastmod`` reads one); ``<changefreq>`` is ignored, as
-Google ignores it. Datetimes are naive UTC, as crawldb stores them.
+A sitemap's ``<lastmod>`` later than the last visit makes the page due at once: the due
+rule's (``govsi.revisit.due.lastmod_makes_due``); ``<changefreq>`` is ignored, as Google
+ignores it. Datetimes are naive UTC, as crawldb stores them.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Final
 
 from govsi.revisit.age import PRICE_AT_ONE, age_interval, links_rate
@@ -37,11 +37,9 @@ from govsi.revisit.rate import PRIOR_CHANGES, change_rate
 __all__ = [
     "HISTORY_LENGTH",
     "default_price",
-    "due_by_lastmod",
     "format_history",
     "next_visit",
     "parse_history",
-    "parse_lastmod",
     "parse_links",
 ]
 
@@ -58,12 +56,6 @@ _LONGEST: Final = 10**10 - 1  # seconds, 317 years: an entry's ten digits at mos
 QUIET_PRIOR: Final = 0.1
 _MOST_LINKS: Final = 999_999  # an entry's new links: six digits at most
 _ENTRY = re.compile(r"(?<!\S)([0-9]{1,10})([+-])([0-9]{0,6})(?!\S)")
-# W3C Datetime, the forms sitemaps.org allows: a date, or a date and time (minutes at
-# least) with a zone (Z or +hh:mm); a time without a zone is read as UTC.
-_LASTMOD = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})"
-    r"(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?"
-)
 
 
 def parse_history(history: str | None) -> list[tuple[float, bool]]:
@@ -143,41 +135,3 @@ def next_visit(
     interval = min(max(age_interval(rate, links, cost), shortest), max_interval)
     return visited + timedelta(seconds=interval), text
 
-
-def parse_lastmod(text: str | None) -> datetime | None:
-    """A sitemap ``<lastmod>`` (W3C Datetime) as naive UTC; None when absent or unreadable.
-    A bare date is its midnight UTC: a change later that day is not taken as news."""
-    if not text:
-        return None
-    m = _LASTMOD.fullmatch(text.strip())
-    if not m:
-        return None
-    year, month, day, hour, minute, second, zone = m.groups()
-    try:
-        when = datetime(
-            int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0)
-        )
-    except ValueError:
-        return None
-    if zone and zone != "Z":
-        digits = zone[1:].replace(":", "")
-        offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-        try:
-            when = when - offset if zone[0] == "+" else when + offset
-        except OverflowError:  # year 1 or 9999
-            return None
-    return when
-
-
-def due_by_lastmod(lastmod: datetime | None, last_visit: datetime | None) -> bool:
-    """True when a sitemap says the page changed after its last visit (aware datetimes are
-    compared in UTC). No lastmod, or a page never visited, is no news to a revisit."""
-    if lastmod is None or last_visit is None:
-        return False
-    return _naive_utc(lastmod) > _naive_utc(last_visit)
-
-
-def _naive_utc(when: datetime) -> datetime:
-    if when.tzinfo is None:
-        return when
-    return when.astimezone(UTC).replace(tzinfo=None)

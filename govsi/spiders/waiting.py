@@ -44,9 +44,9 @@ __all__ = ["RevisitWait", "WaitConfig"]
 class WaitConfig:
     wait: float  # REVISIT_WAIT, seconds; 0: the crawl ends when idle
     min_interval: float  # REVISIT_MIN_INTERVAL
-    # No page is due sooner after its visit: the shorter of REVISIT_MIN_INTERVAL and
-    # REVISIT_HUB_MIN_INTERVAL (a hub's), as the due rule has it.
-    shortest: float
+    # REVISIT_HUB_MIN_INTERVAL, a hub's: the due rule takes the shorter of the two as the
+    # least time after a visit.
+    hub_min_interval: float
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> WaitConfig:
@@ -54,8 +54,7 @@ class WaitConfig:
         if revisit_mode(str(settings.get("REVISIT", "due"))) == MODE_OFF:
             wait = 0.0  # nothing ever falls due
         least = settings.getfloat("REVISIT_MIN_INTERVAL")
-        hub = settings.getfloat("REVISIT_HUB_MIN_INTERVAL", least)
-        return cls(max(0.0, wait), least, min(least, hub))
+        return cls(max(0.0, wait), least, settings.getfloat("REVISIT_HUB_MIN_INTERVAL", least))
 
 
 @runtime_checkable
@@ -122,8 +121,8 @@ class RevisitWait:
         self._asking = True
         c = self.config
         d = deferToThread(
-            due_times, self.store.engine, min_interval=c.min_interval, shortest=c.shortest,
-            horizon=horizon,
+            due_times, self.store.engine, min_interval=c.min_interval,
+            hub_min_interval=c.hub_min_interval, horizon=horizon,
         )  # fmt: skip
         d.addCallbacks(self._answered, self._failed)
         raise DontCloseSpider

@@ -22,12 +22,17 @@ __all__ = ["due_times"]
 
 
 def due_times(
-    engine: Engine, *, min_interval: float, shortest: float, horizon: datetime, limit: int = 100
+    engine: Engine,
+    *,
+    min_interval: float,
+    hub_min_interval: float | None,
+    horizon: datetime,
+    limit: int = 100,
 ) -> list[datetime]:
     """The due times up to ``horizon`` of stored pages nobody holds (at most ``limit``)
     and of feeds and sitemaps, soonest first. ``min_interval``: REVISIT_MIN_INTERVAL;
-    ``shortest``: the shortest interval any page gets (a hub's)."""
-    rule = DueRule(MODE_DUE, horizon, datetime.min, min_interval, min_interval, shortest)
+    ``hub_min_interval``: REVISIT_HUB_MIN_INTERVAL (None: ``min_interval``)."""
+    rule = DueRule(MODE_DUE, horizon, datetime.min, min_interval, min_interval, hub_min_interval)
     pages = (
         select(PAGE.c.next_visit, PAGE.c.accessed_time)
         .where(sql(rule.waiting()))

@@ -36,7 +36,14 @@ from sqlalchemy import (
 )
 
 from govsi.items import PageType, Revisit
-from govsi.revisit.due import MODE_ALL, STORED, DueRule, RevisitMode, lastmod_next_visit
+from govsi.revisit.due import (
+    MODE_ALL,
+    STORED,
+    DueRule,
+    RevisitMode,
+    lastmod_makes_due,
+    lastmod_next_visit,
+)
 from govsi.store.database import chunks
 from govsi.store.due import claimable, sql
 from govsi.store.hostbudget import HostBudget
@@ -368,7 +375,7 @@ class RevisitRows:
                     )
                 ).all()
                 for page_id, url, accessed, scheduled in found:
-                    if accessed >= latest[url]:
+                    if not lastmod_makes_due(latest[url], accessed):
                         continue
                     due = lastmod_next_visit(when, accessed, scheduled, self.min_interval)
                     if due is None:
