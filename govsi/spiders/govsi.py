@@ -39,6 +39,7 @@ from govsi.spiders.feeding import FeedPolling
 from govsi.spiders.records import Records, header
 from govsi.spiders.revisits import content_key, page_visit
 from govsi.spiders.sitemapping import Sitemaps
+from govsi.stats import counter
 from govsi.store.extension import CrawlStore
 from govsi.store.schema import utcnow
 from govsi.web.contenttypes import DOCUMENT_TYPES, classify, declared_length
@@ -74,7 +75,8 @@ class GovsiSpider(Spider):
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> GovsiSpider:
         spider: GovsiSpider = super().from_crawler(crawler, *args, **kwargs)
         c = spider.config = SpiderConfig.from_settings(crawler.settings)
-        count = spider.count
+        # The parts count through ``stats`` (a call down), not through the spider.
+        count = counter(spider)
         spider.seed_urls = (
             [u.strip() for u in spider._seed_arg.split(",") if u.strip()]
             if spider._seed_arg
