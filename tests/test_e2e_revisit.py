@@ -415,8 +415,9 @@ def _killed_and_resumed(web: SimWeb, tmp_path: Path) -> None:
         key(u) for u, t in query(db_url, "SELECT url, page_type_code FROM page") if t != "FRONTIER"
     }
 
-    # A small delay spreads the round out so that the kill lands in the middle of it.
-    settings = {**E2E_SETTINGS, "DEFAULT_CRAWL_DELAY": 0.1, "DB_FLUSH_INTERVAL": 0.5}
+    # A delay spreads the round out so that the kill lands in the middle of it, even when
+    # a loaded machine flushes crawldb late (0.1 s let a whole round through under load).
+    settings = {**E2E_SETTINGS, "DEFAULT_CRAWL_DELAY": 0.3, "DB_FLUSH_INTERVAL": 0.5}
     revisitweb.change(web)
     web.reset_log()
     killed = start_crawl(web, db_url, tmp_path / "run2", revisitweb.SEEDS, REVISIT="all",
