@@ -38,10 +38,10 @@ META_FROM_SITEMAP: Final = "govsi_sitemap"
 # it at the host's first level, ahead of its breadth-first order (new pages first).
 META_FROM_FEED: Final = "govsi_from_feed"
 # A feed or sitemap request's row in crawldb's ``feed`` table: (kind, found on), written
-# with the poll's outcome (``govsi.spiders.feeding``).
+# with the poll's outcome (``govsi.responses.feeding``).
 META_FEED: Final = "govsi_feed"
 # A feed or sitemap request reached by redirects: the URLs before it and each one's status,
-# [(url, status), ...], first the one polled (``govsi.spiders.feeding``).
+# [(url, status), ...], first the one polled (``govsi.responses.feeding``).
 META_FEED_HOPS: Final = "govsi_feed_hops"
 
 
@@ -65,7 +65,7 @@ META_WARC_RECORD: Final = "govsi_warc_record"
 
 
 def is_feed(meta: dict[str, Any]) -> bool:
-    """``meta`` is a feed's request's (``govsi.spiders.feeding``), not a sitemap's."""
+    """``meta`` is a feed's request's (``govsi.responses.feeding``), not a sitemap's."""
     feed = meta.get(META_FEED)
     return isinstance(feed, tuple | list) and bool(feed) and feed[0] == "feed"
 

@@ -428,7 +428,7 @@ REVISIT_HUB_MIN_INTERVAL = 3600
 REVISIT_HOST_SHARE = 0.5
 # Seconds an idle crawl stays open for its next due visit (a stored page's next visit, a
 # feed's or sitemap's next poll) instead of ending, when that comes within it: then what
-# is due is picked up and the crawl goes on (govsi/spiders/waiting.py). For deployments
+# is due is picked up and the crawl goes on (govsi/frontier/waiting.py). For deployments
 # that want new pages within hours. 0 = the crawl ends when nothing is due now.
 REVISIT_WAIT = 0.0
 # Each page's earlier versions kept (page_version; their HTML once per distinct content):
@@ -478,7 +478,7 @@ EXTENSIONS = {
     # The reactor's thread keeps a CPU, the helpers yield to it (REACTOR_CPU, HELPER_NICE).
     "govsi.health.cpus.CpuSharing": 160,
     # Keeps an idle crawl open for its next due visit (REVISIT_WAIT; off at 0).
-    "govsi.spiders.waiting.RevisitWait": 170,
+    "govsi.frontier.waiting.RevisitWait": 170,
     # Brings the search index up to date as the crawl ends (SEARCH_INDEX set).
     "govsi.search.extension.SearchIndexUpdate": 800,
     # Sends each saved filter's new changes after the crawl (CHANGES_NOTIFY set).

@@ -163,11 +163,6 @@ def test_no_package_imports_its_own_layer_or_above() -> None:
 SPIDERS_MAX_PACKAGES = 6
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="spiders/ still holds its feed, sitemap, revisit and record parts (feeding, "
-    "sitemapping, pollrecords, records, revisits, waiting); strict: drop this mark once it passes",
-)
 def test_spiders_imports_at_most_six_packages() -> None:
     imported = _package_graph()["spiders"]
     assert len(imported) <= SPIDERS_MAX_PACKAGES, (

@@ -35,8 +35,9 @@ class Worker:
 
 def document_record(worker: Worker, body: bytes, ctype: str = "application/pdf") -> Any:
     s, stats = spider(TEXT_EXTRACTION=True)
-    assert s.documents is not None  # built with the spider when the setting is on
-    s.documents = DocumentTexts(worker, s.documents.limits, s.count)  # type: ignore[arg-type]
+    texts = s.parts.documents.texts
+    assert texts is not None  # built with the spider when the setting is on
+    s.parts.documents.texts = DocumentTexts(worker, texts.limits, s.count)  # type: ignore[arg-type]
     request = s.request_for(KIND_PAGE, PDF_URL, 1)
     (record,) = parse(s, respond(request, 200, body, **{"Content-Type": ctype}))
     return record, stats
@@ -82,7 +83,7 @@ def test_an_unreadable_document_is_recorded_with_its_reason(
 
 def test_text_extraction_off_reads_no_text() -> None:
     s, _ = spider()
-    assert s.documents is None
+    assert s.parts.documents.texts is None
     request = s.request_for(KIND_PAGE, PDF_URL, 1)
     (record,) = parse(
         s, respond(request, 200, make_pdf(["x"]), **{"Content-Type": "application/pdf"})
@@ -107,5 +108,6 @@ def test_documents_are_read_whole_while_text_extraction_is_on() -> None:
 def test_the_settings_make_the_limits() -> None:
     s, _ = spider(TEXT_EXTRACTION=True, TEXT_MAX_CHARS=10, DOCUMENT_TEXT_MAX_PAGES=3,
                   DOCUMENT_TEXT_MAX_SECONDS=2.5, DOCUMENT_TEXT_MAX_UNPACKED_BYTES=1000)  # fmt: skip
-    assert s.documents is not None and s.documents.limits == TextLimits(10, 3, 1000, 2.5)
-    assert s.pages.limits.text_chars == 10
+    texts = s.parts.documents.texts
+    assert texts is not None and texts.limits == TextLimits(10, 3, 1000, 2.5)
+    assert s.parts.pages.limits.text_chars == 10

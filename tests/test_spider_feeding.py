@@ -22,9 +22,9 @@ from govsi.requestmeta import (
     META_SITE,
     META_URL,
 )
-from govsi.spiders.config import FeedPolls, SitemapLimits
-from govsi.spiders.feeding import FeedPolling
-from govsi.spiders.sitemapping import Sitemaps
+from govsi.responses.feeding import FeedPolling
+from govsi.responses.feedpolicy import FeedPolls
+from govsi.responses.sitemapping import SitemapLimits, Sitemaps
 from govsi.store.feeds import StoredFeed
 from govsi.store.writer import CrawlWriter
 

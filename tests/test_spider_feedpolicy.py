@@ -1,4 +1,4 @@
-"""When a feed or sitemap is polled next (``govsi.spiders.feedpolicy``): what counts as a
+"""When a feed or sitemap is polled next (``govsi.responses.feedpolicy``): what counts as a
 failed poll, the back-off and its cap, parking after 404/410 in a row, a success's reset,
 and which redirects are followed and which move a feed for good."""
 
@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from govsi.spiders.feedpolicy import (
+from govsi.responses.feedpolicy import (
     Backoff,
     PollPlan,
     moved_for_good,

@@ -56,7 +56,7 @@ def spider(
     s.crawler = SimpleNamespace(stats=stats, engine=crawled)  # type: ignore[assignment]
     s.known = crawled.known  # type: ignore[assignment]
     s.store = SimpleNamespace(add=stored.append)  # type: ignore[assignment]
-    s.rendering.bind(
+    s.parts.rendering.bind(
         make_renderer(browser, crawl=crawled.crawl, queue_bytes=queue_bytes, stats=stats)
     )
     return s, crawled, stored
@@ -71,15 +71,15 @@ def response(url: str) -> HtmlResponse:
 def test_a_page_waiting_for_samples_sends_its_links_out_before_the_decision() -> None:
     async def scenario() -> None:
         s, crawled, stored = spider(samples=1)
-        planner, renderer = s.rendering.planner, s.rendering.renderer
+        planner, renderer = s.parts.rendering.planner, s.parts.rendering.renderer
         url = "https://x.gov.si/"
         record = FetchedPage(url=url, depth=0, page_type="HTML", accessed_time=None)
         # Another page of the same signature came first and is being sampled.
         first = "https://x.gov.si/prva"
-        inputs = s.rendering.plan_inputs()
+        inputs = s.parts.rendering.plan_inputs()
         reading = read_tree(parse_html(PAGE), PAGE, first, max_links=10, plan=inputs)
         signature = reading.signature
-        assert s.rendering.plan(reading) == "sample" and signature is not None
+        assert s.parts.rendering.plan(reading) == "sample" and signature is not None
         waiting = asyncio.ensure_future(s.parse_html(response(url), record))
         for _ in range(5):
             await asyncio.sleep(0)
@@ -91,7 +91,7 @@ def test_a_page_waiting_for_samples_sends_its_links_out_before_the_decision() ->
         # The sample gained nothing: the waiting page is stored plainly, its links not
         # asked for twice.
         planner.learn(signature, False)
-        s.rendering.decided(signature)
+        s.parts.rendering.decided(signature)
         out = await asyncio.wait_for(waiting, 5)
         assert [o.url for o in out if isinstance(o, FetchedPage)] == [url]
         assert not [o for o in out if isinstance(o, Request)]
@@ -104,13 +104,13 @@ def test_a_page_waiting_for_samples_sends_its_links_out_before_the_decision() ->
 def test_a_page_the_queues_bytes_cannot_take_is_stored_plainly_without_waiting() -> None:
     async def scenario() -> None:
         s, _, _ = spider(samples=1, queue_bytes=len(PAGE) + 10)
-        renderer = s.rendering.renderer
+        renderer = s.parts.rendering.renderer
         assert renderer is not None
         # A sample is out for the signature, and a page of it already waits.
-        inputs = s.rendering.plan_inputs()
+        inputs = s.parts.rendering.plan_inputs()
         reading = read_tree(parse_html(PAGE), PAGE, "https://x.gov.si/prva", max_links=10,
                             plan=inputs)  # fmt: skip
-        assert s.rendering.plan(reading) == "sample"
+        assert s.parts.rendering.plan(reading) == "sample"
         record = FetchedPage(url="https://x.gov.si/", depth=0, page_type="HTML",
                              accessed_time=None)  # fmt: skip
         waiting = asyncio.ensure_future(s.parse_html(response("https://x.gov.si/"), record))
@@ -133,17 +133,17 @@ def test_a_sample_refused_for_room_wakes_a_waiting_page_to_be_sampled_instead() 
     async def scenario() -> None:
         # A browser never reached: its slots are all busy.
         s, _, _ = spider(samples=1, queue_bytes=len(PAGE) + 10, browser=object())
-        renderer = s.rendering.renderer
+        renderer = s.parts.rendering.renderer
         assert renderer is not None
         renderer._slots = asyncio.Semaphore(0)
         renderer._idle_loop = SimpleNamespace(running=False)  # type: ignore[assignment]
         # A page of the signature waits for the first sample (and fills the bytes).
         first = FetchedPage(url="https://x.gov.si/1", depth=0, page_type="HTML",
                             accessed_time=None)  # fmt: skip
-        inputs = s.rendering.plan_inputs()
+        inputs = s.parts.rendering.plan_inputs()
         reading = read_tree(parse_html(PAGE), PAGE, first.url, max_links=10, plan=inputs)
         signature = reading.signature
-        assert s.rendering.plan(reading) == "sample" and signature is not None
+        assert s.parts.rendering.plan(reading) == "sample" and signature is not None
         waiting = asyncio.ensure_future(s.parse_html(response("https://x.gov.si/2"), FetchedPage(
             url="https://x.gov.si/2", depth=0, page_type="HTML", accessed_time=None)))  # fmt: skip
         for _ in range(5):
@@ -151,9 +151,11 @@ def test_a_sample_refused_for_room_wakes_a_waiting_page_to_be_sampled_instead() 
         assert not waiting.done() and renderer.waiting == 1
         # The sample finds no room: refused, kept as fetched, the signature undecided, and
         # the waiting page plans again: it becomes the sample (and waits for a slot).
-        assert await s.rendering.render(response(first.url), first, "sample", signature) is None
+        assert (
+            await s.parts.rendering.render(response(first.url), first, "sample", signature) is None
+        )
         assert "RENDER_QUEUE_BYTES" in (first.fetch_error or "")
-        assert not s.rendering.planner.decided(signature)
+        assert not s.parts.rendering.planner.decided(signature)
         for _ in range(5):
             await asyncio.sleep(0)
         assert s.crawler.stats.get_value("govsi/render/plan/after_wait/sample") == 1

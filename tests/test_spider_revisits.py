@@ -1,4 +1,4 @@
-"""The spider's side of revisits (govsi.spiders.revisits, GovsiSpider): validators kept on
+"""The spider's side of revisits (govsi.responses.revisits, GovsiSpider): validators kept on
 every record; a 304 to a conditional request is a visit that keeps the copy, its body
 unread; a 304 nobody asked for, a server error over a good copy and a failed fetch keep the
 copy with their reason; documents and pictures carry their bytes' key. And Scrapy lets a

@@ -16,9 +16,8 @@ from scrapy.settings import Settings
 from twisted.internet import defer
 from twisted.internet.task import Clock
 
-from govsi.frontier import waking
-from govsi.spiders import waiting
-from govsi.spiders.waiting import RevisitWait, WaitConfig
+from govsi.frontier import waiting, waking
+from govsi.frontier.waiting import RevisitWait, WaitConfig
 
 NOW = datetime(2026, 11, 29, 12, 0)
 POLL = Request("http://a.gov.si/rss")

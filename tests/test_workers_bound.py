@@ -159,12 +159,12 @@ def test_the_spider_does_not_start_without_its_bound(
     from tests.support.spiders import spider
 
     s, _ = spider(WORKER_MEMORY_LIMIT=256)
-    assert s.worker.memory_limit == 256
-    s.worker.close()
+    assert s.parts.worker.memory_limit == 256
+    s.parts.worker.close()
     monkeypatch.delattr(resource, "RLIMIT_AS")
     with pytest.raises(MemoryBoundRefused):
         spider(WORKER_MEMORY_LIMIT=256)
     assert "the crawl does not start" in caplog.text
     s, _ = spider(WORKER_MEMORY_LIMIT=0)  # the bound off: the crawl starts
-    assert s.worker.memory_limit == 0
-    s.worker.close()
+    assert s.parts.worker.memory_limit == 0
+    s.parts.worker.close()

@@ -12,6 +12,7 @@ from govsi.frontier.traps import TrapGuard
 from govsi.stats import Count
 from govsi.web.extract import ExtractedLinks
 from govsi.web.scope import Scope
+from govsi.web.urls import resolve
 
 __all__ = ["ADMIT_CHUNK", "Admission"]
 
@@ -45,6 +46,11 @@ class Admission:
         if canonical is None or self.traps.check(canonical) is not None:
             return None
         return canonical
+
+    def redirect(self, response_url: str, location: str) -> str | None:
+        """``admit`` of a redirect's target: its ``location`` resolved against the URL that
+        answered with it."""
+        return self.admit(resolve(response_url, location))
 
     def admit_canonical(self, url: str) -> str | None:
         """``admit`` of a link already canonical, in scope and not too long

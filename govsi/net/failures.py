@@ -1,17 +1,26 @@
-"""Why a request failed, as a record's fetch_error and the log say it: the address guard's
-reason for a refused connection, DOWNLOAD_MAXSIZE named for a body Scrapy cancelled, else
-the error and its message."""
+"""Why a request failed, as a record's fetch_error and the log say it: refused by robots.txt
+before it was sent (not fetched), the address guard's reason for a refused connection,
+DOWNLOAD_MAXSIZE named for a body Scrapy cancelled, else the error and its message."""
 
 from __future__ import annotations
 
-from scrapy.exceptions import CannotResolveHostError, DownloadCancelledError
+from scrapy.exceptions import CannotResolveHostError, DownloadCancelledError, IgnoreRequest
 from twisted.internet.error import DNSLookupError
 from twisted.python.failure import Failure
 
 from govsi.net.guard import AddressGuard, AddressRefused
 from govsi.web.urls import host_of
 
-__all__ = ["failure_reason"]
+__all__ = ["failure_reason", "forbidden_by_robots"]
+
+
+def forbidden_by_robots(failure: Failure) -> bool:
+    """Whether a request was refused before it was sent, by robots.txt.
+
+    Scrapy raises a plain IgnoreRequest for that, and also for responses it gave up on
+    after they arrived (a decompression bomb), which are fetch errors, not refusals.
+    """
+    return isinstance(failure.value, IgnoreRequest) and "robots.txt" in str(failure.value)
 
 
 def failure_reason(failure: Failure, guard: AddressGuard | None, max_size: int) -> str:

@@ -35,7 +35,7 @@ __all__ = ["PlanInputs", "Reading", "read_html", "read_tree", "ready"]
 
 @dataclass(frozen=True, slots=True)
 class PlanInputs:
-    """What the render plan is made from (``govsi.spiders.render``); asked only when the
+    """What the render plan is made from (``govsi.responses.rendering``); asked only when the
     crawl renders. ``needs``: whether to ask ``needs_browser`` (mode ``auto``)."""
 
     suffixes: tuple[str, ...]

@@ -1,20 +1,32 @@
-"""The text of the documents the crawl fetches (TEXT_EXTRACTION), read in the worker pool
-within ``TextLimits`` and the worker's memory bound: a document that breaks, hangs or
-goes past the bound in its worker fails alone, recorded with the reason."""
+"""A fetched page that is no HTML page: what it is (``Documents.kind``), and a document's
+record (``Documents.record``: its type and size, the key of its bytes, the bytes when
+crawldb keeps them) or an OTHER one. The text of the documents the crawl fetches
+(TEXT_EXTRACTION), read in the worker pool within ``TextLimits`` and the worker's memory
+bound: a document that breaks, hangs or goes past the bound in its worker fails alone,
+recorded with the reason."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 
+from scrapy.http import Response
 from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
 
-from govsi.items import PageText
+from govsi.items import FetchedPage, PageText, outcome_stat
+from govsi.responses.revisits import content_key, header
+from govsi.stats import Count
 from govsi.text.documents import document_text
 from govsi.text.language import guess_language
 from govsi.text.limits import TextLimits, TextStatus
-from govsi.web.contenttypes import DocumentType
+from govsi.web.contenttypes import (
+    DOCUMENT_TYPES,
+    DocumentType,
+    ResponseType,
+    classify,
+    declared_length,
+)
 from govsi.workers.bound import Cause
 from govsi.workers.pool import WorkerFailed, WorkerPool
 
@@ -76,3 +88,41 @@ class DocumentTexts:
         if text.status not in ("ok", "empty"):
             logger.info("%s: the %s's text: %s (%s)", url, kind, text.status, text.reason)
         return text
+
+
+class Documents:
+    """What the spider makes of a fetched page that is no HTML page; ``texts``: TEXT_EXTRACTION's
+    reader (None: no text kept), ``keep_bytes``: STORE_BINARY_DATA."""
+
+    def __init__(self, texts: DocumentTexts | None, keep_bytes: bool, count: Count) -> None:
+        self.texts = texts
+        self.keep_bytes = keep_bytes
+        self.count = count
+
+    def kind(self, response: Response, content_type: str | None, url: str) -> ResponseType | None:
+        """HTML, a document type, or None for anything else (``classify``)."""
+        return classify(content_type, url, response.body[:1024])
+
+    async def record(
+        self, response: Response, record: FetchedPage, kind: DocumentType | None
+    ) -> FetchedPage:
+        """``record`` of a document of type ``kind``, or of anything else (OTHER)."""
+        if kind in DOCUMENT_TYPES:
+            record.page_type = "BINARY"
+            record.data_type = kind
+            length = header(response, "Content-Length")
+            declared = declared_length(length)
+            record.size = declared if declared is not None else len(response.body)
+            if "download_stopped" not in response.flags:
+                # A document changed when its bytes did: their key, whether they are kept
+                # or were read only to be compared (a revisit's).
+                record.content_hash = await content_key(response.body)
+                if self.keep_bytes:
+                    record.data = response.body
+                if self.texts is not None:
+                    record.text = await self.texts.read(record.url, response.body, kind)
+            self.count(outcome_stat("binary", kind))
+            return record
+        record.page_type = "OTHER"
+        self.count(outcome_stat("other"))
+        return record

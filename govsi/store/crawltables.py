@@ -70,7 +70,7 @@ CRAWL_WORKER = Table(
 
 # govsi extension: the feeds (RSS, Atom) and sitemaps the crawl polls, each on its own
 # interval (FEED_POLL_INTERVAL, SITEMAP_POLL_INTERVAL) with a conditional request from its
-# validators (``govsi.spiders.feeding``): where it was first found (a page declaring it, or
+# validators (``govsi.responses.feeding``): where it was first found (a page declaring it, or
 # robots.txt), its last poll's time, status (NULL: no response; ``poll_error`` says why)
 # and entries (read, and new to the crawl), and when it is polled next.
 FEED = Table(

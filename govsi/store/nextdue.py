@@ -1,5 +1,5 @@
 """When the next stored page, feed or sitemap falls due, within a horizon: what an idle
-crawl kept open by REVISIT_WAIT waits for (``govsi.spiders.waiting``). Blocking; a read.
+crawl kept open by REVISIT_WAIT waits for (``govsi.frontier.waiting``). Blocking; a read.
 
 Pages are those due by the horizon nobody holds (a claimed one is another worker's or on
 its way already: ``DueRule.waiting``), their due times by ``DueRule.due_at``; the soonest

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from scrapy import Request
 from scrapy.http import Response
+from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
+from sqlalchemy import Engine
 from twisted.python.failure import Failure
 
 from govsi.items import DiscoveredPage, FeedState, SitemapFile
@@ -28,14 +31,33 @@ from govsi.requestmeta import (
     META_SITE,
     META_URL,
 )
-from govsi.spiders.config import Count, SitemapLimits
-from govsi.spiders.feeding import FeedPolling
-from govsi.spiders.pollrecords import Hops
+from govsi.responses.feeding import FeedPolling
+from govsi.responses.pollrecords import Hops
+from govsi.stats import Count
+from govsi.store.config import StoreConfig
 from govsi.web import sitemaps
 from govsi.web.urls import host_of
 from govsi.workers.pool import WorkerPool
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SitemapLimits:
+    """Each site's sitemap budget (``Sitemaps``)."""
+
+    max_urls: int  # SITEMAP_MAX_URLS_PER_HOST
+    max_files: int  # SITEMAP_MAX_FILES_PER_HOST
+    store_max: int  # SITEMAP_STORE_MAX_BYTES (0 = no limit)
+
+    @classmethod
+    def from_settings(cls, s: BaseSettings) -> SitemapLimits:
+        return cls(
+            max_urls=s.getint("SITEMAP_MAX_URLS_PER_HOST"),
+            max_files=s.getint("SITEMAP_MAX_FILES_PER_HOST"),
+            # As the store reads it: the writer holds the same cap across runs.
+            store_max=StoreConfig.from_settings(s).sitemap_store_max,
+        )
 
 
 class Sitemaps:
@@ -67,6 +89,18 @@ class Sitemaps:
         self._files: dict[str, int] = {}
         self._urls: dict[str, int] = {}
         self._stored: dict[str, int] = {}
+
+    def due_polls(self, engine: Engine) -> Iterator[Request]:
+        """Requests for the feeds and sitemaps whose poll is due now, those this worker
+        takes (``FeedPolling.start``)."""
+        for row in self.polls.start(engine):
+            host = host_of(row.url)
+            if row.kind == "sitemap":
+                request = self.request(row.url, host)
+            else:
+                request = self.polls.request(row.url, host, "feed", None)
+            if request is not None:
+                yield request
 
     def request(
         self, url: str, site: str, found_on: str | None = None, hops: Hops | None = None

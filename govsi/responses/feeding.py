@@ -36,10 +36,11 @@ from govsi.requestmeta import (
     META_SITE,
     META_URL,
 )
+from govsi.responses import feedpolicy
+from govsi.responses.feedpolicy import FeedPolls
+from govsi.responses.pollrecords import Hops, PollRecords
 from govsi.robots import rules
-from govsi.spiders import feedpolicy
-from govsi.spiders.config import Count, FeedPolls
-from govsi.spiders.pollrecords import Hops, PollRecords
+from govsi.stats import Count
 from govsi.store.feeds import StoredFeed, claim_polls, forget_feeds, robots_texts, stored_feeds
 from govsi.store.schema import utcnow
 from govsi.web import feeds, sitemaps

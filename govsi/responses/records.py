@@ -1,7 +1,7 @@
 """The spider's records of images and of failed requests: an image downloaded, kept on a
 304, or whose revisit failed (the stored picture stays); a page or image whose request
 failed: refused by robots.txt (a page stays in the frontier), else an error with its
-reason. ``header``: a response header as text (``govsi.spiders.revisits``'s)."""
+reason. ``header``: a response header as text (``govsi.responses.revisits``'s)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from govsi.items import FetchedImage, FetchedPage, Revisit, outcome_stat
+from govsi.net.failures import forbidden_by_robots
 from govsi.requestmeta import META_REVISIT, META_URL
+from govsi.responses.revisits import conditional, header, kept_image, visit
 from govsi.revisit.change import answer, bytes_key
-from govsi.spiders.config import Count
-from govsi.spiders.failures import forbidden_by_robots
-from govsi.spiders.revisits import conditional, header, kept_image, visit
+from govsi.stats import Count
 from govsi.store.schema import utcnow
 
 __all__ = ["Records", "header"]

@@ -12,14 +12,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from govsi.items import FeedStatus
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
 
 __all__ = [
     "GONE_STATUSES",
     "MAX_REDIRECTS",
     "Backoff",
+    "FeedPolls",
     "PollPlan",
     "moved_for_good",
     "plan_next_poll",
@@ -40,6 +44,38 @@ class Backoff:
     most: float  # FEED_BACKOFF_MAX: the longest wait after failures
     gone_after: int  # FEED_GONE_AFTER: 404/410 failures in a row that park it (0: never)
     park: float  # FEED_FORGET_AFTER: how long a parked feed waits
+
+
+# settings.py's FEED_BACKOFF_MAX, FEED_GONE_AFTER, FEED_FORGET_AFTER, for a FeedPolls built
+# without settings (tests).
+DEFAULT_BACKOFF = Backoff(24 * 3600.0, 3, 60 * 24 * 3600.0)
+
+
+@dataclass(frozen=True)
+class FeedPolls:
+    """How feeds and sitemaps are polled (``govsi.responses.feeding``)."""
+
+    follow: bool  # FEED_FOLLOW: feeds pages declare are read
+    feed_interval: float  # FEED_POLL_INTERVAL, seconds
+    sitemap_interval: float  # SITEMAP_POLL_INTERVAL, seconds
+    # REVISIT is not off: stored feeds and sitemaps are polled again when due.
+    repoll: bool = True
+    # FEED_BACKOFF_MAX, FEED_GONE_AFTER, FEED_FORGET_AFTER (seconds)
+    backoff: Backoff = DEFAULT_BACKOFF
+
+    @classmethod
+    def from_settings(cls, s: BaseSettings) -> FeedPolls:
+        return cls(
+            follow=s.getbool("FEED_FOLLOW"),
+            feed_interval=s.getfloat("FEED_POLL_INTERVAL"),
+            sitemap_interval=s.getfloat("SITEMAP_POLL_INTERVAL"),
+            repoll=str(s.get("REVISIT", "due")).strip().lower() != "off",
+            backoff=Backoff(
+                most=s.getfloat("FEED_BACKOFF_MAX"),
+                gone_after=s.getint("FEED_GONE_AFTER"),
+                park=s.getfloat("FEED_FORGET_AFTER"),
+            ),
+        )
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The records of a feed's or a sitemap's poll (``FeedState``): its outcome on the row
 polled, or on the new URL and each URL it moved from after permanent redirects; a poll with
 no response; the next poll planned (``feedpolicy``), a back-off or a parking logged. The
-polls themselves are ``govsi.spiders.feeding``'s."""
+polls themselves are ``govsi.responses.feeding``'s."""
 
 from __future__ import annotations
 
@@ -14,15 +14,16 @@ from scrapy.http import Response
 
 from govsi.items import FeedKind, FeedState
 from govsi.requestmeta import META_FEED, META_FEED_HOPS, META_URL
+from govsi.responses import feedpolicy
+from govsi.responses.feedpolicy import FeedPolls
 from govsi.revisit.conditional import ETAG_MAX, LAST_MODIFIED_MAX, validator
-from govsi.spiders import feedpolicy
-from govsi.spiders.config import Count, FeedPolls
+from govsi.stats import Count
 from govsi.store.feeds import StoredFeed
 from govsi.web.urls import host_of
 
 __all__ = ["Hops", "PollRecords"]
 
-logger = logging.getLogger("govsi.spiders.feeding")  # its lines, as before the split
+logger = logging.getLogger("govsi.responses.feeding")  # its lines, as before the split
 
 # The redirects a poll followed: (URL, status) of each, first the URL polled.
 Hops = list[tuple[str, int]]
