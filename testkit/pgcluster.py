@@ -100,16 +100,20 @@ class PgCluster:
     def url(self, dbname: str = "postgres") -> str:
         return f"postgresql+psycopg2://govsi@127.0.0.1:{self.port}/{dbname}"
 
-    def create_database(self, name: str, folder: Path | None = None) -> str:
-        """A new, empty database; its tables in ``folder`` (a tablespace there) if given."""
+    def create_database(
+        self, name: str, folder: Path | None = None, template: str | None = None
+    ) -> str:
+        """A new, empty database (a copy of the database ``template`` if given); its tables
+        in ``folder`` (a tablespace there) if given."""
         import psycopg2
 
         conn = psycopg2.connect(host="127.0.0.1", port=self.port, user="govsi", dbname="postgres")
         conn.autocommit = True
         with conn.cursor() as cur:
             cur.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            copy = "" if template is None else f' TEMPLATE "{template}"'
             if folder is None:
-                cur.execute(f'CREATE DATABASE "{name}"')
+                cur.execute(f'CREATE DATABASE "{name}"{copy}')
             else:
                 cur.execute(f"CREATE TABLESPACE {name} LOCATION '{folder}'")
                 cur.execute(f'CREATE DATABASE "{name}" TABLESPACE {name}')

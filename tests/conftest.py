@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -74,24 +75,54 @@ def crawled(
 _db_names = itertools.count()
 
 
+# Migrating an empty crawldb takes most of a second on either back end, and hundreds of
+# tests ask for one: each worker migrates one of each once, and every test gets a copy.
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty crawldb migrated once per worker: the SQLite file ``engine`` copies."""
+    path = tmp_path_factory.mktemp("migrated") / "crawldb.sqlite3"
+    eng = database.make_engine(f"sqlite:///{path}")
+    database.migrate(eng)
+    eng.dispose()
+    return path
+
+
+@pytest.fixture(scope="session")
+def migrated_pg(pg_cluster: PgCluster) -> str:
+    """The name of an empty crawldb migrated once per worker on the test PostgreSQL, the
+    template of ``engine``'s and ``pg``'s databases (nothing stays connected to it)."""
+    name = "migrated_template"
+    eng = database.make_engine(pg_cluster.create_database(name))
+    database.migrate(eng)
+    eng.dispose()
+    return name
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
     """A migrated, empty crawldb: an SQLite file, then a database on the test PostgreSQL."""
     if request.param == "sqlite":
-        yield from _migrated(f"sqlite:///{tmp_path / 'crawldb.sqlite3'}")
+        path = tmp_path / "crawldb.sqlite3"
+        shutil.copyfile(request.getfixturevalue("migrated_sqlite"), path)
+        yield from _migrated(f"sqlite:///{path}")
     else:
-        cluster: PgCluster = request.getfixturevalue("pg_cluster")
-        yield from _migrated(cluster.create_database(f"unit{next(_db_names)}"))
+        yield from _migrated_pg(request)
 
 
 @pytest.fixture
-def pg(pg_cluster: PgCluster) -> Iterator[Engine]:
+def pg(request: pytest.FixtureRequest) -> Iterator[Engine]:
     """A migrated, empty crawldb on the test PostgreSQL only: what several workers share."""
-    yield from _migrated(pg_cluster.create_database(f"unit{next(_db_names)}"))
+    yield from _migrated_pg(request)
+
+
+def _migrated_pg(request: pytest.FixtureRequest) -> Iterator[Engine]:
+    cluster: PgCluster = request.getfixturevalue("pg_cluster")
+    template: str = request.getfixturevalue("migrated_pg")
+    yield from _migrated(cluster.create_database(f"unit{next(_db_names)}", template=template))
 
 
 def _migrated(url: str) -> Iterator[Engine]:
     eng = database.make_engine(url)
-    database.migrate(eng)
+    database.migrate(eng)  # a copy of a migrated crawldb: a check of its revision
     yield eng
     eng.dispose()
