@@ -11,6 +11,7 @@ written (stripped of surrounding whitespace): nothing is resolved or canonicaliz
 Hostile input stays cheap: at most MAX_BYTES are inflated from gzip, the XML parser expands
 no entities and loads no DTD or anything else from the network, libxml2 stops on entity
 amplification (billion laughs), and the parsed tree is pruned as entries are read.
+Not Scrapy's Sitemap nor ultimate-sitemap-parser: they read fewer forms, unbounded (bench/README).
 """
 
 from __future__ import annotations
