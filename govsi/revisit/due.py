@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from typing import Final, Literal, get_args
 
 from govsi.revisit.terms import FALSE, And, Cmp, Not, Null, Or, Outer, Showing, Term, holds
@@ -164,11 +165,21 @@ class DueRule:
         return And((downloaded, old, shown, Not(self.done())))
 
     # -- one page's times -----------------------------------------------------------------
+    # The terms a page's times are checked against, built once per rule: a claim checks
+    # every row it takes.
+    @cached_property
+    def _due_term(self) -> Term:
+        return self.due()
+
+    @cached_property
+    def _overdue_term(self) -> Term:
+        return self.overdue()
+
     def is_due(self, next_visit: datetime | None, accessed: datetime | None) -> bool:
-        return holds(self.due(), {_NEXT: next_visit, _ACCESSED: accessed}) is True
+        return holds(self._due_term, {_NEXT: next_visit, _ACCESSED: accessed}) is True
 
     def is_overdue(self, next_visit: datetime | None, accessed: datetime | None) -> bool:
-        return holds(self.overdue(), {_NEXT: next_visit, _ACCESSED: accessed}) is True
+        return holds(self._overdue_term, {_NEXT: next_visit, _ACCESSED: accessed}) is True
 
     def due_at(self, next_visit: datetime | None, accessed: datetime | None) -> datetime:
         """When the page falls due (``due``): the earliest ``now`` at which ``is_due``
