@@ -117,9 +117,12 @@ class ArchiveWriter:
                 if len(self._queue) in (1, _BATCH_JOBS) or job is None:
                     self._cond.notify_all()
                 return
-            # Told the way the failure told the jobs it dropped, and after them: a barrier
-            # must not fire before the pages whose records were lost are known as such.
-            self._deliver([(done, None)])
+            if self.failed is not None:
+                # Told the way the failure told the jobs it dropped, and after them: a
+                # barrier must not fire before the pages whose records were lost are known.
+                self._deliver([(done, None)])
+                return
+        done(None)  # closing: told at once, the reactor may no longer run what is queued
 
     def backlogged(self) -> bool:
         """More bodies wait for the archive's process than ``queue_max_bytes``."""
